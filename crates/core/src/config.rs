@@ -1,0 +1,748 @@
+//! The one scenario schema: topology, links, connections, algorithms, buffers,
+//! applications, duration, seed and outputs.
+//!
+//! Every front end (the Python package, the benchmarks, the tests) goes through
+//! [`Scenario::from_json_str`] / [`Scenario::from_toml_str`], which report the offending key
+//! path, the value and what is allowed. Durations, rates, sizes and probabilities accept human
+//! units (`"10ms"`, `"8Mbit"`, `"600KB"`, `"64 packets"`, `"0.9%"`); plain numbers are read in
+//! base units (seconds, bit/s, bytes, a fraction), queue limits as packets.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+
+use crate::units::{self, Amount, Dur, Rate};
+
+// ---------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------
+
+/// A configuration error: where (`connections[0].tcp.mss`), and what is wrong or allowed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigError { path: path.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() || self.path == "." {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+// ---------------------------------------------------------------------------------------
+// Unit-carrying values
+// ---------------------------------------------------------------------------------------
+
+macro_rules! unit_serde {
+    ($t:ty, $parse:expr, $what:expr, $from_f64:expr, $to_string:expr) => {
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $t;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$t, E> {
+                        $parse(s).map_err(E::custom)
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$t, E> {
+                        ($from_f64)(v).map_err(E::custom)
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$t, E> {
+                        ($from_f64)(v as f64).map_err(E::custom)
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$t, E> {
+                        ($from_f64)(v as f64).map_err(E::custom)
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&($to_string)(self))
+            }
+        }
+    };
+}
+
+unit_serde!(
+    Dur,
+    units::parse_dur,
+    "a duration such as \"10ms\" or \"2s\" (a plain number is seconds)",
+    |v: f64| if v >= 0.0 && v.is_finite() { Ok(Dur::from_secs_f64(v)) } else { Err(format!("{v} must be a non-negative duration")) },
+    |d: &Dur| d.to_string()
+);
+
+unit_serde!(
+    Rate,
+    units::parse_rate,
+    "a bit rate such as \"8Mbit\" (a plain number is bit/s)",
+    |v: f64| if v >= 1.0 && v.is_finite() { Ok(Rate(v.round() as u64)) } else { Err(format!("{v} must be a positive rate in bit/s")) },
+    |r: &Rate| r.to_string()
+);
+
+/// A size in bytes (`"600KB"`, `"1MiB"`, or a number of bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ByteSize(pub u64);
+
+unit_serde!(
+    ByteSize,
+    |s: &str| units::parse_bytes(s).map(ByteSize),
+    "a size such as \"600KB\" or \"1MiB\" (a plain number is bytes)",
+    |v: f64| if v >= 0.0 && v.fract() == 0.0 { Ok(ByteSize(v as u64)) } else { Err(format!("{v} must be a whole, non-negative number of bytes")) },
+    |b: &ByteSize| format!("{}B", b.0)
+);
+
+/// A probability (`"0.9%"` or a fraction).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
+pub struct Prob(pub f64);
+
+unit_serde!(
+    Prob,
+    |s: &str| units::parse_prob(s).map(Prob),
+    "a probability such as \"0.9%\" or 0.009",
+    |v: f64| if (0.0..=1.0).contains(&v) { Ok(Prob(v)) } else { Err(format!("{v} must lie between 0 and 1")) },
+    |p: &Prob| format!("{}%", p.0 * 100.0)
+);
+
+/// A queue limit: packets or bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueLimit(pub Amount);
+
+unit_serde!(
+    QueueLimit,
+    |s: &str| units::parse_amount(s).map(QueueLimit),
+    "a queue limit such as \"100 packets\" or \"64KB\" (a plain number is packets)",
+    |v: f64| if v >= 0.0 && v.fract() == 0.0 { Ok(QueueLimit(Amount::Packets(v as u64))) } else { Err(format!("{v} must be a whole number of packets")) },
+    |q: &QueueLimit| match q.0 { Amount::Packets(p) => format!("{p} packets"), Amount::Bytes(b) => format!("{b}B") }
+);
+
+// ---------------------------------------------------------------------------------------
+// Schema
+// ---------------------------------------------------------------------------------------
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_queue() -> QueueLimit {
+    QueueLimit(Amount::Packets(1000))
+}
+
+/// A whole scenario.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name (used in reports).
+    #[serde(default)]
+    pub name: String,
+    /// One line saying what the scenario is and where its numbers come from.
+    #[serde(default)]
+    pub description: String,
+    /// Master seed; each random component derives its own stream from it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated time after which the run stops (downloads may finish earlier).
+    pub duration: Dur,
+    /// Paths between the client and the server host (one link each way).
+    pub paths: Vec<PathCfg>,
+    /// Connections (MPTCP or single-path TCP).
+    pub connections: Vec<ConnCfg>,
+    #[serde(default)]
+    pub output: OutputCfg,
+}
+
+/// A path of the two-host topology: an uplink (client → server) and a downlink.
+/// Top-level values apply to both directions; `up` / `down` override per direction.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathCfg {
+    pub name: String,
+    /// Bottleneck bit rate, counted on full on-wire packets.
+    pub rate: Rate,
+    /// One-way propagation delay (the base RTT is twice this, plus serialisation).
+    pub delay: Dur,
+    /// Drop-tail queue limit at the link's entrance.
+    #[serde(default = "default_queue")]
+    pub queue: QueueLimit,
+    /// Bernoulli loss probability per packet.
+    #[serde(default)]
+    pub loss: Prob,
+    #[serde(default)]
+    pub up: LinkOverride,
+    #[serde(default)]
+    pub down: LinkOverride,
+}
+
+/// Per-direction overrides of a path's link parameters.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkOverride {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueLimit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<Prob>,
+}
+
+/// The fully resolved parameters of one unidirectional link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkParams {
+    pub rate: Rate,
+    pub delay: Dur,
+    pub queue: QueueLimit,
+    pub loss: f64,
+}
+
+impl PathCfg {
+    /// Client → server link.
+    pub fn up_link(&self) -> LinkParams {
+        self.resolve(&self.up)
+    }
+    /// Server → client link.
+    pub fn down_link(&self) -> LinkParams {
+        self.resolve(&self.down)
+    }
+    fn resolve(&self, o: &LinkOverride) -> LinkParams {
+        LinkParams {
+            rate: o.rate.unwrap_or(self.rate),
+            delay: o.delay.unwrap_or(self.delay),
+            queue: o.queue.unwrap_or(self.queue),
+            loss: o.loss.unwrap_or(self.loss).0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnKind {
+    Tcp,
+    Mptcp,
+}
+
+/// Which host sends the application data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Server → client (a download; the client's request rides on its handshake ACK).
+    #[default]
+    Download,
+    /// Client → server.
+    Upload,
+}
+
+/// The application driving a connection.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum AppCfg {
+    /// Always has data (iperf-like) until `stop` (default: the end of the run).
+    Bulk {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop: Option<Dur>,
+    },
+    /// Transfers `size` bytes, then the connection is done.
+    Download { size: ByteSize },
+}
+
+/// Congestion control algorithms (one file each under `cc/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CcKind {
+    /// Uncoupled Reno per subflow.
+    #[default]
+    Reno,
+    /// RFC 6356 Linked Increases.
+    Lia,
+}
+
+impl CcKind {
+    pub const NAMES: &'static [&'static str] = &["reno", "lia"];
+}
+
+/// When LIA recomputes α.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum AlphaUpdate {
+    /// As the reference Linux implementation: on a whole-MSS window increase (≈ once per
+    /// RTT in congestion avoidance), during slow start, and after a loss.
+    #[default]
+    PerRtt,
+    /// On every ACK.
+    PerAck,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LiaParams {
+    #[serde(default)]
+    pub alpha_update: AlphaUpdate,
+}
+
+/// Per-algorithm parameters; each algorithm reads only its own table.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CcParams {
+    #[serde(default)]
+    pub lia: LiaParams,
+}
+
+/// Packet schedulers (one file each under `mptcp/sched/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SchedKind {
+    /// Lowest smoothed RTT among subflows with congestion-window space.
+    #[default]
+    Minrtt,
+}
+
+impl SchedKind {
+    pub const NAMES: &'static [&'static str] = &["minrtt"];
+}
+
+/// Slow-start growth rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SlowStart {
+    /// cwnd += bytes newly acknowledged (doubles per RTT whatever the ACK ratio).
+    #[default]
+    Linux,
+    /// cwnd += 1 MSS per ACK (growth ψ = 1 + 1/b per round with delayed ACKs).
+    PerAck,
+}
+
+fn d_mss() -> u64 {
+    1448
+}
+fn d_mtu() -> u64 {
+    1500
+}
+fn d_iw() -> u64 {
+    10
+}
+fn d_b() -> u64 {
+    2
+}
+fn d_delack() -> Dur {
+    Dur::from_ms(40)
+}
+fn d_true() -> bool {
+    true
+}
+fn d_rto_init() -> Dur {
+    Dur::from_secs(1)
+}
+fn d_rto_min() -> Dur {
+    Dur::from_ms(200)
+}
+fn d_rto_max() -> Dur {
+    Dur::from_secs(120)
+}
+fn d_dupthresh() -> u64 {
+    3
+}
+
+/// TCP mechanics of every subflow of a connection (both ends).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpCfg {
+    /// Maximum segment size (bytes) announced in the SYN (MTU − 40 − 12 B timestamps).
+    #[serde(default = "d_mss")]
+    pub mss: u64,
+    /// Path MTU (bytes): data segments carrying MPTCP options shrink so packets fit.
+    #[serde(default = "d_mtu")]
+    pub mtu: u64,
+    /// Initial congestion window (segments).
+    #[serde(default = "d_iw")]
+    pub iw: u64,
+    #[serde(default)]
+    pub slow_start: SlowStart,
+    /// Delayed ACK: acknowledge every b-th full-sized segment.
+    #[serde(default = "d_b")]
+    pub delack_segments: u64,
+    /// Delayed-ACK timer.
+    #[serde(default = "d_delack")]
+    pub delack_timeout: Dur,
+    /// RFC 2861 / Linux `tcp_slow_start_after_idle`.
+    #[serde(default = "d_true")]
+    pub idle_restart: bool,
+    /// RFC 7323 timestamps option (12 B per segment).
+    #[serde(default = "d_true")]
+    pub timestamps: bool,
+    #[serde(default = "d_rto_init")]
+    pub rto_initial: Dur,
+    #[serde(default = "d_rto_min")]
+    pub rto_min: Dur,
+    #[serde(default = "d_rto_max")]
+    pub rto_max: Dur,
+    /// Duplicate-ACK threshold (SACKed segments above a hole that mark it lost).
+    #[serde(default = "d_dupthresh")]
+    pub dupthresh: u64,
+}
+
+impl Default for TcpCfg {
+    fn default() -> Self {
+        TcpCfg {
+            mss: d_mss(),
+            mtu: d_mtu(),
+            iw: d_iw(),
+            slow_start: SlowStart::default(),
+            delack_segments: d_b(),
+            delack_timeout: d_delack(),
+            idle_restart: true,
+            timestamps: true,
+            rto_initial: d_rto_init(),
+            rto_min: d_rto_min(),
+            rto_max: d_rto_max(),
+            dupthresh: d_dupthresh(),
+        }
+    }
+}
+
+fn d_sndbuf() -> ByteSize {
+    ByteSize(4 * 1024 * 1024)
+}
+fn d_rcvbuf() -> ByteSize {
+    ByteSize(6 * 1024 * 1024)
+}
+
+/// One connection between the client and the server.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnCfg {
+    pub name: String,
+    pub kind: ConnKind,
+    /// Paths used, by name; the first carries the initial (MP_CAPABLE) subflow.
+    pub paths: Vec<String>,
+    /// Paths whose subflows are backups (used only when no regular subflow is usable).
+    #[serde(default)]
+    pub backup: Vec<String>,
+    /// When the client sends its first SYN.
+    #[serde(default)]
+    pub start: Dur,
+    #[serde(default)]
+    pub direction: Direction,
+    pub app: AppCfg,
+    #[serde(default)]
+    pub cc: CcKind,
+    #[serde(default)]
+    pub cc_params: CcParams,
+    #[serde(default)]
+    pub scheduler: SchedKind,
+    /// Connection-level send buffer (like `tcp_wmem` max): bytes written and not yet
+    /// DATA_ACKed.
+    #[serde(default = "d_sndbuf")]
+    pub sndbuf: ByteSize,
+    /// Connection-level receive buffer (like `tcp_rmem` max), shared by all subflows.
+    #[serde(default = "d_rcvbuf")]
+    pub rcvbuf: ByteSize,
+    #[serde(default)]
+    pub tcp: TcpCfg,
+}
+
+/// What to record besides the summary.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputCfg {
+    /// Sampling interval of the time series; absent = no time series (costs nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<Dur>,
+    /// Bytes delivered before this time are excluded from goodput.
+    #[serde(default)]
+    pub warmup: Dur,
+    /// Hash every packet event into a trace digest (for determinism checks).
+    #[serde(default)]
+    pub trace_hash: bool,
+}
+
+// ---------------------------------------------------------------------------------------
+// Parsing and validation
+// ---------------------------------------------------------------------------------------
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The closest allowed name to `given`, if it is close enough to be a typo.
+pub fn did_you_mean<'a>(given: &str, allowed: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    allowed
+        .into_iter()
+        .map(|a| (edit_distance(given, a), a))
+        .filter(|(d, a)| *d <= 2.max(a.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, a)| a)
+}
+
+/// Adds a "did you mean" to serde's "unknown field/variant `x`, expected one of ..." messages.
+fn improve_message(msg: &str) -> String {
+    let (Some(s), Some(e)) = (msg.find('`'), msg[msg.find('`').map_or(0, |i| i + 1)..].find('`')) else {
+        return msg.to_string();
+    };
+    let given = &msg[s + 1..s + 1 + e];
+    let allowed: Vec<&str> = msg[s + 1 + e + 1..]
+        .split('`')
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 1)
+        .map(|(_, t)| t)
+        .collect();
+    if allowed.is_empty() || !(msg.starts_with("unknown field") || msg.starts_with("unknown variant")) {
+        return msg.to_string();
+    }
+    match did_you_mean(given, allowed.iter().copied()) {
+        Some(s) => format!("{msg} (did you mean `{s}`?)"),
+        None => msg.to_string(),
+    }
+}
+
+fn strip_position(msg: &str) -> String {
+    // serde_json appends " at line L column C", meaningless after TOML → JSON conversion.
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+fn path_string(p: &serde_path_to_error::Path) -> String {
+    let s = p.to_string();
+    if s == "." {
+        String::new()
+    } else {
+        s
+    }
+}
+
+impl Scenario {
+    /// Parses and validates a scenario given as JSON.
+    pub fn from_json_str(s: &str) -> Result<Scenario, ConfigError> {
+        let de = &mut serde_json::Deserializer::from_str(s);
+        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            ConfigError::new(path_string(e.path()), improve_message(&strip_position(&e.inner().to_string())))
+        })?;
+        sc.validate()?;
+        Ok(sc)
+    }
+
+    /// Parses and validates a scenario given as TOML.
+    pub fn from_toml_str(s: &str) -> Result<Scenario, ConfigError> {
+        let value: toml::Value = toml::from_str(s).map_err(|e| ConfigError::new("", format!("malformed TOML: {}", e.message())))?;
+        let json = serde_json::to_string(&value).map_err(|e| ConfigError::new("", e.to_string()))?;
+        Scenario::from_json_str(&json)
+    }
+
+    /// The fully resolved scenario (every default filled in) as pretty JSON.
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).expect("scenario serialises")
+    }
+
+    pub fn path_index(&self, name: &str) -> Option<usize> {
+        self.paths.iter().position(|p| p.name == name)
+    }
+
+    /// Semantic checks that the types alone cannot express.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.duration == Dur::ZERO {
+            return Err(ConfigError::new("duration", "must be > 0 (e.g. \"60s\")"));
+        }
+        if self.paths.is_empty() {
+            return Err(ConfigError::new("paths", "at least one path is needed"));
+        }
+        if self.paths.len() > 64 {
+            return Err(ConfigError::new("paths", format!("{} paths given; at most 64 are supported", self.paths.len())));
+        }
+        for (i, p) in self.paths.iter().enumerate() {
+            let at = |k: &str| format!("paths[{i}].{k}");
+            if p.name.is_empty() {
+                return Err(ConfigError::new(at("name"), "must not be empty"));
+            }
+            if self.paths[..i].iter().any(|q| q.name == p.name) {
+                return Err(ConfigError::new(at("name"), format!("`{}` is used by two paths; names must be unique", p.name)));
+            }
+            for (dir, l) in [("up", p.up_link()), ("down", p.down_link())] {
+                if let Amount::Packets(0) | Amount::Bytes(0) = l.queue.0 {
+                    return Err(ConfigError::new(format!("paths[{i}].{dir}.queue"), "must hold at least one packet"));
+                }
+                if let Amount::Bytes(b) = l.queue.0 {
+                    if b < 64 {
+                        return Err(ConfigError::new(format!("paths[{i}].{dir}.queue"), format!("{b} B cannot hold a single packet (>= 64 B needed)")));
+                    }
+                }
+                if l.loss >= 1.0 {
+                    return Err(ConfigError::new(format!("paths[{i}].{dir}.loss"), "100% loss never delivers anything; must be < 100%"));
+                }
+            }
+        }
+        if self.connections.is_empty() {
+            return Err(ConfigError::new("connections", "at least one connection is needed"));
+        }
+        let names: Vec<&str> = self.paths.iter().map(|p| p.name.as_str()).collect();
+        for (i, c) in self.connections.iter().enumerate() {
+            let at = |k: &str| format!("connections[{i}].{k}");
+            if c.name.is_empty() {
+                return Err(ConfigError::new(at("name"), "must not be empty"));
+            }
+            if self.connections[..i].iter().any(|o| o.name == c.name) {
+                return Err(ConfigError::new(at("name"), format!("`{}` is used by two connections; names must be unique", c.name)));
+            }
+            if c.paths.is_empty() {
+                return Err(ConfigError::new(at("paths"), "at least one path is needed"));
+            }
+            for (j, p) in c.paths.iter().chain(c.backup.iter()).enumerate() {
+                if !names.contains(&p.as_str()) {
+                    let key = if j < c.paths.len() { format!("paths[{j}]") } else { format!("backup[{}]", j - c.paths.len()) };
+                    let hint = did_you_mean(p, names.iter().copied()).map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default();
+                    return Err(ConfigError::new(at(&key), format!("no path named `{p}`; defined paths: {}{hint}", names.join(", "))));
+                }
+            }
+            for (j, p) in c.paths.iter().enumerate() {
+                if c.paths[..j].contains(p) {
+                    return Err(ConfigError::new(at(&format!("paths[{j}]")), format!("path `{p}` listed twice")));
+                }
+            }
+            for (j, b) in c.backup.iter().enumerate() {
+                if !c.paths.contains(b) {
+                    return Err(ConfigError::new(at(&format!("backup[{j}]")), format!("`{b}` is not one of this connection's paths ({})", c.paths.join(", "))));
+                }
+            }
+            if c.kind == ConnKind::Tcp {
+                if c.paths.len() != 1 {
+                    return Err(ConfigError::new(at("paths"), format!("a tcp connection uses exactly one path, {} given (use kind = \"mptcp\" for several)", c.paths.len())));
+                }
+                if c.cc != CcKind::Reno {
+                    return Err(ConfigError::new(at("cc"), format!("`{:?}` couples subflows and needs kind = \"mptcp\"; single-path tcp allows: reno", c.cc).to_lowercase()));
+                }
+            }
+            if c.start >= self.duration {
+                return Err(ConfigError::new(at("start"), format!("{} is not before the end of the run ({})", c.start, self.duration)));
+            }
+            if let AppCfg::Download { size } = c.app {
+                if size.0 == 0 {
+                    return Err(ConfigError::new(at("app.size"), "a download needs at least one byte"));
+                }
+            }
+            let t = &c.tcp;
+            if !(64..=65_495).contains(&t.mss) {
+                return Err(ConfigError::new(at("tcp.mss"), format!("{} B is outside 64..=65495 B", t.mss)));
+            }
+            if t.mtu < t.mss + 40 {
+                return Err(ConfigError::new(at("tcp.mtu"), format!("{} B cannot carry mss {} B plus 40 B of TCP/IP headers", t.mtu, t.mss)));
+            }
+            if t.iw == 0 || t.iw > 1000 {
+                return Err(ConfigError::new(at("tcp.iw"), format!("{} segments is outside 1..=1000", t.iw)));
+            }
+            if t.delack_segments == 0 || t.delack_segments > 64 {
+                return Err(ConfigError::new(at("tcp.delack_segments"), format!("{} is outside 1..=64", t.delack_segments)));
+            }
+            if t.dupthresh == 0 {
+                return Err(ConfigError::new(at("tcp.dupthresh"), "must be >= 1"));
+            }
+            if t.rto_min == Dur::ZERO || t.rto_min > t.rto_max {
+                return Err(ConfigError::new(at("tcp.rto_min"), format!("{} must be > 0 and <= rto_max ({})", t.rto_min, t.rto_max)));
+            }
+            if t.rto_initial < t.rto_min || t.rto_initial > t.rto_max {
+                return Err(ConfigError::new(at("tcp.rto_initial"), format!("{} must lie between rto_min ({}) and rto_max ({})", t.rto_initial, t.rto_min, t.rto_max)));
+            }
+            let seg = t.mss;
+            if c.sndbuf.0 < seg {
+                return Err(ConfigError::new(at("sndbuf"), format!("{} B is smaller than one segment ({seg} B)", c.sndbuf.0)));
+            }
+            if c.rcvbuf.0 < seg {
+                return Err(ConfigError::new(at("rcvbuf"), format!("{} B is smaller than one segment ({seg} B)", c.rcvbuf.0)));
+            }
+        }
+        if let Some(iv) = self.output.timeseries {
+            if iv < Dur::from_us(100) {
+                return Err(ConfigError::new("output.timeseries", format!("{iv} is below the 100us minimum sampling interval")));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+        duration = "10s"
+        [[paths]]
+        name = "wifi"
+        rate = "8Mbit"
+        delay = "10ms"
+        queue = "100 packets"
+        loss = "0.9%"
+        [[connections]]
+        name = "c"
+        kind = "mptcp"
+        paths = ["wifi"]
+        app = { kind = "bulk" }
+    "#;
+
+    #[test]
+    fn a_valid_scenario_parses_with_defaults() {
+        let s = Scenario::from_toml_str(OK).unwrap();
+        assert_eq!(s.paths[0].rate, Rate(8_000_000));
+        assert_eq!(s.connections[0].tcp.iw, 10);
+        assert!((s.paths[0].loss.0 - 0.009).abs() < 1e-12);
+        // The resolved form parses back to the same thing.
+        let again = Scenario::from_json_str(&s.to_json_pretty()).unwrap();
+        assert_eq!(again.to_json_pretty(), s.to_json_pretty());
+    }
+
+    #[test]
+    fn unknown_keys_name_the_path_and_suggest() {
+        let bad = OK.replace("rate = \"8Mbit\"", "rat = \"8Mbit\"");
+        let e = Scenario::from_toml_str(&bad).unwrap_err();
+        assert_eq!(e.path, "paths[0].rat");
+        assert!(e.message.contains("did you mean `rate`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_units_name_the_field() {
+        let bad = OK.replace("\"10ms\"", "\"10 parsecs\"");
+        let e = Scenario::from_toml_str(&bad).unwrap_err();
+        assert_eq!(e.path, "paths[0].delay");
+        assert!(e.message.contains("not a time unit"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_path_is_reported_with_the_defined_ones() {
+        let bad = OK.replace("paths = [\"wifi\"]", "paths = [\"wfi\"]");
+        let e = Scenario::from_toml_str(&bad).unwrap_err();
+        assert_eq!(e.path, "connections[0].paths[0]");
+        assert!(e.message.contains("did you mean `wifi`"), "{e}");
+    }
+
+    #[test]
+    fn unknown_algorithms_list_the_allowed_ones() {
+        let bad = OK.replace("app = { kind = \"bulk\" }", "app = { kind = \"bulk\" }\ncc = \"lai\"");
+        let e = Scenario::from_toml_str(&bad).unwrap_err();
+        assert_eq!(e.path, "connections[0].cc");
+        assert!(e.message.contains("`reno`") && e.message.contains("did you mean `lia`"), "{e}");
+    }
+}

@@ -1,0 +1,352 @@
+//! Units as types: simulated time, durations, bit rates and sequence spaces.
+//!
+//! Time is an integer count of nanoseconds (`Time`, `Dur`); floats appear only inside an
+//! algorithm's private math. Byte counts are plain `u64` and every field that holds one says
+//! "(bytes)". Subflow sequence numbers (`Seq`) and MPTCP data sequence numbers (`Dsn`) are
+//! distinct types so they never mix by accident.
+//!
+//! Human-unit parsing (`"8Mbit"`, `"10ms"`, `"600KB"`, `"0.9%"`) lives here too, so the
+//! scenario schema and every front end share one grammar.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// A point in simulated time (nanoseconds since the start of the run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub u64);
+
+/// A span of simulated time (nanoseconds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Dur(pub u64);
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    pub const MAX: Time = Time(u64::MAX);
+    pub fn ns(self) -> u64 {
+        self.0
+    }
+    pub fn secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    /// Duration since `earlier` (saturating at zero).
+    pub fn since(self, earlier: Time) -> Dur {
+        Dur(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl Dur {
+    pub const ZERO: Dur = Dur(0);
+    pub const MAX: Dur = Dur(u64::MAX);
+    pub const fn from_ns(ns: u64) -> Dur {
+        Dur(ns)
+    }
+    pub const fn from_us(us: u64) -> Dur {
+        Dur(us * 1_000)
+    }
+    pub const fn from_ms(ms: u64) -> Dur {
+        Dur(ms * 1_000_000)
+    }
+    pub const fn from_secs(s: u64) -> Dur {
+        Dur(s * 1_000_000_000)
+    }
+    pub fn from_secs_f64(s: f64) -> Dur {
+        Dur((s * 1e9).round().max(0.0) as u64)
+    }
+    pub fn ns(self) -> u64 {
+        self.0
+    }
+    pub fn secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    pub fn ms_f64(self) -> f64 {
+        self.0 as f64 * 1e-6
+    }
+    pub fn saturating_sub(self, o: Dur) -> Dur {
+        Dur(self.0.saturating_sub(o.0))
+    }
+    pub fn mul(self, k: u64) -> Dur {
+        Dur(self.0.saturating_mul(k))
+    }
+}
+
+impl Add<Dur> for Time {
+    type Output = Time;
+    fn add(self, d: Dur) -> Time {
+        Time(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign<Dur> for Time {
+    fn add_assign(&mut self, d: Dur) {
+        self.0 = self.0.saturating_add(d.0);
+    }
+}
+impl Sub<Time> for Time {
+    type Output = Dur;
+    fn sub(self, o: Time) -> Dur {
+        Dur(self.0.saturating_sub(o.0))
+    }
+}
+impl Add for Dur {
+    type Output = Dur;
+    fn add(self, o: Dur) -> Dur {
+        Dur(self.0.saturating_add(o.0))
+    }
+}
+impl AddAssign for Dur {
+    fn add_assign(&mut self, o: Dur) {
+        self.0 = self.0.saturating_add(o.0);
+    }
+}
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = self.0;
+        if ns % 1_000_000_000 == 0 {
+            write!(f, "{}s", ns / 1_000_000_000)
+        } else if ns % 1_000_000 == 0 {
+            write!(f, "{}ms", ns / 1_000_000)
+        } else if ns % 1_000 == 0 {
+            write!(f, "{}us", ns / 1_000)
+        } else {
+            write!(f, "{ns}ns")
+        }
+    }
+}
+
+/// A bit rate (bits per second).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Rate(pub u64);
+
+impl Rate {
+    pub fn bps(self) -> u64 {
+        self.0
+    }
+    /// Serialization time of `bytes` at this rate, rounded up to the next nanosecond.
+    pub fn tx_time(self, bytes: u64) -> Dur {
+        let bits = bytes as u128 * 8 * 1_000_000_000;
+        Dur(bits.div_ceil(self.0 as u128) as u64)
+    }
+    /// Bytes that can be sent in `d` at this rate (floor).
+    pub fn bytes_in(self, d: Dur) -> u64 {
+        ((self.0 as u128 * d.0 as u128) / 8_000_000_000) as u64
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        if b % 1_000_000_000 == 0 {
+            write!(f, "{}Gbit", b / 1_000_000_000)
+        } else if b % 1_000_000 == 0 {
+            write!(f, "{}Mbit", b / 1_000_000)
+        } else if b % 1_000 == 0 {
+            write!(f, "{}kbit", b / 1_000)
+        } else {
+            write!(f, "{b}bit")
+        }
+    }
+}
+
+/// A subflow (TCP) sequence number, kept unwrapped in 64 bits relative to the ISN.
+///
+/// The engine never has 2^31 bytes in flight, so an unwrapped counter is exactly
+/// equivalent to RFC 1982 serial arithmetic on the 32-bit wire field; the wire value is
+/// `isn.wrapping_add(seq as u32)` and is produced only when a packet is serialised.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Seq(pub u64);
+
+/// An MPTCP data sequence number (64 bits, relative to the initial data sequence number).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Dsn(pub u64);
+
+macro_rules! seq_ops {
+    ($t:ident) => {
+        impl $t {
+            pub fn get(self) -> u64 {
+                self.0
+            }
+            /// Bytes from `earlier` to `self` (saturating).
+            pub fn dist(self, earlier: $t) -> u64 {
+                self.0.saturating_sub(earlier.0)
+            }
+        }
+        impl Add<u64> for $t {
+            type Output = $t;
+            fn add(self, n: u64) -> $t {
+                $t(self.0 + n)
+            }
+        }
+        impl AddAssign<u64> for $t {
+            fn add_assign(&mut self, n: u64) {
+                self.0 += n;
+            }
+        }
+    };
+}
+seq_ops!(Seq);
+seq_ops!(Dsn);
+
+/// A quantity given either in bytes or in packets (queue limits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Amount {
+    Bytes(u64),
+    Packets(u64),
+}
+
+// ---------------------------------------------------------------------------------------
+// Human-unit parsing
+// ---------------------------------------------------------------------------------------
+
+fn split_num(s: &str) -> Option<(f64, String)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '-' || *c == '+'))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    let v: f64 = num.parse().ok()?;
+    if !v.is_finite() {
+        return None;
+    }
+    Some((v, unit.trim().to_string()))
+}
+
+/// Parses a duration such as `"10ms"`, `"2s"`, `"1.5 s"`, `"250us"`, `"100ns"`, `"1min"`.
+pub fn parse_dur(s: &str) -> Result<Dur, String> {
+    let (v, unit) = split_num(s).ok_or_else(|| format!("`{s}` is not a duration"))?;
+    let scale = match unit.as_str() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" | "sec" => 1e9,
+        "min" => 60e9,
+        "" => return Err(format!("`{s}` has no unit; write e.g. \"10ms\" or \"2s\" (units: ns, us, ms, s, min)")),
+        u => return Err(format!("`{u}` is not a time unit (allowed: ns, us, ms, s, min)")),
+    };
+    if v < 0.0 {
+        return Err(format!("`{s}` is negative; durations must be >= 0"));
+    }
+    Ok(Dur((v * scale).round() as u64))
+}
+
+/// Parses a bit rate such as `"8Mbit"`, `"1.5Gbit"`, `"64kbit"`, `"10Mbps"`, `"2MB/s"`.
+pub fn parse_rate(s: &str) -> Result<Rate, String> {
+    let (v, unit) = split_num(s).ok_or_else(|| format!("`{s}` is not a bit rate"))?;
+    let scale = match unit.as_str() {
+        "bit" | "bps" | "bit/s" => 1.0,
+        "kbit" | "kbps" | "Kbit" | "kbit/s" => 1e3,
+        "Mbit" | "Mbps" | "mbit" | "Mbit/s" => 1e6,
+        "Gbit" | "Gbps" | "gbit" | "Gbit/s" => 1e9,
+        "B/s" => 8.0,
+        "kB/s" | "KB/s" => 8e3,
+        "MB/s" => 8e6,
+        "GB/s" => 8e9,
+        "" => return Err(format!("`{s}` has no unit; write e.g. \"8Mbit\" (units: bit, kbit, Mbit, Gbit, B/s, kB/s, MB/s)")),
+        u => return Err(format!("`{u}` is not a rate unit (allowed: bit, kbit, Mbit, Gbit, bps, Mbps, B/s, kB/s, MB/s)")),
+    };
+    let bps = (v * scale).round();
+    if bps <= 0.0 {
+        return Err(format!("`{s}` must be a positive rate"));
+    }
+    Ok(Rate(bps as u64))
+}
+
+/// Parses a size in bytes such as `"600KB"`, `"1MiB"`, `"1448"`, `"64 B"`.
+/// Decimal prefixes (KB = 1000) and binary ones (KiB = 1024) are both accepted.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    match parse_amount(s)? {
+        Amount::Bytes(b) => Ok(b),
+        Amount::Packets(_) => Err(format!("`{s}`: a size in bytes is needed here, not packets")),
+    }
+}
+
+/// Parses a size in bytes or packets: `"64 packets"`, `"100pkt"`, `"600KB"`, `"1MiB"`.
+pub fn parse_amount(s: &str) -> Result<Amount, String> {
+    let (v, unit) = split_num(s).ok_or_else(|| format!("`{s}` is not a size"))?;
+    if v < 0.0 {
+        return Err(format!("`{s}` is negative; sizes must be >= 0"));
+    }
+    let bytes = |k: f64| Ok(Amount::Bytes((v * k).round() as u64));
+    match unit.as_str() {
+        "" | "B" | "byte" | "bytes" => bytes(1.0),
+        "KB" | "kB" => bytes(1e3),
+        "MB" => bytes(1e6),
+        "GB" => bytes(1e9),
+        "KiB" => bytes(1024.0),
+        "MiB" => bytes(1024.0 * 1024.0),
+        "GiB" => bytes(1024.0 * 1024.0 * 1024.0),
+        "packets" | "packet" | "pkt" | "pkts" | "p" => {
+            if v.fract() != 0.0 {
+                return Err(format!("`{s}`: a packet count must be a whole number"));
+            }
+            Ok(Amount::Packets(v as u64))
+        }
+        u => Err(format!(
+            "`{u}` is not a size unit (allowed: B, KB, MB, GB, KiB, MiB, GiB, packets)"
+        )),
+    }
+}
+
+/// Parses a probability: `"0.9%"`, `"0.009"`, `"1e-3"`. Must lie in [0, 1].
+pub fn parse_prob(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = if let Some(p) = t.strip_suffix('%') {
+        p.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a percentage"))? / 100.0
+    } else {
+        t.parse::<f64>().map_err(|_| format!("`{s}` is not a probability (write \"0.9%\" or 0.009)"))?
+    };
+    if !(0.0..=1.0).contains(&v) || !v.is_finite() {
+        return Err(format!("`{s}` must lie between 0 and 1 (0% and 100%)"));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_dur("10ms").unwrap(), Dur::from_ms(10));
+        assert_eq!(parse_dur("2s").unwrap(), Dur::from_secs(2));
+        assert_eq!(parse_dur("1.5 s").unwrap(), Dur::from_ms(1500));
+        assert_eq!(parse_dur("250us").unwrap(), Dur::from_us(250));
+        assert!(parse_dur("10").is_err());
+        assert!(parse_dur("10 parsecs").is_err());
+        assert!(parse_dur("-1s").is_err());
+    }
+
+    #[test]
+    fn rates_parse_with_units() {
+        assert_eq!(parse_rate("8Mbit").unwrap(), Rate(8_000_000));
+        assert_eq!(parse_rate("1.5Gbit").unwrap(), Rate(1_500_000_000));
+        assert_eq!(parse_rate("64kbit").unwrap(), Rate(64_000));
+        assert!(parse_rate("0Mbit").is_err());
+        assert!(parse_rate("-3Mbit").is_err());
+        assert!(parse_rate("8").is_err());
+    }
+
+    #[test]
+    fn sizes_parse_decimal_binary_and_packets() {
+        assert_eq!(parse_bytes("600KB").unwrap(), 600_000);
+        assert_eq!(parse_bytes("1MiB").unwrap(), 1_048_576);
+        assert_eq!(parse_amount("64 packets").unwrap(), Amount::Packets(64));
+        assert!(parse_amount("1.5 packets").is_err());
+        assert!(parse_bytes("64 packets").is_err());
+    }
+
+    #[test]
+    fn probabilities_parse_percent_and_fraction() {
+        assert!((parse_prob("0.9%").unwrap() - 0.009).abs() < 1e-15);
+        assert_eq!(parse_prob("0.25").unwrap(), 0.25);
+        assert!(parse_prob("120%").is_err());
+    }
+
+    #[test]
+    fn tx_time_is_exact_for_whole_numbers() {
+        // 1500 B at 12 Mbit/s = 12000 bit / 12e6 bit/s = 1 ms.
+        assert_eq!(Rate(12_000_000).tx_time(1500), Dur::from_ms(1));
+        assert_eq!(Rate(8_000_000).bytes_in(Dur::from_secs(1)), 1_000_000);
+    }
+}
