@@ -48,6 +48,9 @@ pub struct ConnResult {
     /// Times the application found the send buffer full.
     pub sndbuf_blocked_episodes: u64,
     pub sndbuf_blocked_time_s: f64,
+    /// Time a subflow had window space but every buffered byte was already sent and the
+    /// application was blocked on the full send buffer (flow starvation, seed 000 §V-C).
+    pub sndbuf_limited_time_s: f64,
     /// Time with data to send but no room in the peer's (connection-level) receive window.
     pub rwnd_limited_time_s: f64,
     /// Arrival at the receiving host to in-order delivery, per data segment.

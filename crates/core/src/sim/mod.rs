@@ -1,105 +1,314 @@
-//! PROVISIONAL scaffold so that front ends can build while the engine lands; replaced by the
-//! real driver.
-use crate::config::Scenario;
-use crate::results::*;
+//! The simulator: a small driver that moves packets between sans-IO endpoints and links in
+//! event-time order, samples time series, checks invariants and assembles results.
 
+pub mod queue;
+mod report;
+
+use crate::config::Scenario;
+use crate::mptcp::connection::Endpoint;
+use crate::net::link::Offer;
+use crate::net::packet::Packet;
+use crate::net::Topology;
+use crate::results::{RunOutput, SeriesMeta, TimeSeries};
+use crate::trace::{TraceDigest, TraceEvent};
+use crate::units::Time;
+use queue::{Event, EventQueue};
+
+/// One run of one scenario.
 pub struct Simulation {
     sc: Scenario,
+    now: Time,
+    end: Time,
+    q: EventQueue,
+    topo: Topology,
+    /// `eps[c] = [client, server]`.
+    eps: Vec<[Endpoint; 2]>,
+    ep_wake: Vec<[Option<Time>; 2]>,
+    link_wake: Vec<Option<Time>>,
+    out: Vec<Packet>,
+    digest: Option<TraceDigest>,
+    data_packets: u64,
+    ts: TimeSeries,
+    /// Series index of (connection, subflow, metric k) for sampling.
+    sf_series: Vec<Vec<[u32; SF_METRICS.len()]>>,
+    conn_series: Vec<[u32; CONN_METRICS.len()]>,
+    link_series: Vec<[u32; LINK_METRICS.len()]>,
 }
 
+const SF_METRICS: [&str; 6] = ["cwnd_bytes", "ssthresh_bytes", "srtt_s", "in_flight_bytes", "dsn_sent_bytes", "rto_s"];
+const CONN_METRICS: [&str; 4] = ["data_acked_bytes", "delivered_bytes", "rcv_ooo_bytes", "alpha"];
+const LINK_METRICS: [&str; 2] = ["queue_packets", "queue_bytes"];
+
 impl Simulation {
-    pub fn new(sc: &Scenario) -> Self {
-        Simulation { sc: sc.clone() }
-    }
-    pub fn run(self) -> RunOutput {
-        let sc = self.sc;
-        let connections = sc
+    pub fn new(sc: &Scenario) -> Simulation {
+        let topo = Topology::two_host(sc);
+        let eps: Vec<[Endpoint; 2]> = sc
             .connections
             .iter()
-            .map(|c| ConnResult {
-                name: c.name.clone(),
-                kind: format!("{:?}", c.kind).to_lowercase(),
-                cc: format!("{:?}", c.cc).to_lowercase(),
-                scheduler: format!("{:?}", c.scheduler).to_lowercase(),
-                goodput_bps: 0.0,
-                delivered_bytes: 0,
-                written_bytes: 0,
-                data_acked_bytes: 0,
-                start_s: c.start.secs_f64(),
-                download_time_s: None,
-                completed: false,
-                reinjected_bytes: 0,
-                duplicate_bytes: 0,
-                sndbuf_blocked_episodes: 0,
-                sndbuf_blocked_time_s: 0.0,
-                rwnd_limited_time_s: 0.0,
-                ooo_delay: DelayStats::default(),
-                max_rcv_ooo_bytes: 0,
-            })
+            .enumerate()
+            .map(|(c, cfg)| [Endpoint::new(sc, c as u32, cfg, true), Endpoint::new(sc, c as u32, cfg, false)])
             .collect();
-        let mut subflows = Vec::new();
-        for c in &sc.connections {
-            for (i, p) in c.paths.iter().enumerate() {
-                subflows.push(SubflowResult {
-                    connection: c.name.clone(),
-                    subflow: i as u32,
-                    path: p.clone(),
-                    backup: c.backup.contains(p),
-                    established_s: None,
-                    first_data_s: None,
-                    bytes_sent: 0,
-                    bytes_acked: 0,
-                    data_bytes_received: 0,
-                    share: 0.0,
-                    goodput_bps: 0.0,
-                    segments_sent: 0,
-                    retransmitted_segments: 0,
-                    rtos: 0,
-                    recovery_episodes: 0,
-                    idle_restarts: 0,
-                    syn_retransmits: 0,
-                    srtt_s: None,
-                    min_rtt_s: None,
-                    mean_rtt_s: None,
-                    final_cwnd_bytes: 0,
-                    final_ssthresh_bytes: None,
-                });
+        let n_links = topo.links.len();
+        let mut sim = Simulation {
+            sc: sc.clone(),
+            now: Time::ZERO,
+            end: Time::ZERO + sc.duration,
+            q: EventQueue::default(),
+            topo,
+            ep_wake: vec![[None, None]; eps.len()],
+            eps,
+            link_wake: vec![None; n_links],
+            out: Vec::with_capacity(64),
+            digest: sc.output.trace_hash.then(TraceDigest::default),
+            data_packets: 0,
+            ts: TimeSeries::default(),
+            sf_series: Vec::new(),
+            conn_series: Vec::new(),
+            link_series: Vec::new(),
+        };
+        if sc.output.timeseries.is_some() {
+            sim.register_series();
+        }
+        sim
+    }
+
+    fn series(&mut self, kind: &str, entity: String, metric: &str) -> u32 {
+        self.ts.series.push(SeriesMeta { entity_kind: kind.into(), entity, metric: metric.into() });
+        (self.ts.series.len() - 1) as u32
+    }
+
+    fn register_series(&mut self) {
+        for c in 0..self.sc.connections.len() {
+            let cfg = self.sc.connections[c].clone();
+            let mut per_sf = Vec::new();
+            for p in &cfg.paths {
+                let mut ids = [0; SF_METRICS.len()];
+                for (k, m) in SF_METRICS.iter().enumerate() {
+                    ids[k] = self.series("subflow", format!("{}/{}", cfg.name, p), m);
+                }
+                per_sf.push(ids);
+            }
+            self.sf_series.push(per_sf);
+            let mut ids = [0; CONN_METRICS.len()];
+            for (k, m) in CONN_METRICS.iter().enumerate() {
+                ids[k] = self.series("connection", cfg.name.clone(), m);
+            }
+            self.conn_series.push(ids);
+        }
+        for l in 0..self.topo.links.len() {
+            let name = self.topo.links[l].name.clone();
+            let mut ids = [0; LINK_METRICS.len()];
+            for (k, m) in LINK_METRICS.iter().enumerate() {
+                ids[k] = self.series("link", name.clone(), m);
+            }
+            self.link_series.push(ids);
+        }
+    }
+
+    /// Runs to the scenario's end (or until every download finished).
+    pub fn run(mut self) -> RunOutput {
+        for (c, cfg) in self.sc.connections.iter().enumerate() {
+            self.q.push(Time::ZERO + cfg.start, Event::ConnStart(c as u32));
+        }
+        if self.sc.output.timeseries.is_some() {
+            self.q.push(Time::ZERO, Event::Sample);
+        }
+        while let Some((t, ev)) = self.q.pop() {
+            if t > self.end {
+                break;
+            }
+            self.now = t;
+            match ev {
+                Event::LinkArrive(l) => self.on_link(l as usize, t),
+                Event::Endpoint(c, s) => self.on_endpoint_timer(c as usize, s as usize, t),
+                Event::ConnStart(c) => {
+                    let c = c as usize;
+                    self.eps[c][0].start(t, &mut self.out);
+                    self.flush(c, 0);
+                }
+                Event::Sample => {
+                    self.sample();
+                    let iv = self.sc.output.timeseries.expect("sampling on");
+                    self.q.push(t + iv, Event::Sample);
+                }
+                Event::Warmup => {}
+            }
+            if self.all_done() {
+                break;
             }
         }
-        let mut links = Vec::new();
-        for p in &sc.paths {
-            for (dir, l) in [("up", p.up_link()), ("down", p.down_link())] {
-                links.push(LinkResult {
-                    name: format!("{}.{dir}", p.name),
-                    path: p.name.clone(),
-                    direction: dir.into(),
-                    rate_bps: l.rate.bps(),
-                    delay_s: l.delay.secs_f64(),
-                    arrived_packets: 0,
-                    delivered_packets: 0,
-                    delivered_bytes: 0,
-                    queue_drops: 0,
-                    loss_drops: 0,
-                    max_queue_packets: 0,
-                    max_queue_bytes: 0,
-                    utilisation: 0.0,
-                });
+        let end = if self.all_done() { self.now } else { self.end };
+        self.now = end;
+        self.check_invariants();
+        report::build(self, end)
+    }
+
+    fn all_done(&self) -> bool {
+        self.eps.iter().all(|e| e[0].snd.app.size().is_some() && e[0].completed_at.or(e[1].completed_at).is_some())
+    }
+
+    fn on_endpoint_timer(&mut self, c: usize, s: usize, t: Time) {
+        if self.ep_wake[c][s] != Some(t) {
+            return; // stale: the deadline moved
+        }
+        self.ep_wake[c][s] = None;
+        self.eps[c][s].on_timeout(t, &mut self.out);
+        self.flush(c, s);
+    }
+
+    fn on_link(&mut self, l: usize, t: Time) {
+        if self.link_wake[l] != Some(t) {
+            return;
+        }
+        self.link_wake[l] = None;
+        while let Some(mut p) = self.topo.links[l].pop_arrived(t) {
+            if let Some(d) = self.digest.as_mut() {
+                d.record(t, TraceEvent::Deliver { link: l as u32, uid: p.uid });
+            }
+            p.hop += 1;
+            let c = p.conn as usize;
+            let route = self.route_of(&p);
+            if (p.hop as usize) < route.len() {
+                self.inject(p);
+            } else {
+                let side = usize::from(p.to_server);
+                self.eps[c][side].on_packet(t, &p, &mut self.out);
+                self.flush(c, side);
             }
         }
-        let mut ts = TimeSeries::default();
-        if let Some(iv) = sc.output.timeseries {
-            ts.series.push(SeriesMeta { entity_kind: "subflow".into(), entity: format!("{}/{}", sc.connections[0].name, sc.connections[0].paths[0]), metric: "cwnd_bytes".into() });
-            let mut t = 0.0;
-            while t <= sc.duration.secs_f64() {
-                ts.time_s.push(t);
-                ts.series_index.push(0);
-                ts.value.push(0.0);
-                t += iv.secs_f64();
+        if let Some(next) = self.topo.links[l].next_arrival() {
+            self.wake_link(l, next);
+        }
+    }
+
+    fn route_of(&self, p: &Packet) -> &[u32] {
+        let ep = &self.eps[p.conn as usize][usize::from(!p.to_server)];
+        let path = ep.paths[p.subflow as usize].0;
+        &self.topo.routes[path][usize::from(!p.to_server)]
+    }
+
+    fn wake_link(&mut self, l: usize, t: Time) {
+        if self.link_wake[l].is_none_or(|w| t < w) {
+            self.link_wake[l] = Some(t);
+            self.q.push(t, Event::LinkArrive(l as u32));
+        }
+    }
+
+    /// Sends what endpoint (c, s) produced and re-arms its timer.
+    fn flush(&mut self, c: usize, s: usize) {
+        let mut out = std::mem::take(&mut self.out);
+        for p in out.drain(..) {
+            if p.payload > 0 {
+                self.data_packets += 1;
+            }
+            self.inject(p);
+        }
+        self.out = out;
+        if let Some(t) = self.eps[c][s].poll_timeout() {
+            let t = t.max(self.now);
+            if self.ep_wake[c][s].is_none_or(|w| t < w) {
+                self.ep_wake[c][s] = Some(t);
+                self.q.push(t, Event::Endpoint(c as u32, s as u8));
             }
         }
-        RunOutput {
-            summary: Summary { scenario: sc.name.clone(), seed: sc.seed, duration_s: sc.duration.secs_f64(), end_s: sc.duration.secs_f64(), events: 0, data_packets: 0, trace_hash: None, connections, subflows, links },
-            timeseries: ts,
+    }
+
+    fn inject(&mut self, p: Packet) {
+        let l = self.route_of(&p)[p.hop as usize] as usize;
+        let now = self.now;
+        let uid = p.uid;
+        let r = self.topo.links[l].offer(now, p);
+        if let Some(d) = self.digest.as_mut() {
+            d.record(now, TraceEvent::Enqueue { link: l as u32, uid });
+            match r {
+                Offer::QueueDrop => d.record(now, TraceEvent::QueueDrop { link: l as u32, uid }),
+                Offer::Lost => d.record(now, TraceEvent::LinkLoss { link: l as u32, uid }),
+                Offer::Accepted(_) => {}
+            }
+        }
+        if let Offer::Accepted(Some(t)) = r {
+            self.wake_link(l, t);
+        }
+    }
+
+    fn sample(&mut self) {
+        let t = self.now.secs_f64();
+        let push = |ts: &mut TimeSeries, idx: u32, v: f64| {
+            ts.time_s.push(t);
+            ts.series_index.push(idx);
+            ts.value.push(v);
+        };
+        for c in 0..self.eps.len() {
+            let [cl, sv] = &self.eps[c];
+            let snd = if cl.is_sender { cl } else { sv };
+            let rcv = if cl.is_sender { sv } else { cl };
+            for (i, ids) in self.sf_series[c].iter().enumerate() {
+                let Some(s) = snd.subflow(i) else { continue };
+                push(&mut self.ts, ids[0], s.w.cwnd as f64);
+                push(&mut self.ts, ids[1], if s.w.ssthresh == u64::MAX { f64::NAN } else { s.w.ssthresh as f64 });
+                push(&mut self.ts, ids[2], s.rtt.srtt().map_or(f64::NAN, |d| d.secs_f64()));
+                push(&mut self.ts, ids[3], s.sb.in_flight() as f64);
+                push(&mut self.ts, ids[4], s.stats.dsn_sent_end as f64);
+                push(&mut self.ts, ids[5], s.rtt.rto().secs_f64());
+            }
+            let ids = self.conn_series[c];
+            push(&mut self.ts, ids[0], snd.snd.data_una.0 as f64);
+            push(&mut self.ts, ids[1], rcv.rcv.delivered as f64);
+            push(&mut self.ts, ids[2], rcv.rcv.ooo_bytes() as f64);
+            push(&mut self.ts, ids[3], snd.cc.alpha().unwrap_or(f64::NAN));
+        }
+        let now = self.now;
+        for l in 0..self.topo.links.len() {
+            let (pk, by) = self.topo.links[l].backlog(now);
+            let ids = self.link_series[l];
+            push(&mut self.ts, ids[0], pk as f64);
+            push(&mut self.ts, ids[1], by as f64);
+        }
+    }
+
+    /// End-of-run invariants; a violation is a bug in the engine and fails loudly.
+    fn check_invariants(&self) {
+        let mut errors = Vec::new();
+        for l in &self.topo.links {
+            if let Err(e) = l.check_conservation() {
+                errors.push(e);
+            }
+        }
+        for (c, pair) in self.eps.iter().enumerate() {
+            let name = &self.sc.connections[c].name;
+            let snd = if pair[0].is_sender { &pair[0] } else { &pair[1] };
+            let rcv = if pair[0].is_sender { &pair[1] } else { &pair[0] };
+            let (una, nxt, written) = (snd.snd.data_una.0, snd.snd.snd_nxt.0, snd.snd.write_seq.0);
+            let (rcv_nxt, delivered) = (rcv.rcv.rcv_nxt.0, rcv.rcv.delivered);
+            if !(una <= nxt && nxt <= written) {
+                errors.push(format!("{name}: data_una {una} <= snd_nxt {nxt} <= write_seq {written} violated"));
+            }
+            if delivered != rcv_nxt {
+                errors.push(format!("{name}: delivered {delivered} B but the receiver's next expected byte is {rcv_nxt}"));
+            }
+            if !(una <= rcv_nxt && rcv_nxt <= written) {
+                errors.push(format!("{name}: bytes must be DATA_ACKed ({una}) <= delivered ({rcv_nxt}) <= written ({written})"));
+            }
+            if let Some(size) = snd.snd.app.size() {
+                if written > size {
+                    errors.push(format!("{name}: the download wrote {written} B of {size}"));
+                }
+                let done = snd.completed_at.or(rcv.completed_at).is_some();
+                if done != (delivered == size) {
+                    errors.push(format!("{name}: completion flag {done} but {delivered} of {size} B delivered"));
+                }
+            }
+            for s in snd.subflows.iter().flatten() {
+                if let Err(e) = s.sb.check() {
+                    errors.push(format!("{name} subflow {}: {e}", s.idx));
+                }
+                if !(s.snd_una <= s.snd_nxt) {
+                    errors.push(format!("{name} subflow {}: snd_una > snd_nxt", s.idx));
+                }
+            }
+        }
+        if !errors.is_empty() {
+            panic!("simulation invariant violated (this is a bug in mptcplab):\n{}", errors.join("\n"));
         }
     }
 }

@@ -1,0 +1,164 @@
+//! LIA, the Linked Increases Algorithm (RFC 6356 §3, "coupled" in Linux MPTCP).
+//!
+//! For each ACK on subflow i acknowledging `acked` bytes in congestion avoidance:
+//! cwnd_i += min(α·acked·MSS_i / cwnd_total, acked·MSS_i / cwnd_i), with
+//! α = cwnd_total · max_i(cwnd_i / rtt_i²) / (Σ_i cwnd_i / rtt_i)², over the established
+//! subflows with an RTT estimate. Implemented as the reference Linux code does
+//! (`mptcp_coupled.c`): +1 MSS once max(cwnd_total/α, cwnd_i) bytes have been acknowledged.
+//! Losses halve the subflow's window as Reno.
+//!
+//! α update policy (`alpha_update`):
+//! - `per_rtt` (reference Linux, the slowness seed 000 §V-B analyses): α is recomputed at
+//!   every ACK in slow start, when a subflow's window grows by one MSS in congestion
+//!   avoidance (≈ once per RTT of that subflow), and at the first ACK after a loss; it is
+//!   shared by all subflows in between.
+//! - `per_ack`: recomputed before every increase.
+//!
+//! Deviations: byte counting (RFC 6356 in bytes) instead of Linux 3.x's one count per ACK;
+//! floating-point α instead of Linux's fixed-point scaling.
+
+use super::{additive_increase, halve, slow_start, CongestionControl, PeerView, Window};
+use crate::config::AlphaUpdate;
+
+pub struct Lia {
+    alpha: f64,
+    update: AlphaUpdate,
+    forced: bool,
+}
+
+impl Lia {
+    pub fn new(update: AlphaUpdate) -> Lia {
+        Lia { alpha: 1.0, update, forced: true }
+    }
+
+    /// RFC 6356 α over the usable subflows (1 when fewer than two can send).
+    pub fn compute_alpha(peers: &[PeerView]) -> f64 {
+        let mut total = 0.0;
+        let mut best = 0.0f64;
+        let mut sum = 0.0;
+        let mut n = 0;
+        for p in peers.iter().filter(|p| p.usable) {
+            let Some(rtt) = p.srtt else { continue };
+            let r = rtt.secs_f64().max(1e-9);
+            let w = p.cwnd as f64;
+            total += w;
+            best = best.max(w / (r * r));
+            sum += w / r;
+            n += 1;
+        }
+        if n < 2 || sum == 0.0 {
+            1.0
+        } else {
+            total * best / (sum * sum)
+        }
+    }
+}
+
+impl CongestionControl for Lia {
+    fn name(&self) -> &'static str {
+        "lia"
+    }
+
+    fn on_ack(&mut self, _sf: usize, acked: u64, w: &mut Window, peers: &[PeerView]) {
+        let mut acked = acked;
+        if w.in_slow_start() {
+            acked = slow_start(w, acked);
+            self.alpha = Lia::compute_alpha(peers);
+            if acked == 0 {
+                return;
+            }
+        }
+        if self.forced || self.update == AlphaUpdate::PerAck {
+            self.alpha = Lia::compute_alpha(peers);
+            self.forced = false;
+        }
+        let usable: Vec<&PeerView> = peers.iter().filter(|p| p.usable).collect();
+        let per = if usable.len() > 1 {
+            let total: u64 = usable.iter().map(|p| p.cwnd).sum();
+            ((total as f64 / self.alpha.max(1e-12)) as u64).max(w.cwnd)
+        } else {
+            w.cwnd
+        };
+        let before = w.cwnd;
+        additive_increase(w, acked, per);
+        if w.cwnd > before && self.update == AlphaUpdate::PerRtt {
+            self.alpha = Lia::compute_alpha(peers);
+        }
+    }
+
+    fn ssthresh(&mut self, _sf: usize, w: &Window, _peers: &[PeerView]) -> u64 {
+        self.forced = true;
+        halve(w)
+    }
+
+    fn alpha(&self) -> Option<f64> {
+        Some(self.alpha)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::harness::*;
+    use crate::cc::reno::Reno;
+
+    #[test]
+    fn alpha_and_increase_match_rfc6356_by_hand() {
+        // w = (10, 20) pkts, rtt = (100, 200) ms: max w/rtt² = max(1000, 500) = 1000;
+        // Σ w/rtt = 100 + 100 = 200; α = 30 · 1000 / 200² = 0.75.
+        let peers = [peer(10, 100), peer(20, 200)];
+        assert!((Lia::compute_alpha(&peers) - 0.75).abs() < 1e-12);
+        // Per ACK: min(α/w_total, 1/w_i) = min(0.75/30, 1/10 | 1/20) = 0.025 on both paths.
+        for sf in 0..2 {
+            let mut lia = Lia::new(AlphaUpdate::PerAck);
+            let inc = increase_per_ack(&mut lia, sf, &peers, 4000);
+            assert!((inc - 0.025).abs() < 0.001, "path {sf}: {inc}");
+        }
+    }
+
+    #[test]
+    fn the_tcp_cap_binds_on_the_slow_large_window_path() {
+        // w = (10, 40), rtt = (10, 200) ms: α = 50·max(10/1e-4, 40/0.04)/(1000+200)² = 3.47;
+        // α/w_total = 0.0694 > 1/w₂ = 0.025, so path 2 grows as a TCP would: 1/40.
+        let peers = [peer(10, 10), peer(40, 200)];
+        let alpha = Lia::compute_alpha(&peers);
+        assert!((alpha - 50.0 * 100_000.0 / 1_440_000.0).abs() < 1e-9);
+        let mut lia = Lia::new(AlphaUpdate::PerAck);
+        let inc = increase_per_ack(&mut lia, 1, &peers, 4000);
+        assert!((inc - 1.0 / 40.0).abs() < 0.001, "{inc}");
+    }
+
+    #[test]
+    fn one_subflow_lia_is_reno() {
+        let peers = [peer(17, 50)];
+        let mut a = window_of(&peers[0]);
+        let mut b = a;
+        let mut lia = Lia::new(AlphaUpdate::PerRtt);
+        for i in 0..5000 {
+            let acked = 1000 + (i % 3) * 500;
+            lia.on_ack(0, acked, &mut a, &peers);
+            Reno.on_ack(0, acked, &mut b, &peers);
+            assert_eq!(a, b);
+            if i % 700 == 0 {
+                let (x, y) = (lia.ssthresh(0, &a, &peers), Reno.ssthresh(0, &b, &peers));
+                assert_eq!(x, y);
+                a.cwnd = x;
+                b.cwnd = y;
+            }
+        }
+    }
+
+    #[test]
+    fn seed000_eq12_increment_efficiency() {
+        // Flow 1 is the better path (w₁/R₁² largest). β = w₂/w₁ = 2, γ = R₂/R₁ from 2 to 8:
+        // α = (1+β)·1/(1+β/γ)², and flow 1's increase per ACK is α/w = 1/(1+β/γ)² · 1/w₁.
+        for gamma in [2.0f64, 3.0, 4.0, 6.0, 8.0] {
+            let (w1, r1) = (10u64, 50u64);
+            let peers = [peer(w1, r1), peer(2 * w1, (gamma * r1 as f64) as u64)];
+            let mut lia = Lia::new(AlphaUpdate::PerAck);
+            let inc = increase_per_ack(&mut lia, 0, &peers, 4000);
+            let want = 1.0 / (1.0 + 2.0 / gamma).powi(2) / w1 as f64;
+            assert!((inc - want).abs() < 0.02 * want + 0.0005, "γ={gamma}: {inc} vs {want}");
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Congestion control: one file per algorithm behind [`CongestionControl`].
+//!
+//! A controller is created per connection and drives the windows of all its subflows, but it
+//! may change only the window of the subflow an event belongs to (`w: &mut Window`); the
+//! others are visible through a read-only snapshot (`peers`), which is how coupled
+//! algorithms (LIA, ...) see their siblings. The host decides *when* a controller is told
+//! (only for ACKs that advance snd_una while the subflow is cwnd-limited and not in fast
+//! recovery, as Linux's `tcp_cong_avoid` gate); the controller decides *how* to react.
+//!
+//! Windows are in bytes; `smss` is the subflow's sender MSS (payload bytes per full segment).
+
+pub mod lia;
+pub mod reno;
+
+use crate::config::{CcKind, CcParams, SlowStart};
+use crate::units::Dur;
+
+/// The congestion state of the subflow an event belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Congestion window (bytes).
+    pub cwnd: u64,
+    /// Slow-start threshold (bytes); `u64::MAX` = infinite.
+    pub ssthresh: u64,
+    /// Sender maximum segment size (bytes).
+    pub smss: u64,
+    /// Bytes acknowledged towards the next additive increase.
+    pub cnt: u64,
+    pub slow_start: SlowStart,
+}
+
+impl Window {
+    pub fn new(iw_segments: u64, smss: u64, slow_start: SlowStart) -> Window {
+        Window { cwnd: iw_segments * smss, ssthresh: u64::MAX, smss, cnt: 0, slow_start }
+    }
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// What a controller may read about one subflow of its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerView {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub smss: u64,
+    pub srtt: Option<Dur>,
+    /// Established and allowed to send (Linux `mptcp_ccc_sk_can_send`).
+    pub usable: bool,
+}
+
+pub trait CongestionControl {
+    fn name(&self) -> &'static str;
+    /// An ACK newly acknowledged `acked` bytes on subflow `sf`.
+    fn on_ack(&mut self, sf: usize, acked: u64, w: &mut Window, peers: &[PeerView]);
+    /// A loss event (fast recovery or RTO) on subflow `sf`: the new ssthresh (bytes).
+    fn ssthresh(&mut self, sf: usize, w: &Window, peers: &[PeerView]) -> u64;
+    /// Algorithm-specific coupling parameter, for time series (LIA's α).
+    fn alpha(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// Builds the controller a connection's configuration names.
+pub fn build(kind: CcKind, params: &CcParams) -> Box<dyn CongestionControl> {
+    match kind {
+        CcKind::Reno => Box::new(reno::Reno),
+        CcKind::Lia => Box::new(lia::Lia::new(params.lia.alpha_update)),
+    }
+}
+
+/// Slow start (RFC 5681 §3.1) with the selected growth rule, never above ssthresh.
+/// Returns the acknowledged bytes left over for congestion avoidance (Linux
+/// `tcp_slow_start`).
+pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
+    let inc = match w.slow_start {
+        // Linux: cwnd += packets newly acknowledged — doubles per RTT.
+        SlowStart::Linux => acked,
+        // Classic: +1 SMSS per ACK — ψ = 1 + 1/b per round with delayed ACKs.
+        SlowStart::PerAck => w.smss,
+    };
+    let new = w.cwnd.saturating_add(inc).min(w.ssthresh);
+    let used = new - w.cwnd;
+    w.cwnd = new;
+    match w.slow_start {
+        SlowStart::Linux => acked - used.min(acked),
+        SlowStart::PerAck => {
+            if used < inc {
+                acked
+            } else {
+                0
+            }
+        }
+    }
+}
+
+/// Additive increase: +1 SMSS per `per_increase` bytes acknowledged (Linux
+/// `tcp_cong_avoid_ai` with w = per_increase / smss), counting bytes as RFC 3465 does.
+pub fn additive_increase(w: &mut Window, acked: u64, per_increase: u64) {
+    let per = per_increase.max(1);
+    w.cnt += acked;
+    if w.cnt >= per {
+        let delta = w.cnt / per;
+        w.cnt -= delta * per;
+        w.cwnd += delta * w.smss;
+    }
+}
+
+/// The Reno loss response: half the window, at least two segments.
+pub fn halve(w: &Window) -> u64 {
+    (w.cwnd / 2).max(2 * w.smss)
+}
+
+#[cfg(test)]
+pub(crate) mod harness {
+    //! Drives a controller with synthetic ACKs and losses (no network).
+    use super::*;
+
+    pub fn peer(cwnd_pkts: u64, rtt_ms: u64) -> PeerView {
+        PeerView { cwnd: cwnd_pkts * 1000, ssthresh: 1, smss: 1000, srtt: Some(Dur::from_ms(rtt_ms)), usable: true }
+    }
+
+    pub fn window_of(p: &PeerView) -> Window {
+        Window { cwnd: p.cwnd, ssthresh: p.ssthresh, smss: p.smss, cnt: 0, slow_start: SlowStart::Linux }
+    }
+
+    /// Average window increase per full-segment ACK on `sf` (in segments), measured over
+    /// `n` ACKs with the peers' windows held fixed.
+    pub fn increase_per_ack(cc: &mut dyn CongestionControl, sf: usize, peers: &[PeerView], n: u64) -> f64 {
+        let mut w = window_of(&peers[sf]);
+        let start = w.cwnd;
+        let mut total = 0;
+        for _ in 0..n {
+            w.cwnd = start; // keep the operating point fixed
+            cc.on_ack(sf, w.smss, &mut w, peers);
+            total += w.cwnd - start;
+        }
+        total as f64 / w.smss as f64 / n as f64
+    }
+}

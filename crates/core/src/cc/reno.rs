@@ -1,0 +1,67 @@
+//! Reno (RFC 5681), uncoupled: what upstream Linux MPTCP runs on each subflow when the
+//! congestion control is `reno`.
+//!
+//! Slow start by the selected rule, congestion avoidance +1 SMSS per cwnd of acknowledged
+//! bytes (RFC 3465 byte counting, as Linux since 3.18), ssthresh = max(cwnd/2, 2 SMSS).
+//! Deviation: ssthresh halves cwnd (Linux) rather than FlightSize (RFC 5681 eq. 4).
+
+use super::{additive_increase, halve, slow_start, CongestionControl, PeerView, Window};
+
+pub struct Reno;
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+
+    fn on_ack(&mut self, _sf: usize, acked: u64, w: &mut Window, _peers: &[PeerView]) {
+        let mut acked = acked;
+        if w.in_slow_start() {
+            acked = slow_start(w, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let per = w.cwnd;
+        additive_increase(w, acked, per);
+    }
+
+    fn ssthresh(&mut self, _sf: usize, w: &Window, _peers: &[PeerView]) -> u64 {
+        halve(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::harness::*;
+    use crate::config::SlowStart;
+
+    #[test]
+    fn congestion_avoidance_adds_one_segment_per_window_of_acks() {
+        let mut w = Window { cwnd: 10_000, ssthresh: 5_000, smss: 1000, cnt: 0, slow_start: SlowStart::Linux };
+        let p = [peer(10, 100)];
+        for _ in 0..10 {
+            Reno.on_ack(0, 1000, &mut w, &p);
+        }
+        assert_eq!(w.cwnd, 11_000);
+    }
+
+    #[test]
+    fn slow_start_rules_differ_with_delayed_acks() {
+        // One ACK for two segments: Linux adds both, the per-ACK rule one SMSS.
+        let mut a = Window::new(10, 1000, SlowStart::Linux);
+        let mut b = Window::new(10, 1000, SlowStart::PerAck);
+        Reno.on_ack(0, 2000, &mut a, &[]);
+        Reno.on_ack(0, 2000, &mut b, &[]);
+        assert_eq!((a.cwnd, b.cwnd), (12_000, 11_000));
+    }
+
+    #[test]
+    fn loss_halves_with_a_two_segment_floor() {
+        let w = Window { cwnd: 30_000, ssthresh: u64::MAX, smss: 1000, cnt: 0, slow_start: SlowStart::Linux };
+        assert_eq!(Reno.ssthresh(0, &w, &[]), 15_000);
+        let w = Window { cwnd: 3_000, ..w };
+        assert_eq!(Reno.ssthresh(0, &w, &[]), 2_000);
+    }
+}

@@ -1,0 +1,10 @@
+//! The MPTCP connection level (RFC 8684): data sequence numbers, DSS mappings and DATA_ACK,
+//! the shared send buffer, connection-level reassembly with a shared receive buffer,
+//! reinjection, and packet schedulers. A single-path TCP connection is the same machinery
+//! with one subflow, no MPTCP options and the identity mapping DSN = subflow sequence.
+
+pub mod connection;
+pub mod reassembly;
+pub mod sched;
+pub mod sendbuf;
+pub mod xmit;

@@ -1,0 +1,175 @@
+//! Connection-level reassembly on the receiving host and the shared receive buffer.
+//!
+//! Subflows hand up data in subflow order with its DSS mapping; here it is put back in data
+//! sequence order and delivered once, in order, to the application (which reads at once).
+//! The receive buffer is shared by all subflows: the advertised window is its free space
+//! (buffer minus data held out of order here and in the subflows' queues) and its right
+//! edge never moves left (RFC 9293 §3.8.6.2.2: do not shrink the window), so a slow subflow
+//! holding the next expected bytes stalls the fast one (head-of-line blocking).
+//! Deviations: payload bytes, not skb truesize; no receive-buffer auto-tuning (the buffer is
+//! at its configured maximum from the start).
+
+use std::collections::BTreeMap;
+
+use crate::tcp::receiver::Chunk;
+use crate::trace::hist::Histogram;
+use crate::units::{Dsn, Time};
+
+pub struct ConnReceiver {
+    pub rcv_nxt: Dsn,
+    ooo: BTreeMap<u64, (u64, Time)>,
+    ooo_bytes: u64,
+    pub rcvbuf: u64,
+    right_edge: Dsn,
+    pub warmup: Time,
+    pub delivered: u64,
+    pub delivered_after_warmup: u64,
+    pub duplicate_bytes: u64,
+    pub max_ooo_bytes: u64,
+    /// Arrival → in-order delivery, per chunk (ns).
+    pub delay: Histogram,
+    pub last_delivery: Time,
+}
+
+impl ConnReceiver {
+    pub fn new(rcvbuf: u64, warmup: Time) -> ConnReceiver {
+        ConnReceiver {
+            rcv_nxt: Dsn(0),
+            ooo: BTreeMap::new(),
+            ooo_bytes: 0,
+            rcvbuf,
+            right_edge: Dsn(rcvbuf),
+            warmup,
+            delivered: 0,
+            delivered_after_warmup: 0,
+            duplicate_bytes: 0,
+            max_ooo_bytes: 0,
+            delay: Histogram::default(),
+            last_delivery: Time::ZERO,
+        }
+    }
+
+    pub fn ooo_bytes(&self) -> u64 {
+        self.ooo_bytes
+    }
+
+    fn deliver(&mut self, now: Time, len: u64, arrival: Time) {
+        self.delivered += len;
+        if now >= self.warmup {
+            self.delivered_after_warmup += len;
+        }
+        self.rcv_nxt += len;
+        self.delay.record(now.since(arrival).0);
+        self.last_delivery = now;
+    }
+
+    /// Accepts data handed up by a subflow; returns the bytes that were new at connection
+    /// level (attributed to that subflow).
+    pub fn on_chunk(&mut self, now: Time, c: Chunk) -> u64 {
+        let (mut s, e) = (c.dsn.0, c.dsn.0 + c.len);
+        if e <= self.rcv_nxt.0 {
+            self.duplicate_bytes += c.len;
+            return 0;
+        }
+        if s < self.rcv_nxt.0 {
+            self.duplicate_bytes += self.rcv_nxt.0 - s;
+            s = self.rcv_nxt.0;
+        }
+        if s == self.rcv_nxt.0 {
+            // Bytes already held out of order beyond s are duplicates of this chunk.
+            let mut new = e - s;
+            self.deliver(now, e - s, c.arrival);
+            while let Some((&os, &(oe, arr))) = self.ooo.first_key_value() {
+                if os > self.rcv_nxt.0 {
+                    break;
+                }
+                self.ooo.remove(&os);
+                self.ooo_bytes -= oe - os;
+                if oe > self.rcv_nxt.0 {
+                    let len = oe - self.rcv_nxt.0;
+                    self.duplicate_bytes += (oe - os) - len;
+                    new -= (oe - os) - len;
+                    self.deliver(now, len, arr);
+                } else {
+                    self.duplicate_bytes += oe - os;
+                    new -= oe - os;
+                }
+            }
+            return new;
+        }
+        self.insert_ooo(s, e, c.arrival)
+    }
+
+    /// Inserts [s, e) into the out-of-order queue, keeping only bytes not already held.
+    fn insert_ooo(&mut self, s: u64, e: u64, arrival: Time) -> u64 {
+        let mut pieces = Vec::new();
+        let mut cur = s;
+        if let Some((_, &(pe, _))) = self.ooo.range(..=s).next_back() {
+            cur = cur.max(pe);
+        }
+        for (&os, &(oe, _)) in self.ooo.range(s..) {
+            if os >= e {
+                break;
+            }
+            if os > cur {
+                pieces.push((cur, os));
+            }
+            cur = cur.max(oe);
+        }
+        if cur < e {
+            pieces.push((cur, e));
+        }
+        let new: u64 = pieces.iter().map(|(a, b)| b - a).sum();
+        self.duplicate_bytes += (e - s) - new;
+        for (a, b) in pieces {
+            self.ooo.insert(a, (b, arrival));
+        }
+        self.ooo_bytes += new;
+        self.max_ooo_bytes = self.max_ooo_bytes.max(self.ooo_bytes);
+        new
+    }
+
+    /// The window to advertise, given the bytes the subflows hold out of order.
+    pub fn window(&mut self, subflow_ooo: u64) -> u64 {
+        let held = self.ooo_bytes + subflow_ooo;
+        let free = self.rcvbuf.saturating_sub(held);
+        let right = Dsn(self.rcv_nxt.0 + free).max(self.right_edge);
+        self.right_edge = right;
+        right.dist(self.rcv_nxt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ch(dsn: u64, len: u64, t: u64) -> Chunk {
+        Chunk { dsn: Dsn(dsn), len, arrival: Time(t) }
+    }
+
+    #[test]
+    fn out_of_order_chunks_are_delivered_once_in_order_with_their_wait() {
+        let mut r = ConnReceiver::new(10_000, Time(0));
+        assert_eq!(r.on_chunk(Time(10), ch(1000, 1000, 10)), 1000);
+        assert_eq!(r.window(0), 9000 + 1000 - 1000); // right edge never shrinks
+        assert_eq!(r.on_chunk(Time(11), ch(1000, 1000, 11)), 0); // duplicate
+        assert_eq!(r.on_chunk(Time(50), ch(0, 1000, 50)), 1000);
+        assert_eq!(r.delivered, 2000);
+        assert_eq!(r.rcv_nxt, Dsn(2000));
+        assert_eq!(r.duplicate_bytes, 1000);
+        assert_eq!(r.delay.max(), 40);
+        assert_eq!(r.ooo_bytes(), 0);
+    }
+
+    #[test]
+    fn the_window_is_free_space_and_never_shrinks() {
+        let mut r = ConnReceiver::new(4000, Time(0));
+        assert_eq!(r.window(0), 4000);
+        r.on_chunk(Time(1), ch(1000, 3000, 1));
+        // 3000 B held: free 1000, but the right edge stays at 4000.
+        assert_eq!(r.window(0), 4000);
+        r.on_chunk(Time(2), ch(0, 1000, 2));
+        assert_eq!(r.rcv_nxt, Dsn(4000));
+        assert_eq!(r.window(0), 4000);
+    }
+}

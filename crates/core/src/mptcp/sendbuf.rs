@@ -1,0 +1,190 @@
+//! The connection-level send side: the shared send buffer, the application writing into it,
+//! the peer's connection-level receive window, and the reinjection queue.
+//!
+//! Data stays in the send buffer until DATA_ACKed (RFC 8684 §3.3.2), whichever subflow
+//! carried it: a slow subflow holding the oldest bytes keeps the buffer full while the fast
+//! one has nothing left to send (the "flow starvation" of seed 000 §V-C).
+//!
+//! The application blocks when the buffer is full and is woken, as Linux's
+//! `sk_stream_write_space` does, only once the free space reaches half of what is queued
+//! (`sk_stream_min_wspace`); each block is one "send-buffer blocking episode" (the
+//! `sk_stream_wait_memory` entries seed 001 counts). Deviation: the buffer counts payload
+//! bytes, not Linux's skb truesize.
+
+use std::collections::VecDeque;
+
+use crate::app::App;
+use crate::units::{Dsn, Time};
+
+pub struct ConnSender {
+    pub app: App,
+    /// Send buffer limit (bytes).
+    pub sndbuf: u64,
+    /// Next byte the application writes.
+    pub write_seq: Dsn,
+    /// Next byte never sent on any subflow.
+    pub snd_nxt: Dsn,
+    /// Oldest byte not DATA_ACKed.
+    pub data_una: Dsn,
+    /// Right edge of the peer's receive window (max of DATA_ACK + window seen).
+    pub rwnd_right: Dsn,
+    /// Ranges to re-send on another subflow: (dsn, len, subflow they were stuck on).
+    pub reinject: VecDeque<(Dsn, u64, u8)>,
+    pub reinjected_bytes: u64,
+    app_blocked_since: Option<Time>,
+    pub blocked_episodes: u64,
+    pub blocked_ns: u64,
+    rwnd_limited_since: Option<Time>,
+    pub rwnd_limited_ns: u64,
+    sndbuf_limited_since: Option<Time>,
+    pub sndbuf_limited_ns: u64,
+}
+
+impl ConnSender {
+    pub fn new(app: App, sndbuf: u64, initial_rwnd: u64) -> ConnSender {
+        ConnSender {
+            app,
+            sndbuf,
+            write_seq: Dsn(0),
+            snd_nxt: Dsn(0),
+            data_una: Dsn(0),
+            rwnd_right: Dsn(initial_rwnd),
+            reinject: VecDeque::new(),
+            reinjected_bytes: 0,
+            app_blocked_since: None,
+            blocked_episodes: 0,
+            blocked_ns: 0,
+            rwnd_limited_since: None,
+            rwnd_limited_ns: 0,
+            sndbuf_limited_since: None,
+            sndbuf_limited_ns: 0,
+        }
+    }
+
+    /// Bytes held in the send buffer (written, not DATA_ACKed).
+    pub fn queued(&self) -> u64 {
+        self.write_seq.dist(self.data_una)
+    }
+
+    pub fn app_blocked(&self) -> bool {
+        self.app_blocked_since.is_some()
+    }
+
+    /// Lets the application write what it wants and the buffer takes.
+    pub fn app_write(&mut self, now: Time) {
+        let queued = self.queued();
+        let free = self.sndbuf.saturating_sub(queued);
+        if let Some(since) = self.app_blocked_since {
+            if free < queued / 2 || free == 0 {
+                return;
+            }
+            self.blocked_ns += now.since(since).0;
+            self.app_blocked_since = None;
+        }
+        let want = self.app.wants(now, self.write_seq.0);
+        let n = want.min(free);
+        self.write_seq += n;
+        if want > n {
+            self.blocked_episodes += 1;
+            self.app_blocked_since = Some(now);
+        }
+    }
+
+    /// Whether the application has written everything it ever will and it was all DATA_ACKed.
+    pub fn all_acked(&self, now: Time) -> bool {
+        self.app.wants(now, self.write_seq.0) == 0 && self.data_una == self.write_seq
+    }
+
+    /// A DATA_ACK (and the window relative to it) arrived.
+    pub fn on_data_ack(&mut self, data_ack: Dsn, wnd: u64) {
+        if data_ack > self.data_una && data_ack <= self.snd_nxt.max(self.data_una) {
+            self.data_una = data_ack;
+        }
+        let right = Dsn(data_ack.0.saturating_add(wnd));
+        if right > self.rwnd_right {
+            self.rwnd_right = right;
+        }
+    }
+
+    /// The next new data for a segment of at most `max_len` bytes, if the buffer has unsent
+    /// data and the peer's window admits a full segment (or all the remaining data):
+    /// sender-side silly-window-syndrome avoidance (RFC 1122 §4.2.3.4).
+    pub fn next_new(&self, max_len: u64) -> Option<(Dsn, u64)> {
+        let avail = self.write_seq.dist(self.snd_nxt);
+        if avail == 0 {
+            return None;
+        }
+        let room = self.rwnd_right.dist(self.snd_nxt);
+        let len = max_len.min(avail);
+        (room >= len).then_some((self.snd_nxt, len))
+    }
+
+    /// Unsent data is waiting but the peer's window does not admit it.
+    pub fn rwnd_blocked(&self, max_len: u64) -> bool {
+        let avail = self.write_seq.dist(self.snd_nxt);
+        avail > 0 && self.rwnd_right.dist(self.snd_nxt) < max_len.min(avail)
+    }
+
+    /// Updates the time accounting for "a subflow could send but ...".
+    pub fn account(&mut self, now: Time, could_send: bool, max_len: u64) {
+        let rwnd = could_send && self.rwnd_blocked(max_len);
+        let sndbuf = could_send && self.snd_nxt == self.write_seq && self.app_blocked();
+        track(&mut self.rwnd_limited_since, &mut self.rwnd_limited_ns, rwnd, now);
+        track(&mut self.sndbuf_limited_since, &mut self.sndbuf_limited_ns, sndbuf, now);
+    }
+
+    /// Closes the open accounting intervals at the end of the run.
+    pub fn finish(&mut self, now: Time) {
+        track(&mut self.rwnd_limited_since, &mut self.rwnd_limited_ns, false, now);
+        track(&mut self.sndbuf_limited_since, &mut self.sndbuf_limited_ns, false, now);
+        if let Some(s) = self.app_blocked_since.take() {
+            self.blocked_ns += now.since(s).0;
+        }
+    }
+}
+
+fn track(since: &mut Option<Time>, total: &mut u64, on: bool, now: Time) {
+    match (since.is_some(), on) {
+        (false, true) => *since = Some(now),
+        (true, false) => {
+            *total += now.since(since.take().expect("open")).0;
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_writer_blocks_when_full_and_wakes_at_half_of_queued_free() {
+        let mut s = ConnSender::new(App::Bulk { stop: None }, 3000, 1 << 30);
+        s.app_write(Time(0));
+        assert_eq!(s.queued(), 3000);
+        assert_eq!(s.blocked_episodes, 1);
+        s.snd_nxt = Dsn(3000);
+        // 900 B acked: free 900 < queued/2 = 1050, still blocked.
+        s.on_data_ack(Dsn(900), 1 << 20);
+        s.app_write(Time(10));
+        assert_eq!(s.write_seq, Dsn(3000));
+        // 1200 B acked: free 1200 >= 900, wakes and refills, then blocks again.
+        s.on_data_ack(Dsn(1200), 1 << 20);
+        s.app_write(Time(30));
+        assert_eq!(s.write_seq, Dsn(4200));
+        assert_eq!(s.blocked_episodes, 2);
+        assert_eq!(s.blocked_ns, 30);
+    }
+
+    #[test]
+    fn new_data_respects_the_window_right_edge() {
+        let mut s = ConnSender::new(App::Download { size: 10_000 }, 1 << 20, 2000);
+        s.app_write(Time(0));
+        assert_eq!(s.next_new(1448), Some((Dsn(0), 1448)));
+        s.snd_nxt = Dsn(1448);
+        assert_eq!(s.next_new(1448), None);
+        assert!(s.rwnd_blocked(1448));
+        s.on_data_ack(Dsn(1448), 2000);
+        assert_eq!(s.next_new(1448), Some((Dsn(1448), 1448)));
+    }
+}

@@ -1,0 +1,119 @@
+//! RTT estimation and the retransmission timeout (RFC 6298, Linux constants and formula).
+//!
+//! SRTT and RTTVAR follow RFC 6298 §2 (α = 1/8, β = 1/4). Deviation, as Linux does it
+//! (`tcp_rtt_estimator` / `__tcp_set_rto`): RTO = SRTT + max(4·RTTVAR, rto_min) rather than
+//! max(SRTT + 4·RTTVAR, rto_min), so a 10 ms path gets 210 ms, not 200 ms. The RTO is clamped
+//! to rto_max and doubled per consecutive timeout (exponential backoff). Samples come only
+//! from segments never retransmitted (Karn's rule), which the caller enforces.
+
+use crate::units::Dur;
+
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    srtt: Option<Dur>,
+    rttvar: Dur,
+    min_rtt: Option<Dur>,
+    latest: Option<Dur>,
+    samples: u64,
+    sum_ns: u128,
+    rto_initial: Dur,
+    rto_min: Dur,
+    rto_max: Dur,
+    /// Consecutive timeouts (the backoff exponent).
+    pub backoff: u32,
+}
+
+impl RttEstimator {
+    pub fn new(rto_initial: Dur, rto_min: Dur, rto_max: Dur) -> Self {
+        RttEstimator { srtt: None, rttvar: Dur::ZERO, min_rtt: None, latest: None, samples: 0, sum_ns: 0, rto_initial, rto_min, rto_max, backoff: 0 }
+    }
+
+    /// Folds in one RTT measurement.
+    pub fn on_sample(&mut self, r: Dur) {
+        let r = Dur(r.0.max(1));
+        self.samples += 1;
+        self.sum_ns += r.0 as u128;
+        self.latest = Some(r);
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        match self.srtt {
+            None => {
+                // RFC 6298 (2.2): SRTT = R, RTTVAR = R/2.
+                self.srtt = Some(r);
+                self.rttvar = Dur(r.0 / 2);
+            }
+            Some(s) => {
+                // (2.3): RTTVAR = 3/4 RTTVAR + 1/4 |SRTT − R'|; SRTT = 7/8 SRTT + 1/8 R'.
+                let err = s.0.abs_diff(r.0);
+                self.rttvar = Dur((3 * self.rttvar.0 + err) / 4);
+                self.srtt = Some(Dur((7 * s.0 + r.0) / 8));
+            }
+        }
+    }
+
+    /// The base RTO without backoff.
+    pub fn base_rto(&self) -> Dur {
+        match self.srtt {
+            None => self.rto_initial,
+            Some(s) => (s + self.rto_min.max(Dur(4 * self.rttvar.0))).min(self.rto_max),
+        }
+    }
+
+    /// The RTO with the current backoff applied.
+    pub fn rto(&self) -> Dur {
+        let b = self.base_rto();
+        Dur(b.0.saturating_mul(1u64 << self.backoff.min(20))).min(self.rto_max)
+    }
+
+    pub fn srtt(&self) -> Option<Dur> {
+        self.srtt
+    }
+    pub fn rttvar(&self) -> Dur {
+        self.rttvar
+    }
+    pub fn min_rtt(&self) -> Option<Dur> {
+        self.min_rtt
+    }
+    pub fn latest(&self) -> Option<Dur> {
+        self.latest
+    }
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+    pub fn mean(&self) -> Option<Dur> {
+        (self.samples > 0).then(|| Dur((self.sum_ns / self.samples as u128) as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est() -> RttEstimator {
+        RttEstimator::new(Dur::from_secs(1), Dur::from_ms(200), Dur::from_secs(120))
+    }
+
+    #[test]
+    fn first_sample_sets_srtt_and_half_rttvar() {
+        let mut e = est();
+        assert_eq!(e.rto(), Dur::from_secs(1));
+        e.on_sample(Dur::from_ms(100));
+        assert_eq!(e.srtt(), Some(Dur::from_ms(100)));
+        assert_eq!(e.rttvar(), Dur::from_ms(50));
+        // RTO = 100 + max(4 * 50, 200) = 300 ms.
+        assert_eq!(e.rto(), Dur::from_ms(300));
+    }
+
+    #[test]
+    fn steady_samples_converge_and_rto_floors_at_srtt_plus_min() {
+        let mut e = est();
+        for _ in 0..200 {
+            e.on_sample(Dur::from_ms(10));
+        }
+        assert_eq!(e.srtt(), Some(Dur::from_ms(10)));
+        assert_eq!(e.rto(), Dur::from_ms(210));
+        e.backoff = 3;
+        assert_eq!(e.rto(), Dur::from_ms(1680));
+        e.backoff = 30;
+        assert_eq!(e.rto(), Dur::from_secs(120));
+    }
+}

@@ -1,0 +1,442 @@
+//! The sender's retransmission queue and SACK scoreboard (RFC 6675 style, Linux counters).
+//!
+//! Segments are kept in sequence order with per-segment flags. The counters mirror Linux's
+//! `packets_out / sacked_out / lost_out / retrans_out`, in bytes, so the RFC 6675 "pipe" is
+//! O(1): `in_flight = out − sacked − lost + retrans`.
+//!
+//! Loss marking follows RFC 6675 IsLost(): an un-SACKed segment is lost when at least
+//! DupThresh SACKed segments lie above it (Linux `tcp_mark_head_lost` with
+//! `sacked_out − reordering`). No per-ACK work scans the window: SACK blocks are first
+//! reduced to the parts not SACKed before (a merged range set), and the loss-marking and
+//! retransmission cursors (`lost_hint`, `retrans_hint`, as Linux's skb hints) only move
+//! forward, so every segment is visited O(1) times per recovery episode.
+//!
+//! Deviations: no lost-retransmission detection (RACK); a retransmission that is lost again
+//! is repaired by the RTO. No D-SACK / undo.
+
+use std::collections::VecDeque;
+
+use crate::units::{Dsn, Dur, Seq, Time};
+
+pub const SACKED: u8 = 1;
+/// Considered lost (and not SACKed).
+pub const LOST: u8 = 2;
+/// A retransmission of this lost segment is in flight.
+pub const RETRANS: u8 = 4;
+/// Ever retransmitted (Karn: no RTT sample).
+pub const EVER_RETRANS: u8 = 8;
+
+/// One transmitted, not yet cumulatively acknowledged segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SentSeg {
+    pub seq: Seq,
+    /// Payload bytes.
+    pub len: u32,
+    pub flags: u8,
+    /// Data sequence number of the first byte (MPTCP mapping; equals `seq` for plain TCP).
+    pub dsn: Dsn,
+    /// Last (re)transmission time.
+    pub sent_at: Time,
+}
+
+impl SentSeg {
+    pub fn end(&self) -> Seq {
+        self.seq + self.len as u64
+    }
+    fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// What a cumulative ACK acknowledged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Acked {
+    pub bytes: u64,
+    pub segs: u64,
+    /// RTT of the segment ending at the new snd_una, if it was never retransmitted.
+    pub rtt: Option<Dur>,
+    /// Whether any acknowledged segment had been retransmitted.
+    pub had_retrans: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    segs: VecDeque<SentSeg>,
+    /// Absolute index of `segs[0]`.
+    base: u64,
+    out: u64,
+    sacked: u64,
+    sacked_segs: u64,
+    lost: u64,
+    retrans: u64,
+    /// Loss-marking cursor (absolute index) and the SACKed segments below it.
+    lost_hint: u64,
+    lost_hint_cnt: u64,
+    /// First candidate for retransmission (absolute index).
+    retrans_hint: u64,
+    /// Merged SACKed ranges above snd_una (already applied to `segs`).
+    sacked_ranges: Vec<(u64, u64)>,
+}
+
+impl Scoreboard {
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.segs.len()
+    }
+    /// Bytes sent and not cumulatively acknowledged.
+    pub fn out_bytes(&self) -> u64 {
+        self.out
+    }
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sacked
+    }
+    pub fn lost_bytes(&self) -> u64 {
+        self.lost
+    }
+    /// RFC 6675 pipe / Linux `tcp_packets_in_flight`, in bytes.
+    pub fn in_flight(&self) -> u64 {
+        self.out - self.sacked - self.lost + self.retrans
+    }
+    pub fn front(&self) -> Option<&SentSeg> {
+        self.segs.front()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &SentSeg> {
+        self.segs.iter()
+    }
+
+    /// Records a newly transmitted segment (must follow the previous one in sequence).
+    pub fn push(&mut self, seg: SentSeg) {
+        debug_assert!(self.segs.back().is_none_or(|b| b.end() == seg.seq));
+        self.out += seg.len as u64;
+        self.segs.push_back(seg);
+    }
+
+    fn drop_front(&mut self) -> SentSeg {
+        let s = self.segs.pop_front().expect("non-empty");
+        let len = s.len as u64;
+        self.out -= len;
+        if s.has(SACKED) {
+            self.sacked -= len;
+            self.sacked_segs -= 1;
+            if self.base < self.lost_hint {
+                self.lost_hint_cnt -= 1;
+            }
+        } else if s.has(LOST) {
+            self.lost -= len;
+            if s.has(RETRANS) {
+                self.retrans -= len;
+            }
+        }
+        self.base += 1;
+        s
+    }
+
+    /// Processes a cumulative ACK up to `ack` (exclusive).
+    pub fn ack(&mut self, ack: Seq, now: Time) -> Acked {
+        let mut r = Acked::default();
+        while let Some(f) = self.segs.front() {
+            if f.end() <= ack {
+                let s = self.drop_front();
+                r.bytes += s.len as u64;
+                r.segs += 1;
+                r.had_retrans |= s.has(EVER_RETRANS);
+                r.rtt = if s.has(EVER_RETRANS) || s.has(SACKED) { None } else { Some(now.since(s.sent_at)) };
+            } else if f.seq < ack {
+                // Partial acknowledgement of the head: trim it.
+                let n = ack.dist(f.seq);
+                let f = self.segs.front_mut().expect("front");
+                f.seq = ack;
+                f.len -= n as u32;
+                f.dsn += n;
+                let flags = f.flags;
+                self.out -= n;
+                if flags & SACKED != 0 {
+                    self.sacked -= n;
+                } else if flags & LOST != 0 {
+                    self.lost -= n;
+                    if flags & RETRANS != 0 {
+                        self.retrans -= n;
+                    }
+                }
+                r.bytes += n;
+                break;
+            } else {
+                break;
+            }
+        }
+        if self.lost_hint < self.base {
+            self.lost_hint = self.base;
+            self.lost_hint_cnt = 0;
+        }
+        self.retrans_hint = self.retrans_hint.max(self.base);
+        self.sacked_ranges.retain_mut(|r| {
+            r.0 = r.0.max(ack.0);
+            r.0 < r.1
+        });
+        r
+    }
+
+    /// Applies SACK blocks; returns newly SACKed bytes and an RTT sample from the most
+    /// recently sent newly SACKed segment that was never retransmitted.
+    pub fn sack(&mut self, blocks: &[(Seq, Seq)], snd_una: Seq, now: Time) -> (u64, Option<Dur>) {
+        let mut newly = 0;
+        let mut rtt: Option<(Time, Dur)> = None;
+        for &(s, e) in blocks {
+            let (s, e) = (s.0.max(snd_una.0), e.0);
+            if s >= e {
+                continue;
+            }
+            // Parts of [s, e) not covered by earlier SACKs.
+            let mut pieces: Vec<(u64, u64)> = Vec::new();
+            let mut cur = s;
+            for &(rs, re) in &self.sacked_ranges {
+                if re <= cur {
+                    continue;
+                }
+                if rs >= e {
+                    break;
+                }
+                if rs > cur {
+                    pieces.push((cur, rs));
+                }
+                cur = cur.max(re);
+                if cur >= e {
+                    break;
+                }
+            }
+            if cur < e {
+                pieces.push((cur, e));
+            }
+            for (ps, pe) in pieces {
+                let mut i = self.segs.partition_point(|g| g.seq.0 < ps);
+                while i < self.segs.len() && self.segs[i].end().0 <= pe {
+                    let abs = self.base + i as u64;
+                    let g = &mut self.segs[i];
+                    if g.flags & SACKED == 0 {
+                        let len = g.len as u64;
+                        if g.flags & LOST != 0 {
+                            self.lost -= len;
+                            if g.flags & RETRANS != 0 {
+                                self.retrans -= len;
+                            }
+                        }
+                        g.flags = (g.flags | SACKED) & !(LOST | RETRANS);
+                        self.sacked += len;
+                        self.sacked_segs += 1;
+                        newly += len;
+                        if abs < self.lost_hint {
+                            self.lost_hint_cnt += 1;
+                        }
+                        if g.flags & EVER_RETRANS == 0 && rtt.is_none_or(|(t, _)| g.sent_at > t) {
+                            rtt = Some((g.sent_at, now.since(g.sent_at)));
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            self.insert_range(s, e);
+        }
+        (newly, rtt.map(|(_, d)| d))
+    }
+
+    fn insert_range(&mut self, s: u64, e: u64) {
+        let v = &mut self.sacked_ranges;
+        let i = v.partition_point(|r| r.1 < s);
+        let mut j = i;
+        let (mut ns, mut ne) = (s, e);
+        while j < v.len() && v[j].0 <= ne {
+            ns = ns.min(v[j].0);
+            ne = ne.max(v[j].1);
+            j += 1;
+        }
+        v.splice(i..j, std::iter::once((ns, ne)));
+    }
+
+    /// SACKed segments above which un-SACKed ones count as lost.
+    pub fn sacked_segs(&self) -> u64 {
+        self.sacked_segs
+    }
+
+    /// RFC 6675 IsLost(): marks every un-SACKed segment with at least `dupthresh` SACKed
+    /// segments above it. Returns true if any segment was newly marked.
+    pub fn mark_lost(&mut self, dupthresh: u64) -> bool {
+        if self.sacked_segs < dupthresh {
+            return false;
+        }
+        let limit = self.sacked_segs - dupthresh;
+        let mut i = self.lost_hint.max(self.base);
+        let mut cnt = self.lost_hint_cnt;
+        let mut marked = false;
+        let end = self.base + self.segs.len() as u64;
+        while i < end {
+            let g = &mut self.segs[(i - self.base) as usize];
+            if g.flags & SACKED != 0 {
+                if cnt + 1 > limit {
+                    break;
+                }
+                cnt += 1;
+            } else if g.flags & LOST == 0 {
+                g.flags |= LOST;
+                self.lost += g.len as u64;
+                marked = true;
+            }
+            i += 1;
+        }
+        self.lost_hint = i;
+        self.lost_hint_cnt = cnt;
+        marked
+    }
+
+    /// RTO: every un-SACKed segment is lost and no retransmission is in flight any more
+    /// (Linux `tcp_enter_loss`). SACK information is kept.
+    pub fn enter_loss(&mut self) {
+        for g in self.segs.iter_mut() {
+            if g.flags & SACKED == 0 {
+                g.flags = (g.flags | LOST) & !RETRANS;
+            }
+        }
+        self.lost = self.out - self.sacked;
+        self.retrans = 0;
+        self.lost_hint = self.base + self.segs.len() as u64;
+        self.lost_hint_cnt = self.sacked_segs;
+        self.retrans_hint = self.base;
+    }
+
+    /// RFC 6675 NextSeg() rule 1: the first lost, un-SACKed segment not yet retransmitted.
+    /// Returns its position in the queue.
+    pub fn next_retransmit(&mut self) -> Option<usize> {
+        let end = self.base + self.segs.len() as u64;
+        let mut i = self.retrans_hint.max(self.base);
+        while i < end {
+            let g = &self.segs[(i - self.base) as usize];
+            if g.flags & SACKED != 0 || g.flags & RETRANS != 0 {
+                i += 1;
+                continue;
+            }
+            self.retrans_hint = i;
+            return (g.flags & LOST != 0).then_some((i - self.base) as usize);
+        }
+        self.retrans_hint = end;
+        None
+    }
+
+    /// Records the retransmission of the segment at `pos`.
+    pub fn mark_retransmitted(&mut self, pos: usize, now: Time) -> SentSeg {
+        let g = &mut self.segs[pos];
+        debug_assert!(g.flags & LOST != 0 && g.flags & (RETRANS | SACKED) == 0);
+        g.flags |= RETRANS | EVER_RETRANS;
+        g.sent_at = now;
+        self.retrans += g.len as u64;
+        let abs = self.base + pos as u64;
+        if self.retrans_hint == abs {
+            self.retrans_hint += 1;
+        }
+        *g
+    }
+
+    /// Re-sends the head (zero-window probe or RTO of a lone segment) without loss marking.
+    pub fn head_mut(&mut self) -> Option<&mut SentSeg> {
+        self.segs.front_mut()
+    }
+
+    /// Internal consistency of the counters (used by tests and the end-of-run checks).
+    pub fn check(&self) -> Result<(), String> {
+        let (mut out, mut sacked, mut lost, mut retrans, mut ns) = (0, 0, 0, 0, 0);
+        for g in &self.segs {
+            let l = g.len as u64;
+            out += l;
+            if g.has(SACKED) {
+                sacked += l;
+                ns += 1;
+            } else if g.has(LOST) {
+                lost += l;
+                if g.has(RETRANS) {
+                    retrans += l;
+                }
+            }
+        }
+        if (out, sacked, lost, retrans, ns) != (self.out, self.sacked, self.lost, self.retrans, self.sacked_segs) {
+            return Err(format!(
+                "scoreboard counters (out {}, sacked {}, lost {}, retrans {}, sacked segs {}) differ from its segments ({out}, {sacked}, {lost}, {retrans}, {ns})",
+                self.out, self.sacked, self.lost, self.retrans, self.sacked_segs
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::default();
+        for i in 0..n {
+            b.push(SentSeg { seq: Seq(i * 100), len: 100, flags: 0, dsn: Dsn(i * 100), sent_at: Time(i) });
+        }
+        b
+    }
+
+    #[test]
+    fn three_sacked_segments_above_a_hole_mark_it_lost() {
+        let mut b = board(10);
+        // Segment 0 lost; 1 and 2 SACKed: not yet lost (only 2 above).
+        b.sack(&[(Seq(100), Seq(300))], Seq(0), Time(100));
+        assert!(!b.mark_lost(3));
+        assert_eq!(b.in_flight(), 800);
+        b.sack(&[(Seq(100), Seq(400))], Seq(0), Time(100));
+        assert!(b.mark_lost(3));
+        assert_eq!(b.lost_bytes(), 100);
+        assert_eq!(b.in_flight(), 1000 - 300 - 100);
+        assert_eq!(b.next_retransmit(), Some(0));
+        b.mark_retransmitted(0, Time(200));
+        assert_eq!(b.in_flight(), 700);
+        assert_eq!(b.next_retransmit(), None);
+        b.check().unwrap();
+    }
+
+    #[test]
+    fn several_holes_are_all_marked_and_repaired_in_order() {
+        let mut b = board(10);
+        // Holes at 0, 2, 4; everything else SACKed.
+        b.sack(&[(Seq(500), Seq(1000)), (Seq(300), Seq(400)), (Seq(100), Seq(200))], Seq(0), Time(50));
+        b.mark_lost(3);
+        let mut order = Vec::new();
+        while let Some(p) = b.next_retransmit() {
+            order.push(b.mark_retransmitted(p, Time(60)).seq.0);
+        }
+        assert_eq!(order, vec![0, 200, 400]);
+        let a = b.ack(Seq(1000), Time(70));
+        assert_eq!(a.bytes, 1000);
+        assert!(a.had_retrans && a.rtt.is_none());
+        assert!(b.is_empty());
+        assert_eq!(b.in_flight(), 0);
+        b.check().unwrap();
+    }
+
+    #[test]
+    fn repeated_sack_blocks_are_not_reprocessed() {
+        let mut b = board(10);
+        let (n1, _) = b.sack(&[(Seq(100), Seq(500))], Seq(0), Time(10));
+        let (n2, _) = b.sack(&[(Seq(100), Seq(600))], Seq(0), Time(11));
+        assert_eq!((n1, n2), (400, 100));
+        b.check().unwrap();
+    }
+
+    #[test]
+    fn rto_marks_everything_unsacked_lost() {
+        let mut b = board(5);
+        b.sack(&[(Seq(300), Seq(400))], Seq(0), Time(10));
+        b.enter_loss();
+        assert_eq!(b.lost_bytes(), 400);
+        assert_eq!(b.in_flight(), 0);
+        let mut order = Vec::new();
+        while let Some(p) = b.next_retransmit() {
+            order.push(b.mark_retransmitted(p, Time(20)).seq.0);
+        }
+        assert_eq!(order, vec![0, 100, 200, 400]);
+        b.check().unwrap();
+    }
+}

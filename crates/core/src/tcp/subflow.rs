@@ -1,0 +1,329 @@
+//! One TCP subflow (or a whole single-path TCP connection): sender and receiver mechanics.
+//!
+//! Sans-IO: methods take `now` and inputs and return what happened; the connection level
+//! (`mptcp::connection`) builds packets and owns the handshake. Mechanics implemented here:
+//! - sending: IW, cwnd in bytes, RFC 6675 pipe (`Scoreboard::in_flight`) gating;
+//! - ACK processing: cumulative and SACK, RFC 6675 loss marking, Linux congestion states
+//!   `Open / Disorder / Recovery / Loss` (one window reduction per recovery episode, exit at
+//!   the recovery point), cwnd-limited gate before the congestion controller is told;
+//! - RTO (RFC 6298, Linux constants, exponential backoff, Karn's rule): cwnd to 1 SMSS,
+//!   ssthresh reduced once per loss episode, every un-SACKed segment marked lost and
+//!   retransmitted from snd_una;
+//! - idle restart (Linux `tcp_cwnd_restart`, RFC 2861): when data is sent with nothing in
+//!   flight after more than one RTO of silence, cwnd is halved per elapsed RTO down to
+//!   min(cwnd, IW) and ssthresh raised to at least 3/4 of the old cwnd.
+
+use crate::cc::{CongestionControl, PeerView, Window};
+use crate::config::SlowStart;
+use crate::tcp::receiver::SubflowReceiver;
+use crate::tcp::rtt::RttEstimator;
+use crate::tcp::scoreboard::{Scoreboard, SentSeg, EVER_RETRANS};
+use crate::units::{Dsn, Dur, Seq, Time};
+
+/// Per-subflow TCP parameters (resolved from the scenario).
+#[derive(Clone, Debug)]
+pub struct TcpParams {
+    /// Sender MSS: payload bytes of a full data segment on this subflow.
+    pub smss: u64,
+    pub iw: u64,
+    pub slow_start: SlowStart,
+    /// Delayed-ACK ratio b.
+    pub b: u64,
+    pub delack_timeout: Dur,
+    pub idle_restart: bool,
+    pub dupthresh: u64,
+    pub rto_initial: Dur,
+    pub rto_min: Dur,
+    pub rto_max: Dur,
+}
+
+/// Connection-setup state of the subflow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Client: SYN sent.
+    SynSent,
+    /// Server: SYN received, SYN/ACK sent.
+    SynRcvd,
+    /// Client of an MP_JOIN: third ACK sent, waiting for the fourth before sending data.
+    PreEstablished,
+    Established,
+}
+
+/// Linux congestion states (`tcp_ca_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    Open,
+    /// SACKs seen, nothing marked lost yet.
+    Disorder,
+    /// Fast recovery (RFC 6675) until snd_una reaches `high_seq`.
+    Recovery,
+    /// After an RTO until snd_una reaches `high_seq`.
+    Loss,
+}
+
+/// MIB-style counters of one subflow.
+#[derive(Clone, Debug, Default)]
+pub struct SubflowStats {
+    pub bytes_sent: u64,
+    pub bytes_acked: u64,
+    pub segments_sent: u64,
+    pub retrans_segments: u64,
+    pub rtos: u64,
+    pub recoveries: u64,
+    pub idle_restarts: u64,
+    pub syn_retransmits: u64,
+    pub established_at: Option<Time>,
+    pub first_data_at: Option<Time>,
+    /// Connection-level bytes first delivered through this subflow (total / after warm-up).
+    pub data_bytes_received: u64,
+    pub data_bytes_after_warmup: u64,
+    /// End of the highest data sequence mapped onto this subflow.
+    pub dsn_sent_end: u64,
+}
+
+/// What an ACK did on the sending side.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckOutcome {
+    pub acked_bytes: u64,
+    pub entered_recovery: bool,
+}
+
+pub struct Subflow {
+    pub idx: u8,
+    /// Index of the path (in the scenario) the subflow runs over.
+    pub path: usize,
+    pub backup: bool,
+    pub state: State,
+    pub p: TcpParams,
+    // --- sender ---
+    pub snd_una: Seq,
+    pub snd_nxt: Seq,
+    pub sb: Scoreboard,
+    pub w: Window,
+    pub ca: CaState,
+    /// Recovery point (RFC 6675 RecoveryPoint / Linux high_seq).
+    pub high_seq: Seq,
+    pub rtt: RttEstimator,
+    pub rto_at: Option<Time>,
+    /// Last transmission of data (Linux `lsndtime`).
+    pub lsndtime: Time,
+    round_end: Seq,
+    round_max_in_flight: u64,
+    prev_round_max_in_flight: u64,
+    // --- handshake ---
+    /// Handshake retransmission timer (SYN, SYN/ACK, MP_JOIN third ACK).
+    pub hs_at: Option<Time>,
+    pub hs_sent_at: Time,
+    pub hs_retransmitted: bool,
+    pub hs_backoff: u32,
+    // --- receiver ---
+    pub rcv: SubflowReceiver,
+    pub delack_at: Option<Time>,
+    pub stats: SubflowStats,
+}
+
+impl Subflow {
+    pub fn new(idx: u8, path: usize, backup: bool, state: State, p: TcpParams) -> Subflow {
+        let w = Window::new(p.iw, p.smss, p.slow_start);
+        let rtt = RttEstimator::new(p.rto_initial, p.rto_min, p.rto_max);
+        Subflow {
+            idx,
+            path,
+            backup,
+            state,
+            p,
+            snd_una: Seq(0),
+            snd_nxt: Seq(0),
+            sb: Scoreboard::default(),
+            w,
+            ca: CaState::Open,
+            high_seq: Seq(0),
+            rtt,
+            rto_at: None,
+            lsndtime: Time::ZERO,
+            round_end: Seq(0),
+            round_max_in_flight: 0,
+            prev_round_max_in_flight: 0,
+            hs_at: None,
+            hs_sent_at: Time::ZERO,
+            hs_retransmitted: false,
+            hs_backoff: 0,
+            rcv: SubflowReceiver::default(),
+            delack_at: None,
+            stats: SubflowStats::default(),
+        }
+    }
+
+    pub fn established(&self) -> bool {
+        self.state == State::Established
+    }
+
+    /// The read-only view congestion controllers and schedulers get.
+    pub fn view(&self) -> PeerView {
+        PeerView { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, smss: self.w.smss, srtt: self.rtt.srtt(), usable: self.established() }
+    }
+
+    /// Room in the congestion window for one more full segment.
+    pub fn has_room(&self) -> bool {
+        self.established() && self.sb.in_flight() + self.w.smss <= self.w.cwnd
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: slow start while cwnd < 2 × the largest flight of the
+    /// last round; afterwards only if the window was actually filled.
+    fn cwnd_limited(&self) -> bool {
+        let m = self.round_max_in_flight.max(self.prev_round_max_in_flight);
+        if self.w.in_slow_start() {
+            self.w.cwnd < 2 * m
+        } else {
+            m + self.w.smss > self.w.cwnd
+        }
+    }
+
+    /// RFC 2861 / Linux `tcp_cwnd_restart`, checked before sending data.
+    pub fn maybe_idle_restart(&mut self, now: Time) {
+        if !self.p.idle_restart || !self.sb.is_empty() || self.stats.segments_sent == 0 {
+            return;
+        }
+        let rto = self.rtt.rto();
+        let idle = now.since(self.lsndtime);
+        if idle <= rto {
+            return;
+        }
+        let restart = (self.p.iw * self.w.smss).min(self.w.cwnd);
+        self.w.ssthresh = self.w.ssthresh.max(self.w.cwnd / 4 * 3);
+        let mut cwnd = self.w.cwnd;
+        let mut delta = idle.0 as i128;
+        loop {
+            delta -= rto.0 as i128;
+            if delta <= 0 || cwnd <= restart {
+                break;
+            }
+            cwnd /= 2;
+        }
+        self.w.cwnd = cwnd.max(restart);
+        self.w.cnt = 0;
+        self.stats.idle_restarts += 1;
+    }
+
+    /// Records the transmission of new data `[snd_nxt, snd_nxt + len)` mapped to `dsn`.
+    pub fn send_new(&mut self, now: Time, len: u64, dsn: Dsn) -> SentSeg {
+        let seg = SentSeg { seq: self.snd_nxt, len: len as u32, flags: 0, dsn, sent_at: now };
+        self.sb.push(seg);
+        self.snd_nxt += len;
+        self.stats.dsn_sent_end = self.stats.dsn_sent_end.max(dsn.0 + len);
+        self.note_sent(now, len);
+        seg
+    }
+
+    fn note_sent(&mut self, now: Time, len: u64) {
+        self.stats.bytes_sent += len;
+        self.stats.segments_sent += 1;
+        self.lsndtime = now;
+        self.round_max_in_flight = self.round_max_in_flight.max(self.sb.in_flight());
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// RFC 6675 NextSeg() rule 1 within the window: the next lost segment to retransmit.
+    pub fn retransmit_next(&mut self, now: Time, force: bool) -> Option<SentSeg> {
+        if !force && self.sb.in_flight() + self.w.smss > self.w.cwnd {
+            return None;
+        }
+        let pos = self.sb.next_retransmit()?;
+        let seg = self.sb.mark_retransmitted(pos, now);
+        self.stats.retrans_segments += 1;
+        self.note_sent(now, seg.len as u64);
+        Some(seg)
+    }
+
+    /// Processes the subflow part of an ACK: cumulative ACK, SACK blocks, loss detection,
+    /// congestion state, congestion control and the retransmission timer.
+    pub fn on_ack(&mut self, now: Time, ack: Seq, sack: &[(Seq, Seq)], cc: &mut dyn CongestionControl, peers: &[PeerView]) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        if ack > self.snd_nxt || self.state != State::Established {
+            return out;
+        }
+        let mut rtt = None;
+        if ack > self.snd_una {
+            let a = self.sb.ack(ack, now);
+            self.snd_una = ack;
+            out.acked_bytes = a.bytes;
+            self.stats.bytes_acked += a.bytes;
+            rtt = a.rtt;
+        }
+        if !sack.is_empty() {
+            let (_, srtt) = self.sb.sack(sack, self.snd_una, now);
+            rtt = rtt.or(srtt);
+        }
+        if let Some(r) = rtt {
+            self.rtt.on_sample(r);
+            self.rtt.backoff = 0;
+        }
+        if self.snd_una >= self.round_end {
+            self.prev_round_max_in_flight = self.round_max_in_flight;
+            self.round_max_in_flight = self.sb.in_flight();
+            self.round_end = self.snd_nxt;
+        }
+        // Congestion state machine.
+        if matches!(self.ca, CaState::Recovery | CaState::Loss) && self.snd_una >= self.high_seq {
+            if self.ca == CaState::Recovery {
+                self.w.cwnd = self.w.ssthresh.max(self.w.smss);
+            }
+            self.ca = CaState::Open;
+        }
+        self.sb.mark_lost(self.p.dupthresh);
+        match self.ca {
+            CaState::Open | CaState::Disorder if self.sb.lost_bytes() > 0 => {
+                self.high_seq = self.snd_nxt;
+                self.w.ssthresh = cc.ssthresh(self.idx as usize, &self.w, peers);
+                self.w.cwnd = self.w.ssthresh;
+                self.w.cnt = 0;
+                self.ca = CaState::Recovery;
+                self.stats.recoveries += 1;
+                out.entered_recovery = true;
+            }
+            CaState::Open if self.sb.sacked_bytes() > 0 => self.ca = CaState::Disorder,
+            CaState::Disorder if self.sb.sacked_bytes() == 0 => self.ca = CaState::Open,
+            _ => {}
+        }
+        if out.acked_bytes > 0 && self.ca != CaState::Recovery && self.cwnd_limited() {
+            cc.on_ack(self.idx as usize, out.acked_bytes, &mut self.w, peers);
+        }
+        // RFC 6298 (5.2)/(5.3).
+        if self.sb.is_empty() {
+            self.rto_at = None;
+        } else if out.acked_bytes > 0 {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+        out
+    }
+
+    /// The retransmission timer fired with data outstanding: Linux `tcp_enter_loss`.
+    /// Returns true if this starts a new loss episode (the caller reinjects at MPTCP level).
+    pub fn on_rto(&mut self, now: Time, cc: &mut dyn CongestionControl, peers: &[PeerView]) -> bool {
+        let new_episode = self.ca != CaState::Loss;
+        if new_episode {
+            self.w.ssthresh = cc.ssthresh(self.idx as usize, &self.w, peers);
+        }
+        self.w.cwnd = self.w.smss;
+        self.w.cnt = 0;
+        self.sb.enter_loss();
+        self.ca = CaState::Loss;
+        self.high_seq = self.snd_nxt;
+        self.stats.rtos += 1;
+        self.rtt.backoff += 1;
+        self.rto_at = Some(now + self.rtt.rto());
+        new_episode
+    }
+
+    /// Un-SACKed, outstanding segments (for reinjection on another subflow).
+    pub fn unsacked_segments(&self) -> impl Iterator<Item = &SentSeg> {
+        self.sb.iter().filter(|s| s.flags & crate::tcp::scoreboard::SACKED == 0)
+    }
+
+    /// Whether the head segment was ever retransmitted (diagnostics).
+    pub fn head_retransmitted(&self) -> bool {
+        self.sb.front().is_some_and(|s| s.flags & EVER_RETRANS != 0)
+    }
+}
