@@ -182,6 +182,9 @@ pub struct PathCfg {
     /// Bernoulli loss probability per packet.
     #[serde(default)]
     pub loss: Prob,
+    /// Explicit drops: ordinals (1 = first) of packets offered to the link that are lost.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop: Vec<u64>,
     #[serde(default)]
     pub up: LinkOverride,
     #[serde(default)]
@@ -200,6 +203,8 @@ pub struct LinkOverride {
     pub queue: Option<QueueLimit>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<Prob>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop: Option<Vec<u64>>,
 }
 
 /// The fully resolved parameters of one unidirectional link.
@@ -209,6 +214,8 @@ pub struct LinkParams {
     pub delay: Dur,
     pub queue: QueueLimit,
     pub loss: f64,
+    /// Packet ordinals (1-based) dropped on purpose, sorted.
+    pub drop: Vec<u64>,
 }
 
 impl PathCfg {
@@ -226,6 +233,12 @@ impl PathCfg {
             delay: o.delay.unwrap_or(self.delay),
             queue: o.queue.unwrap_or(self.queue),
             loss: o.loss.unwrap_or(self.loss).0,
+            drop: {
+                let mut d = o.drop.clone().unwrap_or_else(|| self.drop.clone());
+                d.sort_unstable();
+                d.dedup();
+                d
+            },
         }
     }
 }
@@ -259,6 +272,14 @@ pub enum AppCfg {
     },
     /// Transfers `size` bytes, then the connection is done.
     Download { size: ByteSize },
+    /// Writes `size` bytes every `period` (first at the start), `count` times (default:
+    /// until the end): request/response or video-chunk traffic with idle gaps.
+    Periodic {
+        size: ByteSize,
+        period: Dur,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        count: Option<u64>,
+    },
 }
 
 /// Congestion control algorithms (one file each under `cc/`).
@@ -428,7 +449,9 @@ fn d_rcvbuf() -> ByteSize {
 pub struct ConnCfg {
     pub name: String,
     pub kind: ConnKind,
-    /// Paths used, by name; the first carries the initial (MP_CAPABLE) subflow.
+    /// Paths used, by name; the first carries the initial (MP_CAPABLE) subflow. A path may
+    /// appear more than once: several subflows over the same path with different ports
+    /// (like Linux's `ndiffports` path manager).
     pub paths: Vec<String>,
     /// Paths whose subflows are backups (used only when no regular subflow is usable).
     #[serde(default)]
@@ -619,11 +642,6 @@ impl Scenario {
                     return Err(ConfigError::new(at(&key), format!("no path named `{p}`; defined paths: {}{hint}", names.join(", "))));
                 }
             }
-            for (j, p) in c.paths.iter().enumerate() {
-                if c.paths[..j].contains(p) {
-                    return Err(ConfigError::new(at(&format!("paths[{j}]")), format!("path `{p}` listed twice")));
-                }
-            }
             for (j, b) in c.backup.iter().enumerate() {
                 if !c.paths.contains(b) {
                     return Err(ConfigError::new(at(&format!("backup[{j}]")), format!("`{b}` is not one of this connection's paths ({})", c.paths.join(", "))));
@@ -640,10 +658,22 @@ impl Scenario {
             if c.start >= self.duration {
                 return Err(ConfigError::new(at("start"), format!("{} is not before the end of the run ({})", c.start, self.duration)));
             }
-            if let AppCfg::Download { size } = c.app {
-                if size.0 == 0 {
+            match c.app {
+                AppCfg::Download { size } if size.0 == 0 => {
                     return Err(ConfigError::new(at("app.size"), "a download needs at least one byte"));
                 }
+                AppCfg::Periodic { size, period, count } => {
+                    if size.0 == 0 {
+                        return Err(ConfigError::new(at("app.size"), "each period needs at least one byte"));
+                    }
+                    if period == Dur::ZERO {
+                        return Err(ConfigError::new(at("app.period"), "must be > 0"));
+                    }
+                    if count == Some(0) {
+                        return Err(ConfigError::new(at("app.count"), "must be >= 1"));
+                    }
+                }
+                _ => {}
             }
             let t = &c.tcp;
             if !(64..=65_495).contains(&t.mss) {

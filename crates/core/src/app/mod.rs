@@ -1,7 +1,7 @@
 //! Applications: what the sending side wants to write and when it is finished.
 
 use crate::config::AppCfg;
-use crate::units::Time;
+use crate::units::{Dur, Time};
 
 /// The sending application of a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -10,6 +10,8 @@ pub enum App {
     Bulk { stop: Option<Time> },
     /// Writes exactly `size` bytes.
     Download { size: u64 },
+    /// Writes `size` bytes at `start + k·period`, k = 0..count.
+    Periodic { size: u64, period: Dur, start: Time, count: Option<u64> },
 }
 
 impl App {
@@ -17,6 +19,7 @@ impl App {
         match cfg {
             AppCfg::Bulk { stop } => App::Bulk { stop: stop.map(|d| start + d) },
             AppCfg::Download { size } => App::Download { size: size.0 },
+            AppCfg::Periodic { size, period, count } => App::Periodic { size: size.0, period: *period, start, count: *count },
         }
     }
 
@@ -31,6 +34,26 @@ impl App {
                 }
             }
             App::Download { size } => size - written.min(size),
+            App::Periodic { size, period, start, count } => {
+                let k = now.since(start).0 / period.0 + 1;
+                let k = count.map_or(k, |c| k.min(c));
+                (k * size).saturating_sub(written)
+            }
+        }
+    }
+
+    /// When the application next wants to write, if that is later than `now`.
+    pub fn next_write(&self, now: Time) -> Option<Time> {
+        match *self {
+            App::Periodic { period, start, count, .. } => {
+                let k = now.since(start).0 / period.0 + 1;
+                if count.is_some_and(|c| k >= c) {
+                    None
+                } else {
+                    Some(start + period.mul(k))
+                }
+            }
+            _ => None,
         }
     }
 
@@ -38,7 +61,8 @@ impl App {
     pub fn size(&self) -> Option<u64> {
         match *self {
             App::Download { size } => Some(size),
-            App::Bulk { .. } => None,
+            App::Periodic { size, count: Some(c), .. } => Some(size * c),
+            _ => None,
         }
     }
 }

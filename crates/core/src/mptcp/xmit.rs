@@ -100,8 +100,14 @@ impl Endpoint {
     }
 
     /// The earliest pending timer.
-    pub fn poll_timeout(&self) -> Option<Time> {
+    pub fn poll_timeout(&self, now: Time) -> Option<Time> {
         let mut t = self.persist_at;
+        if self.is_sender && self.app_started {
+            t = match (t, self.snd.app.next_write(now)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
         for s in self.subflows.iter().flatten() {
             for d in [s.hs_at, s.delack_at, s.rto_at].into_iter().flatten() {
                 t = Some(t.map_or(d, |x| x.min(d)));

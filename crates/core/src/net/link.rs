@@ -52,6 +52,8 @@ pub struct Link {
     /// Accepted packets with their arrival time at the far end (non-decreasing).
     pipe: VecDeque<(Time, Packet)>,
     loss_rng: Rng,
+    /// Next entry of `params.drop` to apply.
+    drop_next: usize,
     pub stats: LinkStats,
 }
 
@@ -66,6 +68,7 @@ impl Link {
             waiting_bytes: 0,
             pipe: VecDeque::new(),
             loss_rng,
+            drop_next: 0,
             stats: LinkStats::default(),
         }
     }
@@ -111,7 +114,11 @@ impl Link {
             self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.waiting.len() as u64);
             self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.waiting_bytes);
         }
-        if self.loss_rng.bernoulli(self.params.loss) {
+        let listed = self.params.drop.get(self.drop_next) == Some(&self.stats.arrived);
+        if listed {
+            self.drop_next += 1;
+        }
+        if listed || self.loss_rng.bernoulli(self.params.loss) {
             self.stats.loss_drops += 1;
             return Offer::Lost;
         }
@@ -198,9 +205,13 @@ mod tests {
         }
     }
 
-    fn link(limit: QueueLimit) -> Link {
+    fn link_dropping(limit: QueueLimit, drop: Vec<u64>) -> Link {
         // 12 Mbit/s: a 1500 B packet takes exactly 1 ms; 10 ms propagation.
-        Link::new("l".into(), LinkParams { rate: Rate(12_000_000), delay: Dur::from_ms(10), queue: limit, loss: 0.0 }, 1)
+        Link::new("l".into(), LinkParams { rate: Rate(12_000_000), delay: Dur::from_ms(10), queue: limit, loss: 0.0, drop }, 1)
+    }
+
+    fn link(limit: QueueLimit) -> Link {
+        link_dropping(limit, Vec::new())
     }
 
     #[test]
@@ -225,6 +236,18 @@ mod tests {
         assert!(matches!(l.offer(Time(1_000_000), pkt(1500)), Offer::Accepted(_)));
         assert_eq!(l.offer(Time(1_000_000), pkt(1500)), Offer::QueueDrop);
         assert_eq!(l.stats.max_queue_packets, 2);
+        l.check_conservation().unwrap();
+    }
+
+    #[test]
+    fn listed_packets_are_dropped_after_using_the_wire() {
+        let mut l = link_dropping(QueueLimit(Amount::Packets(10)), vec![2]);
+        assert!(matches!(l.offer(Time::ZERO, pkt(1500)), Offer::Accepted(_)));
+        assert_eq!(l.offer(Time::ZERO, pkt(1500)), Offer::Lost);
+        // The third packet still waits for the lost one's serialisation: arrives at 3 ms + 10 ms.
+        assert_eq!(l.offer(Time::ZERO, pkt(1500)), Offer::Accepted(None));
+        l.pop_arrived(Time(11_000_000)).unwrap();
+        assert_eq!(l.next_arrival(), Some(Time(13_000_000)));
         l.check_conservation().unwrap();
     }
 

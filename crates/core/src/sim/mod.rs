@@ -35,7 +35,7 @@ pub struct Simulation {
     link_series: Vec<[u32; LINK_METRICS.len()]>,
 }
 
-const SF_METRICS: [&str; 6] = ["cwnd_bytes", "ssthresh_bytes", "srtt_s", "in_flight_bytes", "dsn_sent_bytes", "rto_s"];
+const SF_METRICS: [&str; 7] = ["cwnd_bytes", "ssthresh_bytes", "srtt_s", "in_flight_bytes", "dsn_sent_bytes", "rto_s", "retransmitted_segments"];
 const CONN_METRICS: [&str; 4] = ["data_acked_bytes", "delivered_bytes", "rcv_ooo_bytes", "alpha"];
 const LINK_METRICS: [&str; 2] = ["queue_packets", "queue_bytes"];
 
@@ -204,7 +204,7 @@ impl Simulation {
             self.inject(p);
         }
         self.out = out;
-        if let Some(t) = self.eps[c][s].poll_timeout() {
+        if let Some(t) = self.eps[c][s].poll_timeout(self.now) {
             let t = t.max(self.now);
             if self.ep_wake[c][s].is_none_or(|w| t < w) {
                 self.ep_wake[c][s] = Some(t);
@@ -250,6 +250,7 @@ impl Simulation {
                 push(&mut self.ts, ids[3], s.sb.in_flight() as f64);
                 push(&mut self.ts, ids[4], s.stats.dsn_sent_end as f64);
                 push(&mut self.ts, ids[5], s.rtt.rto().secs_f64());
+                push(&mut self.ts, ids[6], s.stats.retrans_segments as f64);
             }
             let ids = self.conn_series[c];
             push(&mut self.ts, ids[0], snd.snd.data_una.0 as f64);
