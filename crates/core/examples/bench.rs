@@ -19,8 +19,18 @@ use mptcplab_core::Scenario;
 
 const VARIANTS: &[(&str, &str, &str, &str)] = &[
     // name, fast queue, slow queue, description
-    ("base", "400 packets", "25 packets", "1 x BDP queues (fast 400 pkt = 600 KB, slow 25 pkt = 37.5 KB)"),
-    ("bloat", "120MB", "500KB", "2 s queues (fast 120 MB, slow 500 KB)"),
+    (
+        "base",
+        "400 packets",
+        "25 packets",
+        "1 x BDP queues (fast 400 pkt = 600 KB, slow 25 pkt = 37.5 KB)",
+    ),
+    (
+        "bloat",
+        "120MB",
+        "500KB",
+        "2 s queues (fast 120 MB, slow 500 KB)",
+    ),
 ];
 
 fn scenario(fast_q: &str, slow_q: &str, secs: f64) -> Scenario {
@@ -83,12 +93,22 @@ fn median(v: &mut [f64]) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let which = args.first().map(String::as_str).unwrap_or("all");
-    let reps: usize = args.get(1).map_or(5, |s| s.parse().expect("REPS must be a positive integer"));
-    let secs: f64 = args.get(2).map_or(60.0, |s| s.parse().expect("SECONDS must be a number"));
+    let reps: usize = args
+        .get(1)
+        .map_or(5, |s| s.parse().expect("REPS must be a positive integer"));
+    let secs: f64 = args
+        .get(2)
+        .map_or(60.0, |s| s.parse().expect("SECONDS must be a number"));
     assert!(reps >= 1, "REPS must be >= 1");
-    let selected: Vec<_> = VARIANTS.iter().filter(|v| which == "all" || which == v.0).collect();
+    let selected: Vec<_> = VARIANTS
+        .iter()
+        .filter(|v| which == "all" || which == v.0)
+        .collect();
     if selected.is_empty() {
-        eprintln!("unknown variant `{which}`; choose one of: all, {}", VARIANTS.iter().map(|v| v.0).collect::<Vec<_>>().join(", "));
+        eprintln!(
+            "unknown variant `{which}`; choose one of: all, {}",
+            VARIANTS.iter().map(|v| v.0).collect::<Vec<_>>().join(", ")
+        );
         std::process::exit(2);
     }
     if cfg!(debug_assertions) {
@@ -104,7 +124,17 @@ fn main() {
         println!("variant `{name}`: {desc}");
         println!(
             "{:>4} {:>8} {:>12} {:>12} {:>8} {:>10} {:>8} {:>11} {:>11} {:>9} {:>9}",
-            "rep", "wall s", "data pkts", "events", "Mpkt/s", "Mevents/s", "ns/pkt", "fast Mbit/s", "slow Mbit/s", "drops", "rto"
+            "rep",
+            "wall s",
+            "data pkts",
+            "events",
+            "Mpkt/s",
+            "Mevents/s",
+            "ns/pkt",
+            "fast Mbit/s",
+            "slow Mbit/s",
+            "drops",
+            "rto"
         );
         let mut runs = Vec::new();
         for r in 0..reps {
@@ -131,7 +161,11 @@ fn main() {
             );
             if r == 0 {
                 let c = s.connection("mp");
-                let mq: Vec<String> = s.links.iter().map(|l| format!("{} {} pkt", l.name, l.max_queue_packets)).collect();
+                let mq: Vec<String> = s
+                    .links
+                    .iter()
+                    .map(|l| format!("{} {} pkt", l.name, l.max_queue_packets))
+                    .collect();
                 println!(
                     "     sanity: connection goodput {:.2} Mbit/s; rwnd-limited {:.3} s, sndbuf-limited {:.3} s; max queue: {}",
                     c.goodput_bps / 1e6,
@@ -140,7 +174,11 @@ fn main() {
                     mq.join(", ")
                 );
             }
-            runs.push(Rep { wall, packets: s.data_packets, events: s.events });
+            runs.push(Rep {
+                wall,
+                packets: s.data_packets,
+                events: s.events,
+            });
         }
         let hwm = vm_hwm_kib();
         let mut walls: Vec<f64> = runs.iter().map(|r| r.wall).collect();
@@ -164,7 +202,11 @@ fn main() {
             Some(k) => println!(
                 "     peak RSS (VmHWM) {:.1} MiB{}",
                 k as f64 / 1024.0,
-                if hwm_reset { "" } else { " (cumulative: could not reset the counter)" }
+                if hwm_reset {
+                    ""
+                } else {
+                    " (cumulative: could not reset the counter)"
+                }
             ),
             None => println!("     peak RSS: unavailable (no /proc/self/status)"),
         }
@@ -174,7 +216,11 @@ fn main() {
     if summaries.len() > 1 {
         let base = summaries[0].1;
         for (name, ns, mpps) in &summaries {
-            println!("{name:>6}: {ns:.1} ns/data packet, {mpps:.3} Mpkt/s (median), {:+.1} % vs {}", (ns / base - 1.0) * 100.0, summaries[0].0);
+            println!(
+                "{name:>6}: {ns:.1} ns/data packet, {mpps:.3} Mpkt/s (median), {:+.1} % vs {}",
+                (ns / base - 1.0) * 100.0,
+                summaries[0].0
+            );
         }
     }
 }

@@ -26,7 +26,10 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        ConfigError { path: path.into(), message: message.into() }
+        ConfigError {
+            path: path.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -84,7 +87,11 @@ unit_serde!(
     Dur,
     units::parse_dur,
     "a duration such as \"10ms\" or \"2s\" (a plain number is seconds)",
-    |v: f64| if v >= 0.0 && v.is_finite() { Ok(Dur::from_secs_f64(v)) } else { Err(format!("{v} must be a non-negative duration")) },
+    |v: f64| if v >= 0.0 && v.is_finite() {
+        Ok(Dur::from_secs_f64(v))
+    } else {
+        Err(format!("{v} must be a non-negative duration"))
+    },
     |d: &Dur| d.to_string()
 );
 
@@ -92,7 +99,11 @@ unit_serde!(
     Rate,
     units::parse_rate,
     "a bit rate such as \"8Mbit\" (a plain number is bit/s)",
-    |v: f64| if v >= 1.0 && v.is_finite() { Ok(Rate(v.round() as u64)) } else { Err(format!("{v} must be a positive rate in bit/s")) },
+    |v: f64| if v >= 1.0 && v.is_finite() {
+        Ok(Rate(v.round() as u64))
+    } else {
+        Err(format!("{v} must be a positive rate in bit/s"))
+    },
     |r: &Rate| r.to_string()
 );
 
@@ -104,7 +115,11 @@ unit_serde!(
     ByteSize,
     |s: &str| units::parse_bytes(s).map(ByteSize),
     "a size such as \"600KB\" or \"1MiB\" (a plain number is bytes)",
-    |v: f64| if v >= 0.0 && v.fract() == 0.0 { Ok(ByteSize(v as u64)) } else { Err(format!("{v} must be a whole, non-negative number of bytes")) },
+    |v: f64| if v >= 0.0 && v.fract() == 0.0 {
+        Ok(ByteSize(v as u64))
+    } else {
+        Err(format!("{v} must be a whole, non-negative number of bytes"))
+    },
     |b: &ByteSize| format!("{}B", b.0)
 );
 
@@ -116,7 +131,11 @@ unit_serde!(
     Prob,
     |s: &str| units::parse_prob(s).map(Prob),
     "a probability such as \"0.9%\" or 0.009",
-    |v: f64| if (0.0..=1.0).contains(&v) { Ok(Prob(v)) } else { Err(format!("{v} must lie between 0 and 1")) },
+    |v: f64| if (0.0..=1.0).contains(&v) {
+        Ok(Prob(v))
+    } else {
+        Err(format!("{v} must lie between 0 and 1"))
+    },
     |p: &Prob| format!("{}%", p.0 * 100.0)
 );
 
@@ -128,8 +147,15 @@ unit_serde!(
     QueueLimit,
     |s: &str| units::parse_amount(s).map(QueueLimit),
     "a queue limit such as \"100 packets\" or \"64KB\" (a plain number is packets)",
-    |v: f64| if v >= 0.0 && v.fract() == 0.0 { Ok(QueueLimit(Amount::Packets(v as u64))) } else { Err(format!("{v} must be a whole number of packets")) },
-    |q: &QueueLimit| match q.0 { Amount::Packets(p) => format!("{p} packets"), Amount::Bytes(b) => format!("{b}B") }
+    |v: f64| if v >= 0.0 && v.fract() == 0.0 {
+        Ok(QueueLimit(Amount::Packets(v as u64)))
+    } else {
+        Err(format!("{v} must be a whole number of packets"))
+    },
+    |q: &QueueLimit| match q.0 {
+        Amount::Packets(p) => format!("{p} packets"),
+        Amount::Bytes(b) => format!("{b}B"),
+    }
 );
 
 // ---------------------------------------------------------------------------------------
@@ -513,7 +539,10 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The closest allowed name to `given`, if it is close enough to be a typo.
-pub fn did_you_mean<'a>(given: &str, allowed: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    given: &str,
+    allowed: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     allowed
         .into_iter()
         .map(|a| (edit_distance(given, a), a))
@@ -524,7 +553,10 @@ pub fn did_you_mean<'a>(given: &str, allowed: impl IntoIterator<Item = &'a str>)
 
 /// Adds a "did you mean" to serde's "unknown field/variant `x`, expected one of ..." messages.
 fn improve_message(msg: &str) -> String {
-    let (Some(s), Some(e)) = (msg.find('`'), msg[msg.find('`').map_or(0, |i| i + 1)..].find('`')) else {
+    let (Some(s), Some(e)) = (
+        msg.find('`'),
+        msg[msg.find('`').map_or(0, |i| i + 1)..].find('`'),
+    ) else {
         return msg.to_string();
     };
     let given = &msg[s + 1..s + 1 + e];
@@ -534,7 +566,9 @@ fn improve_message(msg: &str) -> String {
         .filter(|(i, _)| i % 2 == 1)
         .map(|(_, t)| t)
         .collect();
-    if allowed.is_empty() || !(msg.starts_with("unknown field") || msg.starts_with("unknown variant")) {
+    if allowed.is_empty()
+        || !(msg.starts_with("unknown field") || msg.starts_with("unknown variant"))
+    {
         return msg.to_string();
     }
     match did_you_mean(given, allowed.iter().copied()) {
@@ -565,7 +599,10 @@ impl Scenario {
     pub fn from_json_str(s: &str) -> Result<Scenario, ConfigError> {
         let de = &mut serde_json::Deserializer::from_str(s);
         let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            ConfigError::new(path_string(e.path()), improve_message(&strip_position(&e.inner().to_string())))
+            ConfigError::new(
+                path_string(e.path()),
+                improve_message(&strip_position(&e.inner().to_string())),
+            )
         })?;
         sc.validate()?;
         Ok(sc)
@@ -573,8 +610,10 @@ impl Scenario {
 
     /// Parses and validates a scenario given as TOML.
     pub fn from_toml_str(s: &str) -> Result<Scenario, ConfigError> {
-        let value: toml::Value = toml::from_str(s).map_err(|e| ConfigError::new("", format!("malformed TOML: {}", e.message())))?;
-        let json = serde_json::to_string(&value).map_err(|e| ConfigError::new("", e.to_string()))?;
+        let value: toml::Value = toml::from_str(s)
+            .map_err(|e| ConfigError::new("", format!("malformed TOML: {}", e.message())))?;
+        let json =
+            serde_json::to_string(&value).map_err(|e| ConfigError::new("", e.to_string()))?;
         Scenario::from_json_str(&json)
     }
 
@@ -596,7 +635,10 @@ impl Scenario {
             return Err(ConfigError::new("paths", "at least one path is needed"));
         }
         if self.paths.len() > 64 {
-            return Err(ConfigError::new("paths", format!("{} paths given; at most 64 are supported", self.paths.len())));
+            return Err(ConfigError::new(
+                "paths",
+                format!("{} paths given; at most 64 are supported", self.paths.len()),
+            ));
         }
         for (i, p) in self.paths.iter().enumerate() {
             let at = |k: &str| format!("paths[{i}].{k}");
@@ -604,24 +646,39 @@ impl Scenario {
                 return Err(ConfigError::new(at("name"), "must not be empty"));
             }
             if self.paths[..i].iter().any(|q| q.name == p.name) {
-                return Err(ConfigError::new(at("name"), format!("`{}` is used by two paths; names must be unique", p.name)));
+                return Err(ConfigError::new(
+                    at("name"),
+                    format!("`{}` is used by two paths; names must be unique", p.name),
+                ));
             }
             for (dir, l) in [("up", p.up_link()), ("down", p.down_link())] {
                 if let Amount::Packets(0) | Amount::Bytes(0) = l.queue.0 {
-                    return Err(ConfigError::new(format!("paths[{i}].{dir}.queue"), "must hold at least one packet"));
+                    return Err(ConfigError::new(
+                        format!("paths[{i}].{dir}.queue"),
+                        "must hold at least one packet",
+                    ));
                 }
                 if let Amount::Bytes(b) = l.queue.0 {
                     if b < 64 {
-                        return Err(ConfigError::new(format!("paths[{i}].{dir}.queue"), format!("{b} B cannot hold a single packet (>= 64 B needed)")));
+                        return Err(ConfigError::new(
+                            format!("paths[{i}].{dir}.queue"),
+                            format!("{b} B cannot hold a single packet (>= 64 B needed)"),
+                        ));
                     }
                 }
                 if l.loss >= 1.0 {
-                    return Err(ConfigError::new(format!("paths[{i}].{dir}.loss"), "100% loss never delivers anything; must be < 100%"));
+                    return Err(ConfigError::new(
+                        format!("paths[{i}].{dir}.loss"),
+                        "100% loss never delivers anything; must be < 100%",
+                    ));
                 }
             }
         }
         if self.connections.is_empty() {
-            return Err(ConfigError::new("connections", "at least one connection is needed"));
+            return Err(ConfigError::new(
+                "connections",
+                "at least one connection is needed",
+            ));
         }
         let names: Vec<&str> = self.paths.iter().map(|p| p.name.as_str()).collect();
         for (i, c) in self.connections.iter().enumerate() {
@@ -630,21 +687,45 @@ impl Scenario {
                 return Err(ConfigError::new(at("name"), "must not be empty"));
             }
             if self.connections[..i].iter().any(|o| o.name == c.name) {
-                return Err(ConfigError::new(at("name"), format!("`{}` is used by two connections; names must be unique", c.name)));
+                return Err(ConfigError::new(
+                    at("name"),
+                    format!(
+                        "`{}` is used by two connections; names must be unique",
+                        c.name
+                    ),
+                ));
             }
             if c.paths.is_empty() {
                 return Err(ConfigError::new(at("paths"), "at least one path is needed"));
             }
             for (j, p) in c.paths.iter().chain(c.backup.iter()).enumerate() {
                 if !names.contains(&p.as_str()) {
-                    let key = if j < c.paths.len() { format!("paths[{j}]") } else { format!("backup[{}]", j - c.paths.len()) };
-                    let hint = did_you_mean(p, names.iter().copied()).map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default();
-                    return Err(ConfigError::new(at(&key), format!("no path named `{p}`; defined paths: {}{hint}", names.join(", "))));
+                    let key = if j < c.paths.len() {
+                        format!("paths[{j}]")
+                    } else {
+                        format!("backup[{}]", j - c.paths.len())
+                    };
+                    let hint = did_you_mean(p, names.iter().copied())
+                        .map(|s| format!(" (did you mean `{s}`?)"))
+                        .unwrap_or_default();
+                    return Err(ConfigError::new(
+                        at(&key),
+                        format!(
+                            "no path named `{p}`; defined paths: {}{hint}",
+                            names.join(", ")
+                        ),
+                    ));
                 }
             }
             for (j, b) in c.backup.iter().enumerate() {
                 if !c.paths.contains(b) {
-                    return Err(ConfigError::new(at(&format!("backup[{j}]")), format!("`{b}` is not one of this connection's paths ({})", c.paths.join(", "))));
+                    return Err(ConfigError::new(
+                        at(&format!("backup[{j}]")),
+                        format!(
+                            "`{b}` is not one of this connection's paths ({})",
+                            c.paths.join(", ")
+                        ),
+                    ));
                 }
             }
             if c.kind == ConnKind::Tcp {
@@ -656,15 +737,31 @@ impl Scenario {
                 }
             }
             if c.start >= self.duration {
-                return Err(ConfigError::new(at("start"), format!("{} is not before the end of the run ({})", c.start, self.duration)));
+                return Err(ConfigError::new(
+                    at("start"),
+                    format!(
+                        "{} is not before the end of the run ({})",
+                        c.start, self.duration
+                    ),
+                ));
             }
             match c.app {
                 AppCfg::Download { size } if size.0 == 0 => {
-                    return Err(ConfigError::new(at("app.size"), "a download needs at least one byte"));
+                    return Err(ConfigError::new(
+                        at("app.size"),
+                        "a download needs at least one byte",
+                    ));
                 }
-                AppCfg::Periodic { size, period, count } => {
+                AppCfg::Periodic {
+                    size,
+                    period,
+                    count,
+                } => {
                     if size.0 == 0 {
-                        return Err(ConfigError::new(at("app.size"), "each period needs at least one byte"));
+                        return Err(ConfigError::new(
+                            at("app.size"),
+                            "each period needs at least one byte",
+                        ));
                     }
                     if period == Dur::ZERO {
                         return Err(ConfigError::new(at("app.period"), "must be > 0"));
@@ -677,37 +774,70 @@ impl Scenario {
             }
             let t = &c.tcp;
             if !(64..=65_495).contains(&t.mss) {
-                return Err(ConfigError::new(at("tcp.mss"), format!("{} B is outside 64..=65495 B", t.mss)));
+                return Err(ConfigError::new(
+                    at("tcp.mss"),
+                    format!("{} B is outside 64..=65495 B", t.mss),
+                ));
             }
             if t.mtu < t.mss + 40 {
-                return Err(ConfigError::new(at("tcp.mtu"), format!("{} B cannot carry mss {} B plus 40 B of TCP/IP headers", t.mtu, t.mss)));
+                return Err(ConfigError::new(
+                    at("tcp.mtu"),
+                    format!(
+                        "{} B cannot carry mss {} B plus 40 B of TCP/IP headers",
+                        t.mtu, t.mss
+                    ),
+                ));
             }
             if t.iw == 0 || t.iw > 1000 {
-                return Err(ConfigError::new(at("tcp.iw"), format!("{} segments is outside 1..=1000", t.iw)));
+                return Err(ConfigError::new(
+                    at("tcp.iw"),
+                    format!("{} segments is outside 1..=1000", t.iw),
+                ));
             }
             if t.delack_segments == 0 || t.delack_segments > 64 {
-                return Err(ConfigError::new(at("tcp.delack_segments"), format!("{} is outside 1..=64", t.delack_segments)));
+                return Err(ConfigError::new(
+                    at("tcp.delack_segments"),
+                    format!("{} is outside 1..=64", t.delack_segments),
+                ));
             }
             if t.dupthresh == 0 {
                 return Err(ConfigError::new(at("tcp.dupthresh"), "must be >= 1"));
             }
             if t.rto_min == Dur::ZERO || t.rto_min > t.rto_max {
-                return Err(ConfigError::new(at("tcp.rto_min"), format!("{} must be > 0 and <= rto_max ({})", t.rto_min, t.rto_max)));
+                return Err(ConfigError::new(
+                    at("tcp.rto_min"),
+                    format!("{} must be > 0 and <= rto_max ({})", t.rto_min, t.rto_max),
+                ));
             }
             if t.rto_initial < t.rto_min || t.rto_initial > t.rto_max {
-                return Err(ConfigError::new(at("tcp.rto_initial"), format!("{} must lie between rto_min ({}) and rto_max ({})", t.rto_initial, t.rto_min, t.rto_max)));
+                return Err(ConfigError::new(
+                    at("tcp.rto_initial"),
+                    format!(
+                        "{} must lie between rto_min ({}) and rto_max ({})",
+                        t.rto_initial, t.rto_min, t.rto_max
+                    ),
+                ));
             }
             let seg = t.mss;
             if c.sndbuf.0 < seg {
-                return Err(ConfigError::new(at("sndbuf"), format!("{} B is smaller than one segment ({seg} B)", c.sndbuf.0)));
+                return Err(ConfigError::new(
+                    at("sndbuf"),
+                    format!("{} B is smaller than one segment ({seg} B)", c.sndbuf.0),
+                ));
             }
             if c.rcvbuf.0 < seg {
-                return Err(ConfigError::new(at("rcvbuf"), format!("{} B is smaller than one segment ({seg} B)", c.rcvbuf.0)));
+                return Err(ConfigError::new(
+                    at("rcvbuf"),
+                    format!("{} B is smaller than one segment ({seg} B)", c.rcvbuf.0),
+                ));
             }
         }
         if let Some(iv) = self.output.timeseries {
             if iv < Dur::from_us(100) {
-                return Err(ConfigError::new("output.timeseries", format!("{iv} is below the 100us minimum sampling interval")));
+                return Err(ConfigError::new(
+                    "output.timeseries",
+                    format!("{iv} is below the 100us minimum sampling interval"),
+                ));
             }
         }
         Ok(())
@@ -770,9 +900,15 @@ mod tests {
 
     #[test]
     fn unknown_algorithms_list_the_allowed_ones() {
-        let bad = OK.replace("app = { kind = \"bulk\" }", "app = { kind = \"bulk\" }\ncc = \"lai\"");
+        let bad = OK.replace(
+            "app = { kind = \"bulk\" }",
+            "app = { kind = \"bulk\" }\ncc = \"lai\"",
+        );
         let e = Scenario::from_toml_str(&bad).unwrap_err();
         assert_eq!(e.path, "connections[0].cc");
-        assert!(e.message.contains("`reno`") && e.message.contains("did you mean `lia`"), "{e}");
+        assert!(
+            e.message.contains("`reno`") && e.message.contains("did you mean `lia`"),
+            "{e}"
+        );
     }
 }

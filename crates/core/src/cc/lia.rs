@@ -28,7 +28,11 @@ pub struct Lia {
 
 impl Lia {
     pub fn new(update: AlphaUpdate) -> Lia {
-        Lia { alpha: 1.0, update, forced: true }
+        Lia {
+            alpha: 1.0,
+            update,
+            forced: true,
+        }
     }
 
     /// RFC 6356 α over the usable subflows (1 when fewer than two can send).
@@ -158,7 +162,10 @@ mod tests {
             let mut lia = Lia::new(AlphaUpdate::PerAck);
             let inc = increase_per_ack(&mut lia, 0, &peers, 4000);
             let want = 1.0 / (1.0 + 2.0 / gamma).powi(2) / w1 as f64;
-            assert!((inc - want).abs() < 0.02 * want + 0.0005, "γ={gamma}: {inc} vs {want}");
+            assert!(
+                (inc - want).abs() < 0.02 * want + 0.0005,
+                "γ={gamma}: {inc} vs {want}"
+            );
         }
     }
 }

@@ -31,7 +31,13 @@ pub struct Window {
 
 impl Window {
     pub fn new(iw_segments: u64, smss: u64, slow_start: SlowStart) -> Window {
-        Window { cwnd: iw_segments * smss, ssthresh: u64::MAX, smss, cnt: 0, slow_start }
+        Window {
+            cwnd: iw_segments * smss,
+            ssthresh: u64::MAX,
+            smss,
+            cnt: 0,
+            slow_start,
+        }
     }
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
@@ -117,16 +123,33 @@ pub(crate) mod harness {
     use super::*;
 
     pub fn peer(cwnd_pkts: u64, rtt_ms: u64) -> PeerView {
-        PeerView { cwnd: cwnd_pkts * 1000, ssthresh: 1, smss: 1000, srtt: Some(Dur::from_ms(rtt_ms)), usable: true }
+        PeerView {
+            cwnd: cwnd_pkts * 1000,
+            ssthresh: 1,
+            smss: 1000,
+            srtt: Some(Dur::from_ms(rtt_ms)),
+            usable: true,
+        }
     }
 
     pub fn window_of(p: &PeerView) -> Window {
-        Window { cwnd: p.cwnd, ssthresh: p.ssthresh, smss: p.smss, cnt: 0, slow_start: SlowStart::Linux }
+        Window {
+            cwnd: p.cwnd,
+            ssthresh: p.ssthresh,
+            smss: p.smss,
+            cnt: 0,
+            slow_start: SlowStart::Linux,
+        }
     }
 
     /// Average window increase per full-segment ACK on `sf` (in segments), measured over
     /// `n` ACKs with the peers' windows held fixed.
-    pub fn increase_per_ack(cc: &mut dyn CongestionControl, sf: usize, peers: &[PeerView], n: u64) -> f64 {
+    pub fn increase_per_ack(
+        cc: &mut dyn CongestionControl,
+        sf: usize,
+        peers: &[PeerView],
+        n: u64,
+    ) -> f64 {
         let mut w = window_of(&peers[sf]);
         let start = w.cwnd;
         let mut total = 0;

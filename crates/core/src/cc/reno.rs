@@ -39,7 +39,13 @@ mod tests {
 
     #[test]
     fn congestion_avoidance_adds_one_segment_per_window_of_acks() {
-        let mut w = Window { cwnd: 10_000, ssthresh: 5_000, smss: 1000, cnt: 0, slow_start: SlowStart::Linux };
+        let mut w = Window {
+            cwnd: 10_000,
+            ssthresh: 5_000,
+            smss: 1000,
+            cnt: 0,
+            slow_start: SlowStart::Linux,
+        };
         let p = [peer(10, 100)];
         for _ in 0..10 {
             Reno.on_ack(0, 1000, &mut w, &p);
@@ -59,7 +65,13 @@ mod tests {
 
     #[test]
     fn loss_halves_with_a_two_segment_floor() {
-        let w = Window { cwnd: 30_000, ssthresh: u64::MAX, smss: 1000, cnt: 0, slow_start: SlowStart::Linux };
+        let w = Window {
+            cwnd: 30_000,
+            ssthresh: u64::MAX,
+            smss: 1000,
+            cnt: 0,
+            slow_start: SlowStart::Linux,
+        };
         assert_eq!(Reno.ssthresh(0, &w, &[]), 15_000);
         let w = Window { cwnd: 3_000, ..w };
         assert_eq!(Reno.ssthresh(0, &w, &[]), 2_000);

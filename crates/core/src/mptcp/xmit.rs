@@ -26,7 +26,14 @@ impl Endpoint {
                     cwnd: s.w.cwnd,
                     in_flight: s.sb.in_flight(),
                 },
-                None => SchedView { usable: false, has_room: false, backup: false, srtt: None, cwnd: 0, in_flight: 0 },
+                None => SchedView {
+                    usable: false,
+                    has_room: false,
+                    backup: false,
+                    srtt: None,
+                    cwnd: 0,
+                    in_flight: 0,
+                },
             });
         }
     }
@@ -39,11 +46,15 @@ impl Endpoint {
         self.snd.app_write(now);
         for i in 0..self.subflows.len() {
             loop {
-                let Some(s) = self.subflows[i].as_mut() else { break };
+                let Some(s) = self.subflows[i].as_mut() else {
+                    break;
+                };
                 if !s.established() {
                     break;
                 }
-                let Some(seg) = s.retransmit_next(now, false) else { break };
+                let Some(seg) = s.retransmit_next(now, false) else {
+                    break;
+                };
                 self.data_packet(now, i, seg, out);
             }
         }
@@ -62,16 +73,22 @@ impl Endpoint {
                     let smss = self.params[j].smss;
                     let n = end.dist(start).min(smss);
                     if end.dist(start) > n {
-                        self.snd.reinject.push_front((start + n, end.dist(start) - n, from));
+                        self.snd
+                            .reinject
+                            .push_front((start + n, end.dist(start) - n, from));
                     }
                     self.send_new_on(now, j, start, n, out);
                     self.snd.reinjected_bytes += n;
                     continue;
                 }
             }
-            let Some(j) = self.sched.pick(&self.views, None) else { break };
+            let Some(j) = self.sched.pick(&self.views, None) else {
+                break;
+            };
             let smss = self.params[j].smss;
-            let Some((dsn, len)) = self.snd.next_new(smss) else { break };
+            let Some((dsn, len)) = self.snd.next_new(smss) else {
+                break;
+            };
             self.snd.snd_nxt += len;
             self.send_new_on(now, j, dsn, len, out);
         }
@@ -83,7 +100,13 @@ impl Endpoint {
         let nothing_in_flight = self.subflows.iter().flatten().all(|s| s.sb.is_empty());
         if self.snd.rwnd_blocked(smss) && nothing_in_flight {
             if self.persist_at.is_none() {
-                let rto = self.subflows.iter().flatten().map(|s| s.rtt.rto()).min().unwrap_or_default();
+                let rto = self
+                    .subflows
+                    .iter()
+                    .flatten()
+                    .map(|s| s.rtt.rto())
+                    .min()
+                    .unwrap_or_default();
                 self.persist_at = Some(now + rto.mul(1 << self.persist_backoff.min(10)));
             }
         } else {
@@ -119,13 +142,19 @@ impl Endpoint {
     /// Fires every timer due at `now`.
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
         for i in 0..self.subflows.len() {
-            let Some(s) = self.subflows[i].as_mut() else { continue };
+            let Some(s) = self.subflows[i].as_mut() else {
+                continue;
+            };
             if s.hs_at.is_some_and(|t| t <= now) {
                 s.hs_backoff += 1;
                 s.hs_retransmitted = true;
                 s.stats.syn_retransmits += 1;
                 s.hs_sent_at = now;
-                let base = if s.state == State::PreEstablished { s.rtt.rto() } else { s.p.rto_initial };
+                let base = if s.state == State::PreEstablished {
+                    s.rtt.rto()
+                } else {
+                    s.p.rto_initial
+                };
                 s.hs_at = Some(now + base.mul(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
                 self.handshake_packet(now, i, out);
             }
@@ -148,7 +177,9 @@ impl Endpoint {
                     for seg in s.unsacked_segments() {
                         let end = seg.dsn + seg.len as u64;
                         if end > una {
-                            self.snd.reinject.push_back((seg.dsn, seg.len as u64, i as u8));
+                            self.snd
+                                .reinject
+                                .push_back((seg.dsn, seg.len as u64, i as u8));
                         }
                     }
                 }
@@ -161,7 +192,9 @@ impl Endpoint {
         if self.persist_at.is_some_and(|t| t <= now) {
             self.persist_at = None;
             self.persist_backoff += 1;
-            if let Some(i) = (0..self.subflows.len()).find(|&i| self.subflow(i).is_some_and(|s| s.established())) {
+            if let Some(i) =
+                (0..self.subflows.len()).find(|&i| self.subflow(i).is_some_and(|s| s.established()))
+            {
                 let mut p = self.packet(now, i, flags::ACK | flags::PROBE, MpOption::Dss);
                 p.seq = self.subflows[i].as_ref().expect("subflow").snd_nxt;
                 out.push(p);

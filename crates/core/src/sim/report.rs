@@ -24,7 +24,13 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
         let from = start.max(Time::ZERO + sc.output.warmup);
         let until = completed_at.unwrap_or(end);
         let window = until.since(from).secs_f64();
-        let rate = |bytes: u64| if window > 0.0 { bytes as f64 * 8.0 / window } else { 0.0 };
+        let rate = |bytes: u64| {
+            if window > 0.0 {
+                bytes as f64 * 8.0 / window
+            } else {
+                0.0
+            }
+        };
         let h = &rcv.rcv.delay;
         let ns = 1e-9;
         connections.push(ConnResult {
@@ -50,7 +56,11 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
             rwnd_limited_time_s: snd.snd.rwnd_limited_ns as f64 * ns,
             ooo_delay: DelayStats {
                 samples: h.count(),
-                delayed_fraction: if h.count() > 0 { h.nonzero() as f64 / h.count() as f64 } else { 0.0 },
+                delayed_fraction: if h.count() > 0 {
+                    h.nonzero() as f64 / h.count() as f64
+                } else {
+                    0.0
+                },
                 mean_s: h.mean() * ns,
                 p50_s: h.quantile(0.5) as f64 * ns,
                 p99_s: h.quantile(0.99) as f64 * ns,
@@ -74,7 +84,11 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
                 bytes_sent: s.map_or(0, |s| s.stats.bytes_sent),
                 bytes_acked: s.map_or(0, |s| s.stats.bytes_acked),
                 data_bytes_received: r.map_or(0, |r| r.stats.data_bytes_received),
-                share: if total > 0 { got as f64 / total as f64 } else { 0.0 },
+                share: if total > 0 {
+                    got as f64 / total as f64
+                } else {
+                    0.0
+                },
                 goodput_bps: rate(got),
                 segments_sent: s.map_or(0, |s| s.stats.segments_sent),
                 retransmitted_segments: s.map_or(0, |s| s.stats.retrans_segments),
@@ -86,7 +100,8 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
                 min_rtt_s: s.and_then(|s| s.rtt.min_rtt()).map(|d| d.secs_f64()),
                 mean_rtt_s: s.and_then(|s| s.rtt.mean()).map(|d| d.secs_f64()),
                 final_cwnd_bytes: s.map_or(0, |s| s.w.cwnd),
-                final_ssthresh_bytes: s.and_then(|s| (s.w.ssthresh != u64::MAX).then_some(s.w.ssthresh)),
+                final_ssthresh_bytes: s
+                    .and_then(|s| (s.w.ssthresh != u64::MAX).then_some(s.w.ssthresh)),
             });
         }
     }
@@ -123,5 +138,8 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
         subflows,
         links,
     };
-    RunOutput { summary, timeseries: std::mem::take(&mut sim.ts) }
+    RunOutput {
+        summary,
+        timeseries: std::mem::take(&mut sim.ts),
+    }
 }

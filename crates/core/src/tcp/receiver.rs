@@ -56,7 +56,16 @@ impl SubflowReceiver {
     }
 
     /// Accepts a data segment; in-order data (including what it unblocks) goes to `up`.
-    pub fn on_segment(&mut self, seq: Seq, len: u64, dsn: Dsn, full_size: bool, b: u64, now: Time, up: &mut Vec<Chunk>) -> AckNeed {
+    pub fn on_segment(
+        &mut self,
+        seq: Seq,
+        len: u64,
+        dsn: Dsn,
+        full_size: bool,
+        b: u64,
+        now: Time,
+        up: &mut Vec<Chunk>,
+    ) -> AckNeed {
         let (mut s, e) = (seq.0, seq.0 + len);
         let mut dsn = dsn;
         if e <= self.rcv_nxt.0 {
@@ -68,7 +77,11 @@ impl SubflowReceiver {
         }
         if s == self.rcv_nxt.0 {
             let had_ooo = !self.segs.is_empty();
-            up.push(Chunk { dsn, len: e - s, arrival: now });
+            up.push(Chunk {
+                dsn,
+                len: e - s,
+                arrival: now,
+            });
             self.rcv_nxt = Seq(e);
             if had_ooo {
                 self.pull(up);
@@ -77,7 +90,11 @@ impl SubflowReceiver {
             if full_size {
                 self.unacked_segs += 1;
             }
-            return if self.unacked_segs >= b { AckNeed::Now } else { AckNeed::Delayed };
+            return if self.unacked_segs >= b {
+                AckNeed::Now
+            } else {
+                AckNeed::Delayed
+            };
         }
         self.insert_ooo(s, e, dsn, now);
         AckNeed::Now
@@ -102,7 +119,14 @@ impl SubflowReceiver {
         if s >= e {
             return;
         }
-        self.segs.insert(s, OooSeg { end: e, dsn, arrival: now });
+        self.segs.insert(
+            s,
+            OooSeg {
+                end: e,
+                dsn,
+                arrival: now,
+            },
+        );
         self.ooo_bytes += e - s;
         // Merge into the range set.
         let (mut rs, mut re) = (s, e);
@@ -141,7 +165,11 @@ impl SubflowReceiver {
             self.ooo_bytes -= seg.end - s;
             if seg.end > self.rcv_nxt.0 {
                 let skip = self.rcv_nxt.0 - s;
-                up.push(Chunk { dsn: seg.dsn + skip, len: seg.end - self.rcv_nxt.0, arrival: seg.arrival });
+                up.push(Chunk {
+                    dsn: seg.dsn + skip,
+                    len: seg.end - self.rcv_nxt.0,
+                    arrival: seg.arrival,
+                });
                 self.rcv_nxt = Seq(seg.end);
             }
         }
@@ -176,8 +204,14 @@ mod tests {
     fn in_order_segments_are_acked_every_second_one() {
         let mut r = SubflowReceiver::default();
         let mut up = Vec::new();
-        assert_eq!(r.on_segment(Seq(0), 100, Dsn(0), true, 2, Time(1), &mut up), AckNeed::Delayed);
-        assert_eq!(r.on_segment(Seq(100), 100, Dsn(100), true, 2, Time(2), &mut up), AckNeed::Now);
+        assert_eq!(
+            r.on_segment(Seq(0), 100, Dsn(0), true, 2, Time(1), &mut up),
+            AckNeed::Delayed
+        );
+        assert_eq!(
+            r.on_segment(Seq(100), 100, Dsn(100), true, 2, Time(2), &mut up),
+            AckNeed::Now
+        );
         assert_eq!(up.len(), 2);
         assert_eq!(r.rcv_nxt, Seq(200));
     }
@@ -187,16 +221,25 @@ mod tests {
         let mut r = SubflowReceiver::default();
         let mut up = Vec::new();
         r.on_segment(Seq(0), 100, Dsn(1000), true, 2, Time(1), &mut up);
-        assert_eq!(r.on_segment(Seq(200), 100, Dsn(1200), true, 2, Time(2), &mut up), AckNeed::Now);
+        assert_eq!(
+            r.on_segment(Seq(200), 100, Dsn(1200), true, 2, Time(2), &mut up),
+            AckNeed::Now
+        );
         r.on_segment(Seq(400), 100, Dsn(1400), true, 2, Time(3), &mut up);
         r.on_segment(Seq(300), 100, Dsn(1300), true, 2, Time(4), &mut up);
         let blocks: Vec<_> = r.sack_blocks(4).collect();
         assert_eq!(blocks, vec![(Seq(200), Seq(500))]);
         assert_eq!(r.ooo_bytes(), 300);
         up.clear();
-        assert_eq!(r.on_segment(Seq(100), 100, Dsn(1100), true, 2, Time(5), &mut up), AckNeed::Now);
+        assert_eq!(
+            r.on_segment(Seq(100), 100, Dsn(1100), true, 2, Time(5), &mut up),
+            AckNeed::Now
+        );
         assert_eq!(r.rcv_nxt, Seq(500));
-        assert_eq!(up.iter().map(|c| c.dsn.0).collect::<Vec<_>>(), vec![1100, 1200, 1300, 1400]);
+        assert_eq!(
+            up.iter().map(|c| c.dsn.0).collect::<Vec<_>>(),
+            vec![1100, 1200, 1300, 1400]
+        );
         assert_eq!(up[1].arrival, Time(2));
         assert_eq!(r.sack_blocks(4).count(), 0);
         assert_eq!(r.ooo_bytes(), 0);
@@ -208,7 +251,10 @@ mod tests {
         let mut up = Vec::new();
         r.on_segment(Seq(0), 100, Dsn(0), true, 2, Time(1), &mut up);
         up.clear();
-        assert_eq!(r.on_segment(Seq(0), 100, Dsn(0), true, 2, Time(2), &mut up), AckNeed::Now);
+        assert_eq!(
+            r.on_segment(Seq(0), 100, Dsn(0), true, 2, Time(2), &mut up),
+            AckNeed::Now
+        );
         assert!(up.is_empty());
     }
 }

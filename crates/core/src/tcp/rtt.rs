@@ -25,7 +25,18 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(rto_initial: Dur, rto_min: Dur, rto_max: Dur) -> Self {
-        RttEstimator { srtt: None, rttvar: Dur::ZERO, min_rtt: None, latest: None, samples: 0, sum_ns: 0, rto_initial, rto_min, rto_max, backoff: 0 }
+        RttEstimator {
+            srtt: None,
+            rttvar: Dur::ZERO,
+            min_rtt: None,
+            latest: None,
+            samples: 0,
+            sum_ns: 0,
+            rto_initial,
+            rto_min,
+            rto_max,
+            backoff: 0,
+        }
     }
 
     /// Folds in one RTT measurement.

@@ -160,7 +160,13 @@ impl Subflow {
 
     /// The read-only view congestion controllers and schedulers get.
     pub fn view(&self) -> PeerView {
-        PeerView { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, smss: self.w.smss, srtt: self.rtt.srtt(), usable: self.established() }
+        PeerView {
+            cwnd: self.w.cwnd,
+            ssthresh: self.w.ssthresh,
+            smss: self.w.smss,
+            srtt: self.rtt.srtt(),
+            usable: self.established(),
+        }
     }
 
     /// Room in the congestion window for one more full segment.
@@ -207,7 +213,13 @@ impl Subflow {
 
     /// Records the transmission of new data `[snd_nxt, snd_nxt + len)` mapped to `dsn`.
     pub fn send_new(&mut self, now: Time, len: u64, dsn: Dsn) -> SentSeg {
-        let seg = SentSeg { seq: self.snd_nxt, len: len as u32, flags: 0, dsn, sent_at: now };
+        let seg = SentSeg {
+            seq: self.snd_nxt,
+            len: len as u32,
+            flags: 0,
+            dsn,
+            sent_at: now,
+        };
         self.sb.push(seg);
         self.snd_nxt += len;
         self.stats.dsn_sent_end = self.stats.dsn_sent_end.max(dsn.0 + len);
@@ -239,7 +251,14 @@ impl Subflow {
 
     /// Processes the subflow part of an ACK: cumulative ACK, SACK blocks, loss detection,
     /// congestion state, congestion control and the retransmission timer.
-    pub fn on_ack(&mut self, now: Time, ack: Seq, sack: &[(Seq, Seq)], cc: &mut dyn CongestionControl, peers: &[PeerView]) -> AckOutcome {
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        ack: Seq,
+        sack: &[(Seq, Seq)],
+        cc: &mut dyn CongestionControl,
+        peers: &[PeerView],
+    ) -> AckOutcome {
         let mut out = AckOutcome::default();
         if ack > self.snd_nxt || self.state != State::Established {
             return out;
@@ -301,7 +320,12 @@ impl Subflow {
 
     /// The retransmission timer fired with data outstanding: Linux `tcp_enter_loss`.
     /// Returns true if this starts a new loss episode (the caller reinjects at MPTCP level).
-    pub fn on_rto(&mut self, now: Time, cc: &mut dyn CongestionControl, peers: &[PeerView]) -> bool {
+    pub fn on_rto(
+        &mut self,
+        now: Time,
+        cc: &mut dyn CongestionControl,
+        peers: &[PeerView],
+    ) -> bool {
         let new_episode = self.ca != CaState::Loss;
         if new_episode {
             self.w.ssthresh = cc.ssthresh(self.idx as usize, &self.w, peers);
@@ -319,7 +343,9 @@ impl Subflow {
 
     /// Un-SACKed, outstanding segments (for reinjection on another subflow).
     pub fn unsacked_segments(&self) -> impl Iterator<Item = &SentSeg> {
-        self.sb.iter().filter(|s| s.flags & crate::tcp::scoreboard::SACKED == 0)
+        self.sb
+            .iter()
+            .filter(|s| s.flags & crate::tcp::scoreboard::SACKED == 0)
     }
 
     /// Whether the head segment was ever retransmitted (diagnostics).
