@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 
-/// 5. RFC 6356 "do no harm": LIA with two subflows through one bottleneck (two subflows on
+/// Check 5: RFC 6356 "do no harm": LIA with two subflows through one bottleneck (two subflows on
 /// the same path) against one TCP flow gets between 0.7× and 1.3× the TCP flow.
 #[test]
 fn lia_does_no_harm_at_a_shared_bottleneck() {
@@ -37,7 +37,7 @@ fn lia_does_no_harm_at_a_shared_bottleneck() {
         "MPTCP {mp} vs TCP {tcp}: ratio {r:.3}"
     );
     // And uncoupled Reno subflows take about twice the TCP share (the harm LIA avoids).
-    let out = sim(&r#"
+    let out = sim(r#"
         duration = "120s"
         [[paths]]
         name = "p"
@@ -57,8 +57,7 @@ fn lia_does_no_harm_at_a_shared_bottleneck() {
         app = { kind = "bulk" }
         [output]
         warmup = "10s"
-    "#
-    .to_string());
+    "#);
     let r_reno =
         out.summary.connection("mp").goodput_bps / out.summary.connection("tcp").goodput_bps;
     assert!(
@@ -67,7 +66,7 @@ fn lia_does_no_harm_at_a_shared_bottleneck() {
     );
 }
 
-/// 6. Two disjoint paths with ample buffers: goodput >= 90 % of the summed payload
+/// Check 6: Two disjoint paths with ample buffers: goodput >= 90 % of the summed payload
 /// capacities (MPTCP data segments carry 1420 B in a 1500 B packet: 40 B headers, 12 B
 /// timestamps, 28 B DSS).
 #[test]
@@ -103,7 +102,7 @@ fn mptcp_aggregates_two_disjoint_paths() {
     }
 }
 
-/// 7. The gap Δ between the first data packets on subflow 1 and subflow 2 follows from the
+/// Check 7: The gap Δ between the first data packets on subflow 1 and subflow 2 follows from the
 /// handshakes (seed 000 §IV approximates it as 2·R2). For a download: the client's third
 /// ACK (with the request) and its MP_JOIN SYN leave when the SYN/ACK arrives; the server
 /// sends on path 1 when that ACK arrives, and on path 2 when the join's third ACK arrives:
@@ -159,7 +158,7 @@ fn second_subflow_starts_when_the_handshakes_say() {
     }
 }
 
-/// 10. A 64 KB shared receive buffer over a 10 ms and a 200 ms path (20 Mbit/s each; the
+/// Check 10: A 64 KB shared receive buffer over a 10 ms and a 200 ms path (20 Mbit/s each; the
 /// fast path's BDP + queue, 25 kB + 15 kB, is below 64 kB, so minRTT spills onto the slow
 /// path): goodput never exceeds the flow-control bound rcvbuf / RTT_min, the sender is
 /// window-limited some of the time and data waits for reordering; with 8 MB the same paths
@@ -216,7 +215,7 @@ fn a_small_shared_receive_buffer_limits_and_a_large_one_does_not() {
     );
 }
 
-/// 12. Property test: random rates, delays, buffers, loss rates and application sizes never
+/// Check 12: Property test: random rates, delays, buffers, loss rates and application sizes never
 /// panic and always satisfy the end-of-run invariants (checked inside every run).
 mod properties {
     use super::common::scenario;

@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 
-/// 1. Lossless single TCP, 10 Mbit/s, 50 ms RTT, queue >= BDP, 60 s: goodput >= 95 % of the
+/// Check 1: Lossless single TCP, 10 Mbit/s, 50 ms RTT, queue >= BDP, 60 s: goodput >= 95 % of the
 /// payload capacity (rate × 1448 / 1500).
 #[test]
 fn lossless_tcp_fills_the_link() {
@@ -71,7 +71,7 @@ fn slow_start_rounds(rule: &str, b: u64, delack: &str, rounds: usize) -> Vec<f64
         .collect()
 }
 
-/// 2. Slow start delivers IW·ψ^(i−1) packets in round i (±1): ψ = 1.5 for the per-ACK rule
+/// Check 2: Slow start delivers IW·ψ^(i−1) packets in round i (±1): ψ = 1.5 for the per-ACK rule
 /// with b = 2 (seed 000 Eq. (2)), ψ = 2 for Linux's byte counting.
 #[test]
 fn slow_start_grows_by_psi_per_round() {
@@ -109,7 +109,7 @@ fn slow_start_grows_by_psi_per_round() {
     }
 }
 
-/// 3. Reno with Bernoulli loss: goodput within ±25 % of Mathis et al.,
+/// Check 3: Reno with Bernoulli loss: goodput within ±25 % of Mathis et al.,
 /// MSS·sqrt(3/2) / (RTT·sqrt(p)).
 #[test]
 fn reno_follows_the_mathis_formula() {
@@ -147,7 +147,7 @@ fn reno_follows_the_mathis_formula() {
     }
 }
 
-/// 4. Two Reno flows sharing one bottleneck with equal RTTs for 120 s: Jain's index >= 0.95.
+/// Check 4: Two Reno flows sharing one bottleneck with equal RTTs for 120 s: Jain's index >= 0.95.
 #[test]
 fn two_reno_flows_share_fairly() {
     let out = sim(r#"
@@ -184,7 +184,7 @@ fn two_reno_flows_share_fairly() {
     );
 }
 
-/// 8a. A whole lost window is repaired by the RTO, at the time RFC 6298 with Linux's
+/// Check 8a: A whole lost window is repaired by the RTO, at the time RFC 6298 with Linux's
 /// formula gives: the first data leaves at t = up(SYN) + down(SYN/ACK) + up(ACK); the RTO is
 /// SRTT + max(4·RTTVAR, 200 ms) with SRTT = R and RTTVAR = R/2 from the handshake sample.
 #[test]
@@ -225,7 +225,7 @@ fn a_lost_window_recovers_by_rto_on_time() {
     );
 }
 
-/// 8b. Three losses in one window are repaired by SACK recovery in one episode, no RTO.
+/// Check 8b: Three losses in one window are repaired by SACK recovery in one episode, no RTO.
 #[test]
 fn a_holey_window_recovers_without_rto() {
     let out = sim(r#"
@@ -249,7 +249,7 @@ fn a_holey_window_recovers_without_rto() {
     assert!(out.summary.connection("tcp").completed);
 }
 
-/// 9. Idle restart: a 1 MB chunk every 2 s over a 50 ms path leaves > 1.5 s idle, far more
+/// Check 9: Idle restart: a 1 MB chunk every 2 s over a 50 ms path leaves > 1.5 s idle, far more
 /// than the RTO (~250 ms): with restart on, each later chunk starts from a restarted window;
 /// with it off, none does and the later chunks finish faster.
 #[test]
@@ -292,7 +292,7 @@ fn idle_restart_resets_the_window_only_when_enabled() {
     );
 }
 
-/// 11. Determinism: the same scenario and seed give identical results and trace digests; a
+/// Check 11: Determinism: the same scenario and seed give identical results and trace digests; a
 /// different seed with random loss gives different ones.
 #[test]
 fn same_seed_same_trace_other_seed_differs() {

@@ -76,7 +76,7 @@ impl App {
                 if count.is_some_and(|c| k >= c) {
                     None
                 } else {
-                    Some(start + period.mul(k))
+                    Some(start + period.times(k))
                 }
             }
             _ => None,

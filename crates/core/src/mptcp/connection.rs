@@ -19,7 +19,7 @@ use crate::mptcp::reassembly::ConnReceiver;
 use crate::mptcp::sched::{self, SchedView, Scheduler};
 use crate::mptcp::sendbuf::ConnSender;
 use crate::net::packet::{flags, optlen, MpOption, Packet, SackBlocks, IP_TCP_HEADER};
-use crate::tcp::receiver::{AckNeed, Chunk};
+use crate::tcp::receiver::{AckNeed, Arriving, Chunk};
 use crate::tcp::scoreboard::SentSeg;
 use crate::tcp::subflow::{State, Subflow, TcpParams};
 use crate::units::{Dsn, Seq, Time};
@@ -280,7 +280,7 @@ impl Endpoint {
                     s.hs_retransmitted = true;
                 }
                 s.hs_sent_at = now;
-                s.hs_at = Some(now + s.p.rto_initial.mul(1 << s.hs_backoff));
+                s.hs_at = Some(now + s.p.rto_initial.times(1 << s.hs_backoff));
                 self.handshake_packet(now, i, out);
             }
             return;
@@ -360,15 +360,13 @@ impl Endpoint {
             let dsn = if self.mptcp { pkt.dsn } else { Dsn(pkt.seq.0) };
             let full = pkt.payload as u64 >= s.p.smss;
             self.chunks.clear();
-            need = s.rcv.on_segment(
-                pkt.seq,
-                pkt.payload as u64,
+            let seg = Arriving {
+                seq: pkt.seq,
+                len: pkt.payload as u64,
                 dsn,
-                full,
-                s.p.b,
-                now,
-                &mut self.chunks,
-            );
+                full_size: full,
+            };
+            need = s.rcv.on_segment(seg, s.p.b, now, &mut self.chunks);
             if s.stats.first_data_at.is_none() {
                 s.stats.first_data_at = Some(now);
             }

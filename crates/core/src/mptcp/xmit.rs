@@ -45,13 +45,7 @@ impl Endpoint {
         }
         self.snd.app_write(now);
         for i in 0..self.subflows.len() {
-            loop {
-                let Some(s) = self.subflows[i].as_mut() else {
-                    break;
-                };
-                if !s.established() {
-                    break;
-                }
+            while let Some(s) = self.subflows[i].as_mut().filter(|s| s.established()) {
                 let Some(seg) = s.retransmit_next(now, false) else {
                     break;
                 };
@@ -107,7 +101,7 @@ impl Endpoint {
                     .map(|s| s.rtt.rto())
                     .min()
                     .unwrap_or_default();
-                self.persist_at = Some(now + rto.mul(1 << self.persist_backoff.min(10)));
+                self.persist_at = Some(now + rto.times(1 << self.persist_backoff.min(10)));
             }
         } else {
             self.persist_at = None;
@@ -155,7 +149,7 @@ impl Endpoint {
                 } else {
                     s.p.rto_initial
                 };
-                s.hs_at = Some(now + base.mul(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
+                s.hs_at = Some(now + base.times(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
                 self.handshake_packet(now, i, out);
             }
             let s = self.subflows[i].as_mut().expect("subflow");

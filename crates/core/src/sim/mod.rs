@@ -376,7 +376,7 @@ impl Simulation {
                 if let Err(e) = s.sb.check() {
                     errors.push(format!("{name} subflow {}: {e}", s.idx));
                 }
-                if !(s.snd_una <= s.snd_nxt) {
+                if s.snd_una > s.snd_nxt {
                     errors.push(format!("{name} subflow {}: snd_una > snd_nxt", s.idx));
                 }
             }

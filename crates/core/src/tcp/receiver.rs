@@ -28,6 +28,16 @@ struct OooSeg {
     arrival: Time,
 }
 
+/// A data segment as it arrives: subflow sequence, payload length, mapping, and whether it
+/// is full-sized (only full-sized segments count towards the delayed-ACK ratio).
+#[derive(Clone, Copy, Debug)]
+pub struct Arriving {
+    pub seq: Seq,
+    pub len: u64,
+    pub dsn: Dsn,
+    pub full_size: bool,
+}
+
 /// Whether the caller must acknowledge right away.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AckNeed {
@@ -56,16 +66,13 @@ impl SubflowReceiver {
     }
 
     /// Accepts a data segment; in-order data (including what it unblocks) goes to `up`.
-    pub fn on_segment(
-        &mut self,
-        seq: Seq,
-        len: u64,
-        dsn: Dsn,
-        full_size: bool,
-        b: u64,
-        now: Time,
-        up: &mut Vec<Chunk>,
-    ) -> AckNeed {
+    pub fn on_segment(&mut self, seg: Arriving, b: u64, now: Time, up: &mut Vec<Chunk>) -> AckNeed {
+        let Arriving {
+            seq,
+            len,
+            dsn,
+            full_size,
+        } = seg;
         let (mut s, e) = (seq.0, seq.0 + len);
         let mut dsn = dsn;
         if e <= self.rcv_nxt.0 {
@@ -205,11 +212,31 @@ mod tests {
         let mut r = SubflowReceiver::default();
         let mut up = Vec::new();
         assert_eq!(
-            r.on_segment(Seq(0), 100, Dsn(0), true, 2, Time(1), &mut up),
+            r.on_segment(
+                Arriving {
+                    seq: Seq(0),
+                    len: 100,
+                    dsn: Dsn(0),
+                    full_size: true
+                },
+                2,
+                Time(1),
+                &mut up
+            ),
             AckNeed::Delayed
         );
         assert_eq!(
-            r.on_segment(Seq(100), 100, Dsn(100), true, 2, Time(2), &mut up),
+            r.on_segment(
+                Arriving {
+                    seq: Seq(100),
+                    len: 100,
+                    dsn: Dsn(100),
+                    full_size: true
+                },
+                2,
+                Time(2),
+                &mut up
+            ),
             AckNeed::Now
         );
         assert_eq!(up.len(), 2);
@@ -220,19 +247,69 @@ mod tests {
     fn holes_are_sacked_then_filled_in_order() {
         let mut r = SubflowReceiver::default();
         let mut up = Vec::new();
-        r.on_segment(Seq(0), 100, Dsn(1000), true, 2, Time(1), &mut up);
+        r.on_segment(
+            Arriving {
+                seq: Seq(0),
+                len: 100,
+                dsn: Dsn(1000),
+                full_size: true,
+            },
+            2,
+            Time(1),
+            &mut up,
+        );
         assert_eq!(
-            r.on_segment(Seq(200), 100, Dsn(1200), true, 2, Time(2), &mut up),
+            r.on_segment(
+                Arriving {
+                    seq: Seq(200),
+                    len: 100,
+                    dsn: Dsn(1200),
+                    full_size: true
+                },
+                2,
+                Time(2),
+                &mut up
+            ),
             AckNeed::Now
         );
-        r.on_segment(Seq(400), 100, Dsn(1400), true, 2, Time(3), &mut up);
-        r.on_segment(Seq(300), 100, Dsn(1300), true, 2, Time(4), &mut up);
+        r.on_segment(
+            Arriving {
+                seq: Seq(400),
+                len: 100,
+                dsn: Dsn(1400),
+                full_size: true,
+            },
+            2,
+            Time(3),
+            &mut up,
+        );
+        r.on_segment(
+            Arriving {
+                seq: Seq(300),
+                len: 100,
+                dsn: Dsn(1300),
+                full_size: true,
+            },
+            2,
+            Time(4),
+            &mut up,
+        );
         let blocks: Vec<_> = r.sack_blocks(4).collect();
         assert_eq!(blocks, vec![(Seq(200), Seq(500))]);
         assert_eq!(r.ooo_bytes(), 300);
         up.clear();
         assert_eq!(
-            r.on_segment(Seq(100), 100, Dsn(1100), true, 2, Time(5), &mut up),
+            r.on_segment(
+                Arriving {
+                    seq: Seq(100),
+                    len: 100,
+                    dsn: Dsn(1100),
+                    full_size: true
+                },
+                2,
+                Time(5),
+                &mut up
+            ),
             AckNeed::Now
         );
         assert_eq!(r.rcv_nxt, Seq(500));
@@ -249,10 +326,30 @@ mod tests {
     fn duplicates_ask_for_an_immediate_ack_and_deliver_nothing() {
         let mut r = SubflowReceiver::default();
         let mut up = Vec::new();
-        r.on_segment(Seq(0), 100, Dsn(0), true, 2, Time(1), &mut up);
+        r.on_segment(
+            Arriving {
+                seq: Seq(0),
+                len: 100,
+                dsn: Dsn(0),
+                full_size: true,
+            },
+            2,
+            Time(1),
+            &mut up,
+        );
         up.clear();
         assert_eq!(
-            r.on_segment(Seq(0), 100, Dsn(0), true, 2, Time(2), &mut up),
+            r.on_segment(
+                Arriving {
+                    seq: Seq(0),
+                    len: 100,
+                    dsn: Dsn(0),
+                    full_size: true
+                },
+                2,
+                Time(2),
+                &mut up
+            ),
             AckNeed::Now
         );
         assert!(up.is_empty());
