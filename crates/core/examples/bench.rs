@@ -19,18 +19,8 @@ use mptcplab_core::Scenario;
 
 const VARIANTS: &[(&str, &str, &str, &str)] = &[
     // name, fast queue, slow queue, description
-    (
-        "base",
-        "400 packets",
-        "25 packets",
-        "1 x BDP queues (fast 400 pkt = 600 KB, slow 25 pkt = 37.5 KB)",
-    ),
-    (
-        "bloat",
-        "120MB",
-        "500KB",
-        "2 s queues (fast 120 MB, slow 500 KB)",
-    ),
+    ("base", "400 packets", "25 packets", "1 x BDP queues (fast 400 pkt = 600 KB, slow 25 pkt = 37.5 KB)"),
+    ("bloat", "120MB", "500KB", "2 s queues (fast 120 MB, slow 500 KB)"),
 ];
 
 fn scenario(fast_q: &str, slow_q: &str, secs: f64) -> Scenario {
@@ -93,17 +83,10 @@ fn median(v: &mut [f64]) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let which = args.first().map(String::as_str).unwrap_or("all");
-    let reps: usize = args
-        .get(1)
-        .map_or(5, |s| s.parse().expect("REPS must be a positive integer"));
-    let secs: f64 = args
-        .get(2)
-        .map_or(60.0, |s| s.parse().expect("SECONDS must be a number"));
+    let reps: usize = args.get(1).map_or(5, |s| s.parse().expect("REPS must be a positive integer"));
+    let secs: f64 = args.get(2).map_or(60.0, |s| s.parse().expect("SECONDS must be a number"));
     assert!(reps >= 1, "REPS must be >= 1");
-    let selected: Vec<_> = VARIANTS
-        .iter()
-        .filter(|v| which == "all" || which == v.0)
-        .collect();
+    let selected: Vec<_> = VARIANTS.iter().filter(|v| which == "all" || which == v.0).collect();
     if selected.is_empty() {
         eprintln!(
             "unknown variant `{which}`; choose one of: all, {}",
@@ -161,24 +144,18 @@ fn main() {
             );
             if r == 0 {
                 let c = s.connection("mp");
-                let mq: Vec<String> = s
-                    .links
-                    .iter()
-                    .map(|l| format!("{} {} pkt", l.name, l.max_queue_packets))
-                    .collect();
+                let mq: Vec<String> =
+                    s.links.iter().map(|l| format!("{} {} pkt", l.name, l.max_queue_packets)).collect();
                 println!(
-                    "     sanity: connection goodput {:.2} Mbit/s; rwnd-limited {:.3} s, sndbuf-limited {:.3} s; max queue: {}",
+                    "     sanity: connection goodput {:.2} Mbit/s; max out-of-order {:.1} MB; rwnd-limited {:.3} s, sndbuf-limited {:.3} s; max queue: {}",
                     c.goodput_bps / 1e6,
+                    c.max_rcv_ooo_bytes as f64 / 1e6,
                     c.rwnd_limited_time_s,
                     c.sndbuf_limited_time_s,
                     mq.join(", ")
                 );
             }
-            runs.push(Rep {
-                wall,
-                packets: s.data_packets,
-                events: s.events,
-            });
+            runs.push(Rep { wall, packets: s.data_packets, events: s.events });
         }
         let hwm = vm_hwm_kib();
         let mut walls: Vec<f64> = runs.iter().map(|r| r.wall).collect();
@@ -202,11 +179,7 @@ fn main() {
             Some(k) => println!(
                 "     peak RSS (VmHWM) {:.1} MiB{}",
                 k as f64 / 1024.0,
-                if hwm_reset {
-                    ""
-                } else {
-                    " (cumulative: could not reset the counter)"
-                }
+                if hwm_reset { "" } else { " (cumulative: could not reset the counter)" }
             ),
             None => println!("     peak RSS: unavailable (no /proc/self/status)"),
         }

@@ -21,10 +21,7 @@ fn main() {
     let t0 = Instant::now();
     let out = mptcplab_core::run(&sc);
     let wall = t0.elapsed().as_secs_f64();
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&out.summary).expect("json")
-    );
+    println!("{}", serde_json::to_string_pretty(&out.summary).expect("json"));
     eprintln!(
         "wall {wall:.3} s, {} events, {} data packets, {:.0} data packets/s",
         out.summary.events,

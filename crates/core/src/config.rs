@@ -26,10 +26,7 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        ConfigError {
-            path: path.into(),
-            message: message.into(),
-        }
+        ConfigError { path: path.into(), message: message.into() }
     }
 }
 
@@ -131,11 +128,7 @@ unit_serde!(
     Prob,
     |s: &str| units::parse_prob(s).map(Prob),
     "a probability such as \"0.9%\" or 0.009",
-    |v: f64| if (0.0..=1.0).contains(&v) {
-        Ok(Prob(v))
-    } else {
-        Err(format!("{v} must lie between 0 and 1"))
-    },
+    |v: f64| if (0.0..=1.0).contains(&v) { Ok(Prob(v)) } else { Err(format!("{v} must lie between 0 and 1")) },
     |p: &Prob| format!("{}%", p.0 * 100.0)
 );
 
@@ -539,10 +532,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The closest allowed name to `given`, if it is close enough to be a typo.
-pub fn did_you_mean<'a>(
-    given: &str,
-    allowed: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
+pub fn did_you_mean<'a>(given: &str, allowed: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     allowed
         .into_iter()
         .map(|a| (edit_distance(given, a), a))
@@ -553,22 +543,13 @@ pub fn did_you_mean<'a>(
 
 /// Adds a "did you mean" to serde's "unknown field/variant `x`, expected one of ..." messages.
 fn improve_message(msg: &str) -> String {
-    let (Some(s), Some(e)) = (
-        msg.find('`'),
-        msg[msg.find('`').map_or(0, |i| i + 1)..].find('`'),
-    ) else {
+    let (Some(s), Some(e)) = (msg.find('`'), msg[msg.find('`').map_or(0, |i| i + 1)..].find('`')) else {
         return msg.to_string();
     };
     let given = &msg[s + 1..s + 1 + e];
-    let allowed: Vec<&str> = msg[s + 1 + e + 1..]
-        .split('`')
-        .enumerate()
-        .filter(|(i, _)| i % 2 == 1)
-        .map(|(_, t)| t)
-        .collect();
-    if allowed.is_empty()
-        || !(msg.starts_with("unknown field") || msg.starts_with("unknown variant"))
-    {
+    let allowed: Vec<&str> =
+        msg[s + 1 + e + 1..].split('`').enumerate().filter(|(i, _)| i % 2 == 1).map(|(_, t)| t).collect();
+    if allowed.is_empty() || !(msg.starts_with("unknown field") || msg.starts_with("unknown variant")) {
         return msg.to_string();
     }
     match did_you_mean(given, allowed.iter().copied()) {
@@ -599,10 +580,7 @@ impl Scenario {
     pub fn from_json_str(s: &str) -> Result<Scenario, ConfigError> {
         let de = &mut serde_json::Deserializer::from_str(s);
         let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            ConfigError::new(
-                path_string(e.path()),
-                improve_message(&strip_position(&e.inner().to_string())),
-            )
+            ConfigError::new(path_string(e.path()), improve_message(&strip_position(&e.inner().to_string())))
         })?;
         sc.validate()?;
         Ok(sc)
@@ -610,10 +588,9 @@ impl Scenario {
 
     /// Parses and validates a scenario given as TOML.
     pub fn from_toml_str(s: &str) -> Result<Scenario, ConfigError> {
-        let value: toml::Value = toml::from_str(s)
-            .map_err(|e| ConfigError::new("", format!("malformed TOML: {}", e.message())))?;
-        let json =
-            serde_json::to_string(&value).map_err(|e| ConfigError::new("", e.to_string()))?;
+        let value: toml::Value =
+            toml::from_str(s).map_err(|e| ConfigError::new("", format!("malformed TOML: {}", e.message())))?;
+        let json = serde_json::to_string(&value).map_err(|e| ConfigError::new("", e.to_string()))?;
         Scenario::from_json_str(&json)
     }
 
@@ -653,10 +630,7 @@ impl Scenario {
             }
             for (dir, l) in [("up", p.up_link()), ("down", p.down_link())] {
                 if let Amount::Packets(0) | Amount::Bytes(0) = l.queue.0 {
-                    return Err(ConfigError::new(
-                        format!("paths[{i}].{dir}.queue"),
-                        "must hold at least one packet",
-                    ));
+                    return Err(ConfigError::new(format!("paths[{i}].{dir}.queue"), "must hold at least one packet"));
                 }
                 if let Amount::Bytes(b) = l.queue.0 {
                     if b < 64 {
@@ -675,10 +649,7 @@ impl Scenario {
             }
         }
         if self.connections.is_empty() {
-            return Err(ConfigError::new(
-                "connections",
-                "at least one connection is needed",
-            ));
+            return Err(ConfigError::new("connections", "at least one connection is needed"));
         }
         let names: Vec<&str> = self.paths.iter().map(|p| p.name.as_str()).collect();
         for (i, c) in self.connections.iter().enumerate() {
@@ -689,10 +660,7 @@ impl Scenario {
             if self.connections[..i].iter().any(|o| o.name == c.name) {
                 return Err(ConfigError::new(
                     at("name"),
-                    format!(
-                        "`{}` is used by two connections; names must be unique",
-                        c.name
-                    ),
+                    format!("`{}` is used by two connections; names must be unique", c.name),
                 ));
             }
             if c.paths.is_empty() {
@@ -710,10 +678,7 @@ impl Scenario {
                         .unwrap_or_default();
                     return Err(ConfigError::new(
                         at(&key),
-                        format!(
-                            "no path named `{p}`; defined paths: {}{hint}",
-                            names.join(", ")
-                        ),
+                        format!("no path named `{p}`; defined paths: {}{hint}", names.join(", ")),
                     ));
                 }
             }
@@ -721,47 +686,44 @@ impl Scenario {
                 if !c.paths.contains(b) {
                     return Err(ConfigError::new(
                         at(&format!("backup[{j}]")),
-                        format!(
-                            "`{b}` is not one of this connection's paths ({})",
-                            c.paths.join(", ")
-                        ),
+                        format!("`{b}` is not one of this connection's paths ({})", c.paths.join(", ")),
                     ));
                 }
             }
             if c.kind == ConnKind::Tcp {
                 if c.paths.len() != 1 {
-                    return Err(ConfigError::new(at("paths"), format!("a tcp connection uses exactly one path, {} given (use kind = \"mptcp\" for several)", c.paths.len())));
+                    return Err(ConfigError::new(
+                        at("paths"),
+                        format!(
+                            "a tcp connection uses exactly one path, {} given (use kind = \"mptcp\" for several)",
+                            c.paths.len()
+                        ),
+                    ));
                 }
                 if c.cc != CcKind::Reno {
-                    return Err(ConfigError::new(at("cc"), format!("`{:?}` couples subflows and needs kind = \"mptcp\"; single-path tcp allows: reno", c.cc).to_lowercase()));
+                    return Err(ConfigError::new(
+                        at("cc"),
+                        format!(
+                            "`{:?}` couples subflows and needs kind = \"mptcp\"; single-path tcp allows: reno",
+                            c.cc
+                        )
+                        .to_lowercase(),
+                    ));
                 }
             }
             if c.start >= self.duration {
                 return Err(ConfigError::new(
                     at("start"),
-                    format!(
-                        "{} is not before the end of the run ({})",
-                        c.start, self.duration
-                    ),
+                    format!("{} is not before the end of the run ({})", c.start, self.duration),
                 ));
             }
             match c.app {
                 AppCfg::Download { size } if size.0 == 0 => {
-                    return Err(ConfigError::new(
-                        at("app.size"),
-                        "a download needs at least one byte",
-                    ));
+                    return Err(ConfigError::new(at("app.size"), "a download needs at least one byte"));
                 }
-                AppCfg::Periodic {
-                    size,
-                    period,
-                    count,
-                } => {
+                AppCfg::Periodic { size, period, count } => {
                     if size.0 == 0 {
-                        return Err(ConfigError::new(
-                            at("app.size"),
-                            "each period needs at least one byte",
-                        ));
+                        return Err(ConfigError::new(at("app.size"), "each period needs at least one byte"));
                     }
                     if period == Dur::ZERO {
                         return Err(ConfigError::new(at("app.period"), "must be > 0"));
@@ -774,25 +736,16 @@ impl Scenario {
             }
             let t = &c.tcp;
             if !(64..=65_495).contains(&t.mss) {
-                return Err(ConfigError::new(
-                    at("tcp.mss"),
-                    format!("{} B is outside 64..=65495 B", t.mss),
-                ));
+                return Err(ConfigError::new(at("tcp.mss"), format!("{} B is outside 64..=65495 B", t.mss)));
             }
             if t.mtu < t.mss + 40 {
                 return Err(ConfigError::new(
                     at("tcp.mtu"),
-                    format!(
-                        "{} B cannot carry mss {} B plus 40 B of TCP/IP headers",
-                        t.mtu, t.mss
-                    ),
+                    format!("{} B cannot carry mss {} B plus 40 B of TCP/IP headers", t.mtu, t.mss),
                 ));
             }
             if t.iw == 0 || t.iw > 1000 {
-                return Err(ConfigError::new(
-                    at("tcp.iw"),
-                    format!("{} segments is outside 1..=1000", t.iw),
-                ));
+                return Err(ConfigError::new(at("tcp.iw"), format!("{} segments is outside 1..=1000", t.iw)));
             }
             if t.delack_segments == 0 || t.delack_segments > 64 {
                 return Err(ConfigError::new(
@@ -812,10 +765,7 @@ impl Scenario {
             if t.rto_initial < t.rto_min || t.rto_initial > t.rto_max {
                 return Err(ConfigError::new(
                     at("tcp.rto_initial"),
-                    format!(
-                        "{} must lie between rto_min ({}) and rto_max ({})",
-                        t.rto_initial, t.rto_min, t.rto_max
-                    ),
+                    format!("{} must lie between rto_min ({}) and rto_max ({})", t.rto_initial, t.rto_min, t.rto_max),
                 ));
             }
             let seg = t.mss;
@@ -900,15 +850,9 @@ mod tests {
 
     #[test]
     fn unknown_algorithms_list_the_allowed_ones() {
-        let bad = OK.replace(
-            "app = { kind = \"bulk\" }",
-            "app = { kind = \"bulk\" }\ncc = \"lai\"",
-        );
+        let bad = OK.replace("app = { kind = \"bulk\" }", "app = { kind = \"bulk\" }\ncc = \"lai\"");
         let e = Scenario::from_toml_str(&bad).unwrap_err();
         assert_eq!(e.path, "connections[0].cc");
-        assert!(
-            e.message.contains("`reno`") && e.message.contains("did you mean `lia`"),
-            "{e}"
-        );
+        assert!(e.message.contains("`reno`") && e.message.contains("did you mean `lia`"), "{e}");
     }
 }

@@ -163,11 +163,7 @@ impl TimeSeries {
     }
     /// All (time, value) points of one series.
     pub fn points(&self, entity: &str, metric: &str) -> Vec<(f64, f64)> {
-        let Some(idx) = self
-            .series
-            .iter()
-            .position(|m| m.entity == entity && m.metric == metric)
-        else {
+        let Some(idx) = self.series.iter().position(|m| m.entity == entity && m.metric == metric) else {
             return Vec::new();
         };
         (0..self.len())
@@ -186,10 +182,7 @@ pub struct RunOutput {
 
 impl Summary {
     pub fn connection(&self, name: &str) -> &ConnResult {
-        self.connections
-            .iter()
-            .find(|c| c.name == name)
-            .unwrap_or_else(|| panic!("no connection {name}"))
+        self.connections.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no connection {name}"))
     }
     pub fn subflow(&self, conn: &str, path: &str) -> &SubflowResult {
         self.subflows
@@ -198,9 +191,6 @@ impl Summary {
             .unwrap_or_else(|| panic!("no subflow {conn}/{path}"))
     }
     pub fn link(&self, name: &str) -> &LinkResult {
-        self.links
-            .iter()
-            .find(|l| l.name == name)
-            .unwrap_or_else(|| panic!("no link {name}"))
+        self.links.iter().find(|l| l.name == name).unwrap_or_else(|| panic!("no link {name}"))
     }
 }

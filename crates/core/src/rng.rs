@@ -34,12 +34,7 @@ impl Rng {
     /// The stream of component `name` under master seed `seed`.
     pub fn stream(seed: u64, name: &str) -> Rng {
         let mut x = seed ^ fnv1a(name.as_bytes()).rotate_left(17);
-        let s = [
-            splitmix64(&mut x),
-            splitmix64(&mut x),
-            splitmix64(&mut x),
-            splitmix64(&mut x),
-        ];
+        let s = [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)];
         Rng { s }
     }
 

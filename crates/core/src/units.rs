@@ -221,16 +221,8 @@ pub fn parse_dur(s: &str) -> Result<Dur, String> {
         "ms" => 1e6,
         "s" | "sec" => 1e9,
         "min" => 60e9,
-        "" => {
-            return Err(format!(
-                "`{s}` has no unit; write e.g. \"10ms\" or \"2s\" (units: ns, us, ms, s, min)"
-            ))
-        }
-        u => {
-            return Err(format!(
-                "`{u}` is not a time unit (allowed: ns, us, ms, s, min)"
-            ))
-        }
+        "" => return Err(format!("`{s}` has no unit; write e.g. \"10ms\" or \"2s\" (units: ns, us, ms, s, min)")),
+        u => return Err(format!("`{u}` is not a time unit (allowed: ns, us, ms, s, min)")),
     };
     if v < 0.0 {
         return Err(format!("`{s}` is negative; durations must be >= 0"));
@@ -250,8 +242,16 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
         "kB/s" | "KB/s" => 8e3,
         "MB/s" => 8e6,
         "GB/s" => 8e9,
-        "" => return Err(format!("`{s}` has no unit; write e.g. \"8Mbit\" (units: bit, kbit, Mbit, Gbit, B/s, kB/s, MB/s)")),
-        u => return Err(format!("`{u}` is not a rate unit (allowed: bit, kbit, Mbit, Gbit, bps, Mbps, B/s, kB/s, MB/s)")),
+        "" => {
+            return Err(format!(
+                "`{s}` has no unit; write e.g. \"8Mbit\" (units: bit, kbit, Mbit, Gbit, B/s, kB/s, MB/s)"
+            ))
+        }
+        u => {
+            return Err(format!(
+                "`{u}` is not a rate unit (allowed: bit, kbit, Mbit, Gbit, bps, Mbps, B/s, kB/s, MB/s)"
+            ))
+        }
     };
     let bps = (v * scale).round();
     if bps <= 0.0 {
@@ -265,9 +265,7 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     match parse_amount(s)? {
         Amount::Bytes(b) => Ok(b),
-        Amount::Packets(_) => Err(format!(
-            "`{s}`: a size in bytes is needed here, not packets"
-        )),
+        Amount::Packets(_) => Err(format!("`{s}`: a size in bytes is needed here, not packets")),
     }
 }
 
@@ -292,9 +290,7 @@ pub fn parse_amount(s: &str) -> Result<Amount, String> {
             }
             Ok(Amount::Packets(v as u64))
         }
-        u => Err(format!(
-            "`{u}` is not a size unit (allowed: B, KB, MB, GB, KiB, MiB, GiB, packets)"
-        )),
+        u => Err(format!("`{u}` is not a size unit (allowed: B, KB, MB, GB, KiB, MiB, GiB, packets)")),
     }
 }
 
@@ -302,13 +298,9 @@ pub fn parse_amount(s: &str) -> Result<Amount, String> {
 pub fn parse_prob(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let v = if let Some(p) = t.strip_suffix('%') {
-        p.trim()
-            .parse::<f64>()
-            .map_err(|_| format!("`{s}` is not a percentage"))?
-            / 100.0
+        p.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a percentage"))? / 100.0
     } else {
-        t.parse::<f64>()
-            .map_err(|_| format!("`{s}` is not a probability (write \"0.9%\" or 0.009)"))?
+        t.parse::<f64>().map_err(|_| format!("`{s}` is not a probability (write \"0.9%\" or 0.009)"))?
     };
     if !(0.0..=1.0).contains(&v) || !v.is_finite() {
         return Err(format!("`{s}` must lie between 0 and 1 (0% and 100%)"));

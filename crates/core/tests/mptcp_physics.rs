@@ -32,10 +32,7 @@ fn lia_does_no_harm_at_a_shared_bottleneck() {
     let mp = out.summary.connection("mp").goodput_bps;
     let tcp = out.summary.connection("tcp").goodput_bps;
     let r = mp / tcp;
-    assert!(
-        (0.7..=1.3).contains(&r),
-        "MPTCP {mp} vs TCP {tcp}: ratio {r:.3}"
-    );
+    assert!((0.7..=1.3).contains(&r), "MPTCP {mp} vs TCP {tcp}: ratio {r:.3}");
     // And uncoupled Reno subflows take about twice the TCP share (the harm LIA avoids).
     let out = sim(r#"
         duration = "120s"
@@ -58,12 +55,8 @@ fn lia_does_no_harm_at_a_shared_bottleneck() {
         [output]
         warmup = "10s"
     "#);
-    let r_reno =
-        out.summary.connection("mp").goodput_bps / out.summary.connection("tcp").goodput_bps;
-    assert!(
-        r_reno > 1.5 && r_reno > r,
-        "uncoupled ratio {r_reno:.3} vs LIA {r:.3}"
-    );
+    let r_reno = out.summary.connection("mp").goodput_bps / out.summary.connection("tcp").goodput_bps;
+    assert!(r_reno > 1.5 && r_reno > r, "uncoupled ratio {r_reno:.3} vs LIA {r:.3}");
 }
 
 /// Check 6: Two disjoint paths with ample buffers: goodput >= 90 % of the summed payload
@@ -194,25 +187,14 @@ fn a_small_shared_receive_buffer_limits_and_a_large_one_does_not() {
     let small = run("64KB");
     let c = small.summary.connection("mp");
     let bound = 64_000.0 * 8.0 / 0.01;
-    assert!(
-        c.goodput_bps <= bound,
-        "goodput {} above rcvbuf/RTT_min = {bound}",
-        c.goodput_bps
-    );
+    assert!(c.goodput_bps <= bound, "goodput {} above rcvbuf/RTT_min = {bound}", c.goodput_bps);
     assert!(c.rwnd_limited_time_s > 0.0, "{c:?}");
-    assert!(
-        c.ooo_delay.max_s > 0.0 && c.ooo_delay.delayed_fraction > 0.0,
-        "{c:?}"
-    );
+    assert!(c.ooo_delay.max_s > 0.0 && c.ooo_delay.delayed_fraction > 0.0, "{c:?}");
     let large = run("8MB");
     let cap = 2.0 * payload_capacity(20e6, 1420.0);
     let g = large.summary.connection("mp").goodput_bps;
     assert!(g >= 0.9 * cap, "8 MB: goodput {g} < 90% of {cap}");
-    assert!(
-        g > 1.5 * c.goodput_bps,
-        "8 MB {g} vs 64 KB {}",
-        c.goodput_bps
-    );
+    assert!(g > 1.5 * c.goodput_bps, "8 MB {g} vs 64 KB {}", c.goodput_bps);
 }
 
 /// Check 12: Property test: random rates, delays, buffers, loss rates and application sizes never

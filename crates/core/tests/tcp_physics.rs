@@ -24,16 +24,8 @@ fn lossless_tcp_fills_the_link() {
     "#);
     let c = out.summary.connection("tcp");
     let cap = 10e6 * 1448.0 / 1500.0;
-    assert!(
-        c.goodput_bps >= 0.95 * cap,
-        "goodput {} < 95% of {cap}",
-        c.goodput_bps
-    );
-    assert!(
-        c.goodput_bps <= cap * 1.0001,
-        "goodput {} above capacity {cap}",
-        c.goodput_bps
-    );
+    assert!(c.goodput_bps >= 0.95 * cap, "goodput {} < 95% of {cap}", c.goodput_bps);
+    assert!(c.goodput_bps <= cap * 1.0001, "goodput {} above capacity {cap}", c.goodput_bps);
 }
 
 fn slow_start_rounds(rule: &str, b: u64, delack: &str, rounds: usize) -> Vec<f64> {
@@ -78,11 +70,7 @@ fn slow_start_grows_by_psi_per_round() {
     let linux = slow_start_rounds("linux", 2, "40ms", 6);
     for (i, n) in linux.iter().enumerate() {
         let want = 10.0 * 2f64.powi(i as i32);
-        assert!(
-            (n - want).abs() <= 1.0,
-            "linux round {}: {n} packets, want {want} ({linux:?})",
-            i + 1
-        );
+        assert!((n - want).abs() <= 1.0, "linux round {}: {n} packets, want {want} ({linux:?})", i + 1);
     }
     // With an odd number of segments in a round, the last one is acknowledged by the
     // delayed-ACK timer; a 1 ms timer keeps the segments it releases inside the same round
@@ -91,21 +79,12 @@ fn slow_start_grows_by_psi_per_round() {
     // Absolute check while the model's fractions have not accumulated (rounds 1-3) ...
     for (i, n) in per_ack.iter().take(3).enumerate() {
         let want = 10.0 * 1.5f64.powi(i as i32);
-        assert!(
-            (n - want).abs() <= 1.0,
-            "per-ACK round {}: {n} packets, want {want} ({per_ack:?})",
-            i + 1
-        );
+        assert!((n - want).abs() <= 1.0, "per-ACK round {}: {n} packets, want {want} ({per_ack:?})", i + 1);
     }
     // ... and the growth factor ψ = 1 + 1/b round over round (an odd count leaves one
     // segment for the delayed-ACK timer, hence ±1).
     for w in per_ack.windows(2) {
-        assert!(
-            (w[1] - 1.5 * w[0]).abs() <= 1.0,
-            "per-ACK growth {} -> {} ({per_ack:?})",
-            w[0],
-            w[1]
-        );
+        assert!((w[1] - 1.5 * w[0]).abs() <= 1.0, "per-ACK growth {} -> {} ({per_ack:?})", w[0], w[1]);
     }
 }
 
@@ -171,17 +150,11 @@ fn two_reno_flows_share_fairly() {
         [output]
         warmup = "10s"
     "#);
-    let x: Vec<f64> = ["a", "b"]
-        .iter()
-        .map(|n| out.summary.connection(n).goodput_bps)
-        .collect();
+    let x: Vec<f64> = ["a", "b"].iter().map(|n| out.summary.connection(n).goodput_bps).collect();
     let j = jain(&x);
     assert!(j >= 0.95, "Jain {j} for {x:?}");
     let total: f64 = x.iter().sum();
-    assert!(
-        total >= 0.9 * 20e6 * 1448.0 / 1500.0,
-        "the pair leaves the link idle: {total}"
-    );
+    assert!(total >= 0.9 * 20e6 * 1448.0 / 1500.0, "the pair leaves the link idle: {total}");
 }
 
 /// Check 8a: A whole lost window is repaired by the RTO, at the time RFC 6298 with Linux's
@@ -218,11 +191,7 @@ fn a_lost_window_recovers_by_rto_on_time() {
     let rto = sample + (4.0 * sample / 2.0f64).max(0.2);
     let pts = out.timeseries.points("tcp/p", "retransmitted_segments");
     let t_rtx = first_reaching(&pts, 1.0).expect("a retransmission");
-    assert!(
-        (t_rtx - (t_send + rto)).abs() <= 0.0002,
-        "retransmission at {t_rtx}, expected {}",
-        t_send + rto
-    );
+    assert!((t_rtx - (t_send + rto)).abs() <= 0.0002, "retransmission at {t_rtx}, expected {}", t_send + rto);
 }
 
 /// Check 8b: Three losses in one window are repaired by SACK recovery in one episode, no RTO.
@@ -273,23 +242,12 @@ fn idle_restart_resets_the_window_only_when_enabled() {
         ))
     };
     let (on, off) = (run(true), run(false));
-    let (s_on, s_off) = (
-        on.summary.subflow("tcp", "p"),
-        off.summary.subflow("tcp", "p"),
-    );
-    assert_eq!(
-        s_on.idle_restarts, 4,
-        "one restart per chunk after the first"
-    );
+    let (s_on, s_off) = (on.summary.subflow("tcp", "p"), off.summary.subflow("tcp", "p"));
+    assert_eq!(s_on.idle_restarts, 4, "one restart per chunk after the first");
     assert_eq!(s_off.idle_restarts, 0);
-    let (t_on, t_off) = (
-        on.summary.connection("tcp").download_time_s.unwrap(),
-        off.summary.connection("tcp").download_time_s.unwrap(),
-    );
-    assert!(
-        t_off < t_on,
-        "restart off {t_off} s should beat restart on {t_on} s"
-    );
+    let (t_on, t_off) =
+        (on.summary.connection("tcp").download_time_s.unwrap(), off.summary.connection("tcp").download_time_s.unwrap());
+    assert!(t_off < t_on, "restart off {t_off} s should beat restart on {t_on} s");
 }
 
 /// Check 11: Determinism: the same scenario and seed give identical results and trace digests; a
@@ -328,8 +286,5 @@ fn same_seed_same_trace_other_seed_differs() {
     sc.seed = 2;
     let c = mptcplab_core::run(&sc);
     assert_ne!(a.summary.trace_hash, c.summary.trace_hash);
-    assert_ne!(
-        a.summary.connections[0].delivered_bytes,
-        c.summary.connections[0].delivered_bytes
-    );
+    assert_ne!(a.summary.connections[0].delivered_bytes, c.summary.connections[0].delivered_bytes);
 }

@@ -11,31 +11,17 @@ pub enum App {
     /// Writes exactly `size` bytes.
     Download { size: u64 },
     /// Writes `size` bytes at `start + k·period`, k = 0..count.
-    Periodic {
-        size: u64,
-        period: Dur,
-        start: Time,
-        count: Option<u64>,
-    },
+    Periodic { size: u64, period: Dur, start: Time, count: Option<u64> },
 }
 
 impl App {
     pub fn from_cfg(cfg: &AppCfg, start: Time) -> App {
         match cfg {
-            AppCfg::Bulk { stop } => App::Bulk {
-                stop: stop.map(|d| start + d),
-            },
+            AppCfg::Bulk { stop } => App::Bulk { stop: stop.map(|d| start + d) },
             AppCfg::Download { size } => App::Download { size: size.0 },
-            AppCfg::Periodic {
-                size,
-                period,
-                count,
-            } => App::Periodic {
-                size: size.0,
-                period: *period,
-                start,
-                count: *count,
-            },
+            AppCfg::Periodic { size, period, count } => {
+                App::Periodic { size: size.0, period: *period, start, count: *count }
+            }
         }
     }
 
@@ -50,12 +36,7 @@ impl App {
                 }
             }
             App::Download { size } => size - written.min(size),
-            App::Periodic {
-                size,
-                period,
-                start,
-                count,
-            } => {
+            App::Periodic { size, period, start, count } => {
                 let k = now.since(start).0 / period.0 + 1;
                 let k = count.map_or(k, |c| k.min(c));
                 (k * size).saturating_sub(written)
@@ -66,12 +47,7 @@ impl App {
     /// When the application next wants to write, if that is later than `now`.
     pub fn next_write(&self, now: Time) -> Option<Time> {
         match *self {
-            App::Periodic {
-                period,
-                start,
-                count,
-                ..
-            } => {
+            App::Periodic { period, start, count, .. } => {
                 let k = now.since(start).0 / period.0 + 1;
                 if count.is_some_and(|c| k >= c) {
                     None
@@ -87,11 +63,7 @@ impl App {
     pub fn size(&self) -> Option<u64> {
         match *self {
             App::Download { size } => Some(size),
-            App::Periodic {
-                size,
-                count: Some(c),
-                ..
-            } => Some(size * c),
+            App::Periodic { size, count: Some(c), .. } => Some(size * c),
             _ => None,
         }
     }

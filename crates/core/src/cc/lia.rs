@@ -17,8 +17,9 @@
 //! Deviations: byte counting (RFC 6356 in bytes) instead of Linux 3.x's one count per ACK;
 //! floating-point α instead of Linux's fixed-point scaling.
 
-use super::{additive_increase, halve, slow_start, CongestionControl, PeerView, Window};
+use super::{additive_increase, halve, slow_start, Ack, CongestionControl, PeerView, Window};
 use crate::config::AlphaUpdate;
+use crate::units::Time;
 
 pub struct Lia {
     alpha: f64,
@@ -28,11 +29,7 @@ pub struct Lia {
 
 impl Lia {
     pub fn new(update: AlphaUpdate) -> Lia {
-        Lia {
-            alpha: 1.0,
-            update,
-            forced: true,
-        }
+        Lia { alpha: 1.0, update, forced: true }
     }
 
     /// RFC 6356 α over the usable subflows (1 when fewer than two can send).
@@ -63,8 +60,9 @@ impl CongestionControl for Lia {
         "lia"
     }
 
-    fn on_ack(&mut self, _sf: usize, acked: u64, w: &mut Window, peers: &[PeerView]) {
-        let mut acked = acked;
+    fn on_ack(&mut self, ack: &Ack, w: &mut Window) {
+        let peers = ack.peers;
+        let mut acked = ack.acked;
         if w.in_slow_start() {
             acked = slow_start(w, acked);
             self.alpha = Lia::compute_alpha(peers);
@@ -90,7 +88,7 @@ impl CongestionControl for Lia {
         }
     }
 
-    fn ssthresh(&mut self, _sf: usize, w: &Window, _peers: &[PeerView]) -> u64 {
+    fn ssthresh(&mut self, _now: Time, _sf: usize, w: &Window, _peers: &[PeerView]) -> u64 {
         self.forced = true;
         halve(w)
     }
@@ -140,11 +138,12 @@ mod tests {
         let mut lia = Lia::new(AlphaUpdate::PerRtt);
         for i in 0..5000 {
             let acked = 1000 + (i % 3) * 500;
-            lia.on_ack(0, acked, &mut a, &peers);
-            Reno.on_ack(0, acked, &mut b, &peers);
+            let ev = Ack { acked, ..ack(0, &peers) };
+            lia.on_ack(&ev, &mut a);
+            Reno.on_ack(&ev, &mut b);
             assert_eq!(a, b);
             if i % 700 == 0 {
-                let (x, y) = (lia.ssthresh(0, &a, &peers), Reno.ssthresh(0, &b, &peers));
+                let (x, y) = (lia.ssthresh(Time::ZERO, 0, &a, &peers), Reno.ssthresh(Time::ZERO, 0, &b, &peers));
                 assert_eq!(x, y);
                 a.cwnd = x;
                 b.cwnd = y;
@@ -162,10 +161,7 @@ mod tests {
             let mut lia = Lia::new(AlphaUpdate::PerAck);
             let inc = increase_per_ack(&mut lia, 0, &peers, 4000);
             let want = 1.0 / (1.0 + 2.0 / gamma).powi(2) / w1 as f64;
-            assert!(
-                (inc - want).abs() < 0.02 * want + 0.0005,
-                "γ={gamma}: {inc} vs {want}"
-            );
+            assert!((inc - want).abs() < 0.02 * want + 0.0005, "γ={gamma}: {inc} vs {want}");
         }
     }
 }

@@ -13,7 +13,7 @@ pub mod lia;
 pub mod reno;
 
 use crate::config::{CcKind, CcParams, SlowStart};
-use crate::units::Dur;
+use crate::units::{Dur, Time};
 
 /// The congestion state of the subflow an event belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,13 +31,7 @@ pub struct Window {
 
 impl Window {
     pub fn new(iw_segments: u64, smss: u64, slow_start: SlowStart) -> Window {
-        Window {
-            cwnd: iw_segments * smss,
-            ssthresh: u64::MAX,
-            smss,
-            cnt: 0,
-            slow_start,
-        }
+        Window { cwnd: iw_segments * smss, ssthresh: u64::MAX, smss, cnt: 0, slow_start }
     }
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
@@ -45,22 +39,44 @@ impl Window {
 }
 
 /// What a controller may read about one subflow of its connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PeerView {
     pub cwnd: u64,
     pub ssthresh: u64,
     pub smss: u64,
     pub srtt: Option<Dur>,
+    /// Smallest RTT seen (the base RTT delay-based algorithms use).
+    pub min_rtt: Option<Dur>,
+    /// Most recent RTT sample.
+    pub latest_rtt: Option<Dur>,
+    /// Bytes in flight (RFC 6675 pipe).
+    pub in_flight: u64,
     /// Established and allowed to send (Linux `mptcp_ccc_sk_can_send`).
     pub usable: bool,
 }
 
+/// Everything a controller is told about one ACK.
+#[derive(Clone, Copy, Debug)]
+pub struct Ack<'a> {
+    pub now: Time,
+    /// The subflow the ACK arrived on.
+    pub sf: usize,
+    /// Bytes newly acknowledged (cumulatively).
+    pub acked: u64,
+    /// RTT sample taken from this ACK, if any (Karn's rule applied).
+    pub rtt: Option<Dur>,
+    /// Snapshot of every subflow of the connection (index = subflow).
+    pub peers: &'a [PeerView],
+}
+
 pub trait CongestionControl {
     fn name(&self) -> &'static str;
-    /// An ACK newly acknowledged `acked` bytes on subflow `sf`.
-    fn on_ack(&mut self, sf: usize, acked: u64, w: &mut Window, peers: &[PeerView]);
+    /// An ACK newly acknowledged bytes on subflow `ack.sf` while it may raise its window.
+    fn on_ack(&mut self, ack: &Ack, w: &mut Window);
     /// A loss event (fast recovery or RTO) on subflow `sf`: the new ssthresh (bytes).
-    fn ssthresh(&mut self, sf: usize, w: &Window, peers: &[PeerView]) -> u64;
+    fn ssthresh(&mut self, now: Time, sf: usize, w: &Window, peers: &[PeerView]) -> u64;
+    /// The subflow restarted its window after idling (RFC 2861); e.g. CUBIC resets its epoch.
+    fn on_idle_restart(&mut self, _now: Time, _sf: usize) {}
     /// Algorithm-specific coupling parameter, for time series (LIA's α).
     fn alpha(&self) -> Option<f64> {
         None
@@ -123,39 +139,37 @@ pub(crate) mod harness {
     use super::*;
 
     pub fn peer(cwnd_pkts: u64, rtt_ms: u64) -> PeerView {
+        let rtt = Some(Dur::from_ms(rtt_ms));
         PeerView {
             cwnd: cwnd_pkts * 1000,
             ssthresh: 1,
             smss: 1000,
-            srtt: Some(Dur::from_ms(rtt_ms)),
+            srtt: rtt,
+            min_rtt: rtt,
+            latest_rtt: rtt,
+            in_flight: cwnd_pkts * 1000,
             usable: true,
         }
     }
 
+    /// An ACK of one full segment on `sf` at time zero.
+    pub fn ack(sf: usize, peers: &[PeerView]) -> Ack<'_> {
+        Ack { now: Time::ZERO, sf, acked: peers[sf].smss, rtt: peers[sf].latest_rtt, peers }
+    }
+
     pub fn window_of(p: &PeerView) -> Window {
-        Window {
-            cwnd: p.cwnd,
-            ssthresh: p.ssthresh,
-            smss: p.smss,
-            cnt: 0,
-            slow_start: SlowStart::Linux,
-        }
+        Window { cwnd: p.cwnd, ssthresh: p.ssthresh, smss: p.smss, cnt: 0, slow_start: SlowStart::Linux }
     }
 
     /// Average window increase per full-segment ACK on `sf` (in segments), measured over
     /// `n` ACKs with the peers' windows held fixed.
-    pub fn increase_per_ack(
-        cc: &mut dyn CongestionControl,
-        sf: usize,
-        peers: &[PeerView],
-        n: u64,
-    ) -> f64 {
+    pub fn increase_per_ack(cc: &mut dyn CongestionControl, sf: usize, peers: &[PeerView], n: u64) -> f64 {
         let mut w = window_of(&peers[sf]);
         let start = w.cwnd;
         let mut total = 0;
         for _ in 0..n {
             w.cwnd = start; // keep the operating point fixed
-            cc.on_ack(sf, w.smss, &mut w, peers);
+            cc.on_ack(&ack(sf, peers), &mut w);
             total += w.cwnd - start;
         }
         total as f64 / w.smss as f64 / n as f64

@@ -5,7 +5,8 @@
 //! bytes (RFC 3465 byte counting, as Linux since 3.18), ssthresh = max(cwnd/2, 2 SMSS).
 //! Deviation: ssthresh halves cwnd (Linux) rather than FlightSize (RFC 5681 eq. 4).
 
-use super::{additive_increase, halve, slow_start, CongestionControl, PeerView, Window};
+use super::{additive_increase, halve, slow_start, Ack, CongestionControl, PeerView, Window};
+use crate::units::Time;
 
 pub struct Reno;
 
@@ -14,8 +15,8 @@ impl CongestionControl for Reno {
         "reno"
     }
 
-    fn on_ack(&mut self, _sf: usize, acked: u64, w: &mut Window, _peers: &[PeerView]) {
-        let mut acked = acked;
+    fn on_ack(&mut self, ack: &Ack, w: &mut Window) {
+        let mut acked = ack.acked;
         if w.in_slow_start() {
             acked = slow_start(w, acked);
             if acked == 0 {
@@ -26,7 +27,7 @@ impl CongestionControl for Reno {
         additive_increase(w, acked, per);
     }
 
-    fn ssthresh(&mut self, _sf: usize, w: &Window, _peers: &[PeerView]) -> u64 {
+    fn ssthresh(&mut self, _now: Time, _sf: usize, w: &Window, _peers: &[PeerView]) -> u64 {
         halve(w)
     }
 }
@@ -39,16 +40,10 @@ mod tests {
 
     #[test]
     fn congestion_avoidance_adds_one_segment_per_window_of_acks() {
-        let mut w = Window {
-            cwnd: 10_000,
-            ssthresh: 5_000,
-            smss: 1000,
-            cnt: 0,
-            slow_start: SlowStart::Linux,
-        };
+        let mut w = Window { cwnd: 10_000, ssthresh: 5_000, smss: 1000, cnt: 0, slow_start: SlowStart::Linux };
         let p = [peer(10, 100)];
         for _ in 0..10 {
-            Reno.on_ack(0, 1000, &mut w, &p);
+            Reno.on_ack(&ack(0, &p), &mut w);
         }
         assert_eq!(w.cwnd, 11_000);
     }
@@ -58,22 +53,18 @@ mod tests {
         // One ACK for two segments: Linux adds both, the per-ACK rule one SMSS.
         let mut a = Window::new(10, 1000, SlowStart::Linux);
         let mut b = Window::new(10, 1000, SlowStart::PerAck);
-        Reno.on_ack(0, 2000, &mut a, &[]);
-        Reno.on_ack(0, 2000, &mut b, &[]);
+        let p = [peer(10, 100)];
+        let two = Ack { acked: 2000, ..ack(0, &p) };
+        Reno.on_ack(&two, &mut a);
+        Reno.on_ack(&two, &mut b);
         assert_eq!((a.cwnd, b.cwnd), (12_000, 11_000));
     }
 
     #[test]
     fn loss_halves_with_a_two_segment_floor() {
-        let w = Window {
-            cwnd: 30_000,
-            ssthresh: u64::MAX,
-            smss: 1000,
-            cnt: 0,
-            slow_start: SlowStart::Linux,
-        };
-        assert_eq!(Reno.ssthresh(0, &w, &[]), 15_000);
+        let w = Window { cwnd: 30_000, ssthresh: u64::MAX, smss: 1000, cnt: 0, slow_start: SlowStart::Linux };
+        assert_eq!(Reno.ssthresh(Time::ZERO, 0, &w, &[]), 15_000);
         let w = Window { cwnd: 3_000, ..w };
-        assert_eq!(Reno.ssthresh(0, &w, &[]), 2_000);
+        assert_eq!(Reno.ssthresh(Time::ZERO, 0, &w, &[]), 2_000);
     }
 }

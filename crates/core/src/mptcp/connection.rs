@@ -61,19 +61,9 @@ impl Endpoint {
         let t = &cfg.tcp;
         let ts_len = if t.timestamps { optlen::TIMESTAMPS } else { 0 };
         let mp_len = if mptcp { optlen::DSS_ACK_MAP } else { 0 };
-        let smss = t
-            .mss
-            .min(t.mtu - IP_TCP_HEADER as u64 - ts_len as u64 - mp_len as u64);
-        let paths: Vec<(usize, bool)> = cfg
-            .paths
-            .iter()
-            .map(|p| {
-                (
-                    sc.path_index(p).expect("validated path"),
-                    cfg.backup.contains(p),
-                )
-            })
-            .collect();
+        let smss = t.mss.min(t.mtu - IP_TCP_HEADER as u64 - ts_len as u64 - mp_len as u64);
+        let paths: Vec<(usize, bool)> =
+            cfg.paths.iter().map(|p| (sc.path_index(p).expect("validated path"), cfg.backup.contains(p))).collect();
         let p = TcpParams {
             smss,
             iw: t.iw,
@@ -148,43 +138,18 @@ impl Endpoint {
         let s = self.subflows[sf].as_ref().expect("subflow");
         let first = sf == 0;
         let (fl, mp) = match (s.state, self.is_client) {
-            (State::SynSent, _) => (
-                flags::SYN,
-                if first {
-                    MpOption::CapableSyn
-                } else {
-                    MpOption::JoinSyn
-                },
-            ),
-            (State::SynRcvd, _) => (
-                flags::SYN | flags::ACK,
-                if first {
-                    MpOption::CapableSynAck
-                } else {
-                    MpOption::JoinSynAck
-                },
-            ),
-            (_, true) => (
-                flags::ACK,
-                if first {
-                    MpOption::CapableAck
-                } else {
-                    MpOption::JoinAck
-                },
-            ),
+            (State::SynSent, _) => (flags::SYN, if first { MpOption::CapableSyn } else { MpOption::JoinSyn }),
+            (State::SynRcvd, _) => {
+                (flags::SYN | flags::ACK, if first { MpOption::CapableSynAck } else { MpOption::JoinSynAck })
+            }
+            (_, true) => (flags::ACK, if first { MpOption::CapableAck } else { MpOption::JoinAck }),
             (_, false) => (flags::ACK, MpOption::Dss),
         };
         let p = self.packet(now, sf, fl, mp);
         out.push(p);
     }
 
-    pub(crate) fn data_packet(
-        &mut self,
-        now: Time,
-        sf: usize,
-        seg: SentSeg,
-        out: &mut Vec<Packet>,
-    ) {
+    pub(crate) fn data_packet(&mut self, now: Time, sf: usize, seg: SentSeg, out: &mut Vec<Packet>) {
         let mut p = self.packet(now, sf, flags::ACK, MpOption::Dss);
         p.seq = seg.seq;
         p.payload = seg.len;
@@ -193,12 +158,7 @@ impl Endpoint {
     }
 
     pub(crate) fn send_ack(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) {
-        let sub_ooo: u64 = self
-            .subflows
-            .iter()
-            .flatten()
-            .map(|s| s.rcv.ooo_bytes())
-            .sum();
+        let sub_ooo: u64 = self.subflows.iter().flatten().map(|s| s.rcv.ooo_bytes()).sum();
         let wnd = self.rcv.window(sub_ooo);
         let mut p = self.packet(now, sf, flags::ACK, MpOption::Dss);
         let s = self.subflows[sf].as_mut().expect("subflow");
@@ -219,13 +179,7 @@ impl Endpoint {
 
     fn new_subflow(&mut self, sf: usize, state: State) {
         let (path, backup) = self.paths[sf];
-        self.subflows[sf] = Some(Subflow::new(
-            sf as u8,
-            path,
-            backup,
-            state,
-            self.params[sf].clone(),
-        ));
+        self.subflows[sf] = Some(Subflow::new(sf as u8, path, backup, state, self.params[sf].clone()));
     }
 
     /// Client: sends the first SYN.
@@ -360,12 +314,7 @@ impl Endpoint {
             let dsn = if self.mptcp { pkt.dsn } else { Dsn(pkt.seq.0) };
             let full = pkt.payload as u64 >= s.p.smss;
             self.chunks.clear();
-            let seg = Arriving {
-                seq: pkt.seq,
-                len: pkt.payload as u64,
-                dsn,
-                full_size: full,
-            };
+            let seg = Arriving { seq: pkt.seq, len: pkt.payload as u64, dsn, full_size: full };
             need = s.rcv.on_segment(seg, s.p.b, now, &mut self.chunks);
             if s.stats.first_data_at.is_none() {
                 s.stats.first_data_at = Some(now);
@@ -380,9 +329,7 @@ impl Endpoint {
                 }
             }
         }
-        if self.completed_at.is_none()
-            && self.snd.app.size().is_some_and(|n| self.rcv.delivered >= n)
-        {
+        if self.completed_at.is_none() && self.snd.app.size().is_some_and(|n| self.rcv.delivered >= n) {
             self.completed_at = Some(now);
         }
         let s = self.subflows[i].as_mut().expect("subflow");
@@ -401,23 +348,13 @@ impl Endpoint {
         for s in &self.subflows {
             self.peers.push(match s {
                 Some(s) => s.view(),
-                None => PeerView {
-                    cwnd: 0,
-                    ssthresh: 0,
-                    smss: 0,
-                    srtt: None,
-                    usable: false,
-                },
+                None => PeerView::default(),
             });
         }
     }
 
     fn on_ack(&mut self, now: Time, i: usize, pkt: &Packet, out: &mut Vec<Packet>) {
-        let data_ack = if self.mptcp {
-            pkt.data_ack
-        } else {
-            Dsn(pkt.ack.0)
-        };
+        let data_ack = if self.mptcp { pkt.data_ack } else { Dsn(pkt.ack.0) };
         if !self.mptcp || pkt.mp == MpOption::Dss {
             self.snd.on_data_ack(data_ack, pkt.wnd);
         }
@@ -427,13 +364,7 @@ impl Endpoint {
         }
         self.snapshot_peers();
         let s = self.subflows[i].as_mut().expect("subflow");
-        let o = s.on_ack(
-            now,
-            pkt.ack,
-            pkt.sack.as_slice(),
-            self.cc.as_mut(),
-            &self.peers,
-        );
+        let o = s.on_ack(now, pkt.ack, pkt.sack.as_slice(), self.cc.as_mut(), &self.peers);
         if o.entered_recovery {
             // RFC 6675 (4.3): retransmit the first lost segment at once.
             if let Some(seg) = s.retransmit_next(now, true) {

@@ -144,11 +144,7 @@ mod tests {
     use super::*;
 
     fn ch(dsn: u64, len: u64, t: u64) -> Chunk {
-        Chunk {
-            dsn: Dsn(dsn),
-            len,
-            arrival: Time(t),
-        }
+        Chunk { dsn: Dsn(dsn), len, arrival: Time(t) }
     }
 
     #[test]

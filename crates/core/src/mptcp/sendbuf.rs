@@ -129,34 +129,14 @@ impl ConnSender {
     pub fn account(&mut self, now: Time, could_send: bool, max_len: u64) {
         let rwnd = could_send && self.rwnd_blocked(max_len);
         let sndbuf = could_send && self.snd_nxt == self.write_seq && self.app_blocked();
-        track(
-            &mut self.rwnd_limited_since,
-            &mut self.rwnd_limited_ns,
-            rwnd,
-            now,
-        );
-        track(
-            &mut self.sndbuf_limited_since,
-            &mut self.sndbuf_limited_ns,
-            sndbuf,
-            now,
-        );
+        track(&mut self.rwnd_limited_since, &mut self.rwnd_limited_ns, rwnd, now);
+        track(&mut self.sndbuf_limited_since, &mut self.sndbuf_limited_ns, sndbuf, now);
     }
 
     /// Closes the open accounting intervals at the end of the run.
     pub fn finish(&mut self, now: Time) {
-        track(
-            &mut self.rwnd_limited_since,
-            &mut self.rwnd_limited_ns,
-            false,
-            now,
-        );
-        track(
-            &mut self.sndbuf_limited_since,
-            &mut self.sndbuf_limited_ns,
-            false,
-            now,
-        );
+        track(&mut self.rwnd_limited_since, &mut self.rwnd_limited_ns, false, now);
+        track(&mut self.sndbuf_limited_since, &mut self.sndbuf_limited_ns, false, now);
         if let Some(s) = self.app_blocked_since.take() {
             self.blocked_ns += now.since(s).0;
         }

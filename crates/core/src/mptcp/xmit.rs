@@ -26,14 +26,7 @@ impl Endpoint {
                     cwnd: s.w.cwnd,
                     in_flight: s.sb.in_flight(),
                 },
-                None => SchedView {
-                    usable: false,
-                    has_room: false,
-                    backup: false,
-                    srtt: None,
-                    cwnd: 0,
-                    in_flight: 0,
-                },
+                None => SchedView { usable: false, has_room: false, backup: false, srtt: None, cwnd: 0, in_flight: 0 },
             });
         }
     }
@@ -67,9 +60,7 @@ impl Endpoint {
                     let smss = self.params[j].smss;
                     let n = end.dist(start).min(smss);
                     if end.dist(start) > n {
-                        self.snd
-                            .reinject
-                            .push_front((start + n, end.dist(start) - n, from));
+                        self.snd.reinject.push_front((start + n, end.dist(start) - n, from));
                     }
                     self.send_new_on(now, j, start, n, out);
                     self.snd.reinjected_bytes += n;
@@ -94,13 +85,7 @@ impl Endpoint {
         let nothing_in_flight = self.subflows.iter().flatten().all(|s| s.sb.is_empty());
         if self.snd.rwnd_blocked(smss) && nothing_in_flight {
             if self.persist_at.is_none() {
-                let rto = self
-                    .subflows
-                    .iter()
-                    .flatten()
-                    .map(|s| s.rtt.rto())
-                    .min()
-                    .unwrap_or_default();
+                let rto = self.subflows.iter().flatten().map(|s| s.rtt.rto()).min().unwrap_or_default();
                 self.persist_at = Some(now + rto.times(1 << self.persist_backoff.min(10)));
             }
         } else {
@@ -111,7 +96,10 @@ impl Endpoint {
 
     fn send_new_on(&mut self, now: Time, j: usize, dsn: Dsn, len: u64, out: &mut Vec<Packet>) {
         let s = self.subflows[j].as_mut().expect("picked subflow exists");
-        s.maybe_idle_restart(now);
+        if s.maybe_idle_restart(now) {
+            self.cc.on_idle_restart(now, j);
+        }
+        let s = self.subflows[j].as_mut().expect("picked subflow exists");
         let seg = s.send_new(now, len, dsn);
         self.data_packet(now, j, seg, out);
     }
@@ -144,11 +132,7 @@ impl Endpoint {
                 s.hs_retransmitted = true;
                 s.stats.syn_retransmits += 1;
                 s.hs_sent_at = now;
-                let base = if s.state == State::PreEstablished {
-                    s.rtt.rto()
-                } else {
-                    s.p.rto_initial
-                };
+                let base = if s.state == State::PreEstablished { s.rtt.rto() } else { s.p.rto_initial };
                 s.hs_at = Some(now + base.times(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
                 self.handshake_packet(now, i, out);
             }
@@ -171,9 +155,7 @@ impl Endpoint {
                     for seg in s.unsacked_segments() {
                         let end = seg.dsn + seg.len as u64;
                         if end > una {
-                            self.snd
-                                .reinject
-                                .push_back((seg.dsn, seg.len as u64, i as u8));
+                            self.snd.reinject.push_back((seg.dsn, seg.len as u64, i as u8));
                         }
                     }
                 }
@@ -186,9 +168,7 @@ impl Endpoint {
         if self.persist_at.is_some_and(|t| t <= now) {
             self.persist_at = None;
             self.persist_backoff += 1;
-            if let Some(i) =
-                (0..self.subflows.len()).find(|&i| self.subflow(i).is_some_and(|s| s.established()))
-            {
+            if let Some(i) = (0..self.subflows.len()).find(|&i| self.subflow(i).is_some_and(|s| s.established())) {
                 let mut p = self.packet(now, i, flags::ACK | flags::PROBE, MpOption::Dss);
                 p.seq = self.subflows[i].as_ref().expect("subflow").snd_nxt;
                 out.push(p);

@@ -111,8 +111,7 @@ impl Link {
         if start > now {
             self.waiting.push_back((start, pkt.wire_len));
             self.waiting_bytes += pkt.wire_len as u64;
-            self.stats.max_queue_packets =
-                self.stats.max_queue_packets.max(self.waiting.len() as u64);
+            self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.waiting.len() as u64);
             self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.waiting_bytes);
         }
         let listed = self.params.drop.get(self.drop_next) == Some(&self.stats.arrived);
@@ -157,10 +156,7 @@ impl Link {
         if end.0 == 0 {
             return 0.0;
         }
-        let busy = self
-            .stats
-            .busy_ns
-            .saturating_sub(self.free_at.0.saturating_sub(end.0));
+        let busy = self.stats.busy_ns.saturating_sub(self.free_at.0.saturating_sub(end.0));
         busy as f64 / end.0 as f64
     }
 
@@ -171,7 +167,13 @@ impl Link {
         if s.arrived != rhs {
             return Err(format!(
                 "link {}: {} packets arrived but {} delivered + {} queue drops + {} lost + {} in the link = {}",
-                self.name, s.arrived, s.delivered, s.queue_drops, s.loss_drops, self.in_pipe(), rhs
+                self.name,
+                s.arrived,
+                s.delivered,
+                s.queue_drops,
+                s.loss_drops,
+                self.in_pipe(),
+                rhs
             ));
         }
         Ok(())
@@ -213,13 +215,7 @@ mod tests {
         // 12 Mbit/s: a 1500 B packet takes exactly 1 ms; 10 ms propagation.
         Link::new(
             "l".into(),
-            LinkParams {
-                rate: Rate(12_000_000),
-                delay: Dur::from_ms(10),
-                queue: limit,
-                loss: 0.0,
-                drop,
-            },
+            LinkParams { rate: Rate(12_000_000), delay: Dur::from_ms(10), queue: limit, loss: 0.0, drop },
             1,
         )
     }
@@ -231,10 +227,7 @@ mod tests {
     #[test]
     fn back_to_back_packets_are_spaced_by_serialisation_time() {
         let mut l = link(QueueLimit(Amount::Packets(10)));
-        assert_eq!(
-            l.offer(Time::ZERO, pkt(1500)),
-            Offer::Accepted(Some(Time(11_000_000)))
-        );
+        assert_eq!(l.offer(Time::ZERO, pkt(1500)), Offer::Accepted(Some(Time(11_000_000))));
         assert_eq!(l.offer(Time::ZERO, pkt(1500)), Offer::Accepted(None));
         assert!(l.pop_arrived(Time(10_999_999)).is_none());
         assert!(l.pop_arrived(Time(11_000_000)).is_some());
@@ -250,10 +243,7 @@ mod tests {
         }
         assert_eq!(l.offer(Time::ZERO, pkt(1500)), Offer::QueueDrop);
         // After 1 ms the second packet is on the wire: one waits, room for one more.
-        assert!(matches!(
-            l.offer(Time(1_000_000), pkt(1500)),
-            Offer::Accepted(_)
-        ));
+        assert!(matches!(l.offer(Time(1_000_000), pkt(1500)), Offer::Accepted(_)));
         assert_eq!(l.offer(Time(1_000_000), pkt(1500)), Offer::QueueDrop);
         assert_eq!(l.stats.max_queue_packets, 2);
         l.check_conservation().unwrap();

@@ -29,18 +29,10 @@ impl Topology {
             links.push(Link::new(format!("{}.up", p.name), p.up_link(), sc.seed));
             link_path.push((i, true));
             let down = links.len() as u32;
-            links.push(Link::new(
-                format!("{}.down", p.name),
-                p.down_link(),
-                sc.seed,
-            ));
+            links.push(Link::new(format!("{}.down", p.name), p.down_link(), sc.seed));
             link_path.push((i, false));
             routes.push([vec![up], vec![down]]);
         }
-        Topology {
-            links,
-            routes,
-            link_path,
-        }
+        Topology { links, routes, link_path }
     }
 }

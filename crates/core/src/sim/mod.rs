@@ -35,21 +35,9 @@ pub struct Simulation {
     link_series: Vec<[u32; LINK_METRICS.len()]>,
 }
 
-const SF_METRICS: [&str; 7] = [
-    "cwnd_bytes",
-    "ssthresh_bytes",
-    "srtt_s",
-    "in_flight_bytes",
-    "dsn_sent_bytes",
-    "rto_s",
-    "retransmitted_segments",
-];
-const CONN_METRICS: [&str; 4] = [
-    "data_acked_bytes",
-    "delivered_bytes",
-    "rcv_ooo_bytes",
-    "alpha",
-];
+const SF_METRICS: [&str; 7] =
+    ["cwnd_bytes", "ssthresh_bytes", "srtt_s", "in_flight_bytes", "dsn_sent_bytes", "rto_s", "retransmitted_segments"];
+const CONN_METRICS: [&str; 4] = ["data_acked_bytes", "delivered_bytes", "rcv_ooo_bytes", "alpha"];
 const LINK_METRICS: [&str; 2] = ["queue_packets", "queue_bytes"];
 
 impl Simulation {
@@ -59,12 +47,7 @@ impl Simulation {
             .connections
             .iter()
             .enumerate()
-            .map(|(c, cfg)| {
-                [
-                    Endpoint::new(sc, c as u32, cfg, true),
-                    Endpoint::new(sc, c as u32, cfg, false),
-                ]
-            })
+            .map(|(c, cfg)| [Endpoint::new(sc, c as u32, cfg, true), Endpoint::new(sc, c as u32, cfg, false)])
             .collect();
         let n_links = topo.links.len();
         let mut sim = Simulation {
@@ -91,11 +74,7 @@ impl Simulation {
     }
 
     fn series(&mut self, kind: &str, entity: String, metric: &str) -> u32 {
-        self.ts.series.push(SeriesMeta {
-            entity_kind: kind.into(),
-            entity,
-            metric: metric.into(),
-        });
+        self.ts.series.push(SeriesMeta { entity_kind: kind.into(), entity, metric: metric.into() });
         (self.ts.series.len() - 1) as u32
     }
 
@@ -130,8 +109,7 @@ impl Simulation {
     /// Runs to the scenario's end (or until every download finished).
     pub fn run(mut self) -> RunOutput {
         for (c, cfg) in self.sc.connections.iter().enumerate() {
-            self.q
-                .push(Time::ZERO + cfg.start, Event::ConnStart(c as u32));
+            self.q.push(Time::ZERO + cfg.start, Event::ConnStart(c as u32));
         }
         if self.sc.output.timeseries.is_some() {
             self.q.push(Time::ZERO, Event::Sample);
@@ -167,9 +145,7 @@ impl Simulation {
     }
 
     fn all_done(&self) -> bool {
-        self.eps.iter().all(|e| {
-            e[0].snd.app.size().is_some() && e[0].completed_at.or(e[1].completed_at).is_some()
-        })
+        self.eps.iter().all(|e| e[0].snd.app.size().is_some() && e[0].completed_at.or(e[1].completed_at).is_some())
     }
 
     fn on_endpoint_timer(&mut self, c: usize, s: usize, t: Time) {
@@ -188,13 +164,7 @@ impl Simulation {
         self.link_wake[l] = None;
         while let Some(mut p) = self.topo.links[l].pop_arrived(t) {
             if let Some(d) = self.digest.as_mut() {
-                d.record(
-                    t,
-                    TraceEvent::Deliver {
-                        link: l as u32,
-                        uid: p.uid,
-                    },
-                );
+                d.record(t, TraceEvent::Deliver { link: l as u32, uid: p.uid });
             }
             p.hop += 1;
             let c = p.conn as usize;
@@ -250,28 +220,10 @@ impl Simulation {
         let uid = p.uid;
         let r = self.topo.links[l].offer(now, p);
         if let Some(d) = self.digest.as_mut() {
-            d.record(
-                now,
-                TraceEvent::Enqueue {
-                    link: l as u32,
-                    uid,
-                },
-            );
+            d.record(now, TraceEvent::Enqueue { link: l as u32, uid });
             match r {
-                Offer::QueueDrop => d.record(
-                    now,
-                    TraceEvent::QueueDrop {
-                        link: l as u32,
-                        uid,
-                    },
-                ),
-                Offer::Lost => d.record(
-                    now,
-                    TraceEvent::LinkLoss {
-                        link: l as u32,
-                        uid,
-                    },
-                ),
+                Offer::QueueDrop => d.record(now, TraceEvent::QueueDrop { link: l as u32, uid }),
+                Offer::Lost => d.record(now, TraceEvent::LinkLoss { link: l as u32, uid }),
                 Offer::Accepted(_) => {}
             }
         }
@@ -294,20 +246,8 @@ impl Simulation {
             for (i, ids) in self.sf_series[c].iter().enumerate() {
                 let Some(s) = snd.subflow(i) else { continue };
                 push(&mut self.ts, ids[0], s.w.cwnd as f64);
-                push(
-                    &mut self.ts,
-                    ids[1],
-                    if s.w.ssthresh == u64::MAX {
-                        f64::NAN
-                    } else {
-                        s.w.ssthresh as f64
-                    },
-                );
-                push(
-                    &mut self.ts,
-                    ids[2],
-                    s.rtt.srtt().map_or(f64::NAN, |d| d.secs_f64()),
-                );
+                push(&mut self.ts, ids[1], if s.w.ssthresh == u64::MAX { f64::NAN } else { s.w.ssthresh as f64 });
+                push(&mut self.ts, ids[2], s.rtt.srtt().map_or(f64::NAN, |d| d.secs_f64()));
                 push(&mut self.ts, ids[3], s.sb.in_flight() as f64);
                 push(&mut self.ts, ids[4], s.stats.dsn_sent_end as f64);
                 push(&mut self.ts, ids[5], s.rtt.rto().secs_f64());
@@ -338,28 +278,22 @@ impl Simulation {
         }
         for (c, pair) in self.eps.iter().enumerate() {
             let name = &self.sc.connections[c].name;
-            let snd = if pair[0].is_sender {
-                &pair[0]
-            } else {
-                &pair[1]
-            };
-            let rcv = if pair[0].is_sender {
-                &pair[1]
-            } else {
-                &pair[0]
-            };
+            let snd = if pair[0].is_sender { &pair[0] } else { &pair[1] };
+            let rcv = if pair[0].is_sender { &pair[1] } else { &pair[0] };
             let (una, nxt, written) = (snd.snd.data_una.0, snd.snd.snd_nxt.0, snd.snd.write_seq.0);
             let (rcv_nxt, delivered) = (rcv.rcv.rcv_nxt.0, rcv.rcv.delivered);
             if !(una <= nxt && nxt <= written) {
-                errors.push(format!(
-                    "{name}: data_una {una} <= snd_nxt {nxt} <= write_seq {written} violated"
-                ));
+                errors.push(format!("{name}: data_una {una} <= snd_nxt {nxt} <= write_seq {written} violated"));
             }
             if delivered != rcv_nxt {
-                errors.push(format!("{name}: delivered {delivered} B but the receiver's next expected byte is {rcv_nxt}"));
+                errors.push(format!(
+                    "{name}: delivered {delivered} B but the receiver's next expected byte is {rcv_nxt}"
+                ));
             }
             if !(una <= rcv_nxt && rcv_nxt <= written) {
-                errors.push(format!("{name}: bytes must be DATA_ACKed ({una}) <= delivered ({rcv_nxt}) <= written ({written})"));
+                errors.push(format!(
+                    "{name}: bytes must be DATA_ACKed ({una}) <= delivered ({rcv_nxt}) <= written ({written})"
+                ));
             }
             if let Some(size) = snd.snd.app.size() {
                 if written > size {
@@ -367,9 +301,7 @@ impl Simulation {
                 }
                 let done = snd.completed_at.or(rcv.completed_at).is_some();
                 if done != (delivered == size) {
-                    errors.push(format!(
-                        "{name}: completion flag {done} but {delivered} of {size} B delivered"
-                    ));
+                    errors.push(format!("{name}: completion flag {done} but {delivered} of {size} B delivered"));
                 }
             }
             for s in snd.subflows.iter().flatten() {
@@ -382,10 +314,7 @@ impl Simulation {
             }
         }
         if !errors.is_empty() {
-            panic!(
-                "simulation invariant violated (this is a bug in mptcplab):\n{}",
-                errors.join("\n")
-            );
+            panic!("simulation invariant violated (this is a bug in mptcplab):\n{}", errors.join("\n"));
         }
     }
 }

@@ -56,11 +56,7 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
             rwnd_limited_time_s: snd.snd.rwnd_limited_ns as f64 * ns,
             ooo_delay: DelayStats {
                 samples: h.count(),
-                delayed_fraction: if h.count() > 0 {
-                    h.nonzero() as f64 / h.count() as f64
-                } else {
-                    0.0
-                },
+                delayed_fraction: if h.count() > 0 { h.nonzero() as f64 / h.count() as f64 } else { 0.0 },
                 mean_s: h.mean() * ns,
                 p50_s: h.quantile(0.5) as f64 * ns,
                 p99_s: h.quantile(0.99) as f64 * ns,
@@ -84,11 +80,7 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
                 bytes_sent: s.map_or(0, |s| s.stats.bytes_sent),
                 bytes_acked: s.map_or(0, |s| s.stats.bytes_acked),
                 data_bytes_received: r.map_or(0, |r| r.stats.data_bytes_received),
-                share: if total > 0 {
-                    got as f64 / total as f64
-                } else {
-                    0.0
-                },
+                share: if total > 0 { got as f64 / total as f64 } else { 0.0 },
                 goodput_bps: rate(got),
                 segments_sent: s.map_or(0, |s| s.stats.segments_sent),
                 retransmitted_segments: s.map_or(0, |s| s.stats.retrans_segments),
@@ -100,8 +92,7 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
                 min_rtt_s: s.and_then(|s| s.rtt.min_rtt()).map(|d| d.secs_f64()),
                 mean_rtt_s: s.and_then(|s| s.rtt.mean()).map(|d| d.secs_f64()),
                 final_cwnd_bytes: s.map_or(0, |s| s.w.cwnd),
-                final_ssthresh_bytes: s
-                    .and_then(|s| (s.w.ssthresh != u64::MAX).then_some(s.w.ssthresh)),
+                final_ssthresh_bytes: s.and_then(|s| (s.w.ssthresh != u64::MAX).then_some(s.w.ssthresh)),
             });
         }
     }
@@ -138,8 +129,5 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
         subflows,
         links,
     };
-    RunOutput {
-        summary,
-        timeseries: std::mem::take(&mut sim.ts),
-    }
+    RunOutput { summary, timeseries: std::mem::take(&mut sim.ts) }
 }

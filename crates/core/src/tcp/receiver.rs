@@ -67,12 +67,7 @@ impl SubflowReceiver {
 
     /// Accepts a data segment; in-order data (including what it unblocks) goes to `up`.
     pub fn on_segment(&mut self, seg: Arriving, b: u64, now: Time, up: &mut Vec<Chunk>) -> AckNeed {
-        let Arriving {
-            seq,
-            len,
-            dsn,
-            full_size,
-        } = seg;
+        let Arriving { seq, len, dsn, full_size } = seg;
         let (mut s, e) = (seq.0, seq.0 + len);
         let mut dsn = dsn;
         if e <= self.rcv_nxt.0 {
@@ -84,11 +79,7 @@ impl SubflowReceiver {
         }
         if s == self.rcv_nxt.0 {
             let had_ooo = !self.segs.is_empty();
-            up.push(Chunk {
-                dsn,
-                len: e - s,
-                arrival: now,
-            });
+            up.push(Chunk { dsn, len: e - s, arrival: now });
             self.rcv_nxt = Seq(e);
             if had_ooo {
                 self.pull(up);
@@ -97,11 +88,7 @@ impl SubflowReceiver {
             if full_size {
                 self.unacked_segs += 1;
             }
-            return if self.unacked_segs >= b {
-                AckNeed::Now
-            } else {
-                AckNeed::Delayed
-            };
+            return if self.unacked_segs >= b { AckNeed::Now } else { AckNeed::Delayed };
         }
         self.insert_ooo(s, e, dsn, now);
         AckNeed::Now
@@ -126,14 +113,7 @@ impl SubflowReceiver {
         if s >= e {
             return;
         }
-        self.segs.insert(
-            s,
-            OooSeg {
-                end: e,
-                dsn,
-                arrival: now,
-            },
-        );
+        self.segs.insert(s, OooSeg { end: e, dsn, arrival: now });
         self.ooo_bytes += e - s;
         // Merge into the range set.
         let (mut rs, mut re) = (s, e);
@@ -172,11 +152,7 @@ impl SubflowReceiver {
             self.ooo_bytes -= seg.end - s;
             if seg.end > self.rcv_nxt.0 {
                 let skip = self.rcv_nxt.0 - s;
-                up.push(Chunk {
-                    dsn: seg.dsn + skip,
-                    len: seg.end - self.rcv_nxt.0,
-                    arrival: seg.arrival,
-                });
+                up.push(Chunk { dsn: seg.dsn + skip, len: seg.end - self.rcv_nxt.0, arrival: seg.arrival });
                 self.rcv_nxt = Seq(seg.end);
             }
         }
@@ -212,31 +188,11 @@ mod tests {
         let mut r = SubflowReceiver::default();
         let mut up = Vec::new();
         assert_eq!(
-            r.on_segment(
-                Arriving {
-                    seq: Seq(0),
-                    len: 100,
-                    dsn: Dsn(0),
-                    full_size: true
-                },
-                2,
-                Time(1),
-                &mut up
-            ),
+            r.on_segment(Arriving { seq: Seq(0), len: 100, dsn: Dsn(0), full_size: true }, 2, Time(1), &mut up),
             AckNeed::Delayed
         );
         assert_eq!(
-            r.on_segment(
-                Arriving {
-                    seq: Seq(100),
-                    len: 100,
-                    dsn: Dsn(100),
-                    full_size: true
-                },
-                2,
-                Time(2),
-                &mut up
-            ),
+            r.on_segment(Arriving { seq: Seq(100), len: 100, dsn: Dsn(100), full_size: true }, 2, Time(2), &mut up),
             AckNeed::Now
         );
         assert_eq!(up.len(), 2);
@@ -247,76 +203,23 @@ mod tests {
     fn holes_are_sacked_then_filled_in_order() {
         let mut r = SubflowReceiver::default();
         let mut up = Vec::new();
-        r.on_segment(
-            Arriving {
-                seq: Seq(0),
-                len: 100,
-                dsn: Dsn(1000),
-                full_size: true,
-            },
-            2,
-            Time(1),
-            &mut up,
-        );
+        r.on_segment(Arriving { seq: Seq(0), len: 100, dsn: Dsn(1000), full_size: true }, 2, Time(1), &mut up);
         assert_eq!(
-            r.on_segment(
-                Arriving {
-                    seq: Seq(200),
-                    len: 100,
-                    dsn: Dsn(1200),
-                    full_size: true
-                },
-                2,
-                Time(2),
-                &mut up
-            ),
+            r.on_segment(Arriving { seq: Seq(200), len: 100, dsn: Dsn(1200), full_size: true }, 2, Time(2), &mut up),
             AckNeed::Now
         );
-        r.on_segment(
-            Arriving {
-                seq: Seq(400),
-                len: 100,
-                dsn: Dsn(1400),
-                full_size: true,
-            },
-            2,
-            Time(3),
-            &mut up,
-        );
-        r.on_segment(
-            Arriving {
-                seq: Seq(300),
-                len: 100,
-                dsn: Dsn(1300),
-                full_size: true,
-            },
-            2,
-            Time(4),
-            &mut up,
-        );
+        r.on_segment(Arriving { seq: Seq(400), len: 100, dsn: Dsn(1400), full_size: true }, 2, Time(3), &mut up);
+        r.on_segment(Arriving { seq: Seq(300), len: 100, dsn: Dsn(1300), full_size: true }, 2, Time(4), &mut up);
         let blocks: Vec<_> = r.sack_blocks(4).collect();
         assert_eq!(blocks, vec![(Seq(200), Seq(500))]);
         assert_eq!(r.ooo_bytes(), 300);
         up.clear();
         assert_eq!(
-            r.on_segment(
-                Arriving {
-                    seq: Seq(100),
-                    len: 100,
-                    dsn: Dsn(1100),
-                    full_size: true
-                },
-                2,
-                Time(5),
-                &mut up
-            ),
+            r.on_segment(Arriving { seq: Seq(100), len: 100, dsn: Dsn(1100), full_size: true }, 2, Time(5), &mut up),
             AckNeed::Now
         );
         assert_eq!(r.rcv_nxt, Seq(500));
-        assert_eq!(
-            up.iter().map(|c| c.dsn.0).collect::<Vec<_>>(),
-            vec![1100, 1200, 1300, 1400]
-        );
+        assert_eq!(up.iter().map(|c| c.dsn.0).collect::<Vec<_>>(), vec![1100, 1200, 1300, 1400]);
         assert_eq!(up[1].arrival, Time(2));
         assert_eq!(r.sack_blocks(4).count(), 0);
         assert_eq!(r.ooo_bytes(), 0);
@@ -326,30 +229,10 @@ mod tests {
     fn duplicates_ask_for_an_immediate_ack_and_deliver_nothing() {
         let mut r = SubflowReceiver::default();
         let mut up = Vec::new();
-        r.on_segment(
-            Arriving {
-                seq: Seq(0),
-                len: 100,
-                dsn: Dsn(0),
-                full_size: true,
-            },
-            2,
-            Time(1),
-            &mut up,
-        );
+        r.on_segment(Arriving { seq: Seq(0), len: 100, dsn: Dsn(0), full_size: true }, 2, Time(1), &mut up);
         up.clear();
         assert_eq!(
-            r.on_segment(
-                Arriving {
-                    seq: Seq(0),
-                    len: 100,
-                    dsn: Dsn(0),
-                    full_size: true
-                },
-                2,
-                Time(2),
-                &mut up
-            ),
+            r.on_segment(Arriving { seq: Seq(0), len: 100, dsn: Dsn(0), full_size: true }, 2, Time(2), &mut up),
             AckNeed::Now
         );
         assert!(up.is_empty());

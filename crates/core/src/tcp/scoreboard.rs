@@ -142,11 +142,7 @@ impl Scoreboard {
                 r.bytes += s.len as u64;
                 r.segs += 1;
                 r.had_retrans |= s.has(EVER_RETRANS);
-                r.rtt = if s.has(EVER_RETRANS) || s.has(SACKED) {
-                    None
-                } else {
-                    Some(now.since(s.sent_at))
-                };
+                r.rtt = if s.has(EVER_RETRANS) || s.has(SACKED) { None } else { Some(now.since(s.sent_at)) };
             } else if f.seq < ack {
                 // Partial acknowledgement of the head: trim it.
                 let n = ack.dist(f.seq);
@@ -361,15 +357,7 @@ impl Scoreboard {
                 }
             }
         }
-        if (out, sacked, lost, retrans, ns)
-            != (
-                self.out,
-                self.sacked,
-                self.lost,
-                self.retrans,
-                self.sacked_segs,
-            )
-        {
+        if (out, sacked, lost, retrans, ns) != (self.out, self.sacked, self.lost, self.retrans, self.sacked_segs) {
             return Err(format!(
                 "scoreboard counters (out {}, sacked {}, lost {}, retrans {}, sacked segs {}) differ from its segments ({out}, {sacked}, {lost}, {retrans}, {ns})",
                 self.out, self.sacked, self.lost, self.retrans, self.sacked_segs
@@ -386,13 +374,7 @@ mod tests {
     fn board(n: u64) -> Scoreboard {
         let mut b = Scoreboard::default();
         for i in 0..n {
-            b.push(SentSeg {
-                seq: Seq(i * 100),
-                len: 100,
-                flags: 0,
-                dsn: Dsn(i * 100),
-                sent_at: Time(i),
-            });
+            b.push(SentSeg { seq: Seq(i * 100), len: 100, flags: 0, dsn: Dsn(i * 100), sent_at: Time(i) });
         }
         b
     }
@@ -419,15 +401,7 @@ mod tests {
     fn several_holes_are_all_marked_and_repaired_in_order() {
         let mut b = board(10);
         // Holes at 0, 2, 4; everything else SACKed.
-        b.sack(
-            &[
-                (Seq(500), Seq(1000)),
-                (Seq(300), Seq(400)),
-                (Seq(100), Seq(200)),
-            ],
-            Seq(0),
-            Time(50),
-        );
+        b.sack(&[(Seq(500), Seq(1000)), (Seq(300), Seq(400)), (Seq(100), Seq(200))], Seq(0), Time(50));
         b.mark_lost(3);
         let mut order = Vec::new();
         while let Some(p) = b.next_retransmit() {

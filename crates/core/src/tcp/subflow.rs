@@ -13,7 +13,7 @@
 //!   flight after more than one RTO of silence, cwnd is halved per elapsed RTO down to
 //!   min(cwnd, IW) and ssthresh raised to at least 3/4 of the old cwnd.
 
-use crate::cc::{CongestionControl, PeerView, Window};
+use crate::cc::{Ack, CongestionControl, PeerView, Window};
 use crate::config::SlowStart;
 use crate::tcp::receiver::SubflowReceiver;
 use crate::tcp::rtt::RttEstimator;
@@ -165,6 +165,9 @@ impl Subflow {
             ssthresh: self.w.ssthresh,
             smss: self.w.smss,
             srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            latest_rtt: self.rtt.latest(),
+            in_flight: self.sb.in_flight(),
             usable: self.established(),
         }
     }
@@ -186,14 +189,15 @@ impl Subflow {
     }
 
     /// RFC 2861 / Linux `tcp_cwnd_restart`, checked before sending data.
-    pub fn maybe_idle_restart(&mut self, now: Time) {
+    /// Returns true if the window was restarted.
+    pub fn maybe_idle_restart(&mut self, now: Time) -> bool {
         if !self.p.idle_restart || !self.sb.is_empty() || self.stats.segments_sent == 0 {
-            return;
+            return false;
         }
         let rto = self.rtt.rto();
         let idle = now.since(self.lsndtime);
         if idle <= rto {
-            return;
+            return false;
         }
         let restart = (self.p.iw * self.w.smss).min(self.w.cwnd);
         self.w.ssthresh = self.w.ssthresh.max(self.w.cwnd / 4 * 3);
@@ -209,17 +213,12 @@ impl Subflow {
         self.w.cwnd = cwnd.max(restart);
         self.w.cnt = 0;
         self.stats.idle_restarts += 1;
+        true
     }
 
     /// Records the transmission of new data `[snd_nxt, snd_nxt + len)` mapped to `dsn`.
     pub fn send_new(&mut self, now: Time, len: u64, dsn: Dsn) -> SentSeg {
-        let seg = SentSeg {
-            seq: self.snd_nxt,
-            len: len as u32,
-            flags: 0,
-            dsn,
-            sent_at: now,
-        };
+        let seg = SentSeg { seq: self.snd_nxt, len: len as u32, flags: 0, dsn, sent_at: now };
         self.sb.push(seg);
         self.snd_nxt += len;
         self.stats.dsn_sent_end = self.stats.dsn_sent_end.max(dsn.0 + len);
@@ -295,7 +294,7 @@ impl Subflow {
         match self.ca {
             CaState::Open | CaState::Disorder if self.sb.lost_bytes() > 0 => {
                 self.high_seq = self.snd_nxt;
-                self.w.ssthresh = cc.ssthresh(self.idx as usize, &self.w, peers);
+                self.w.ssthresh = cc.ssthresh(now, self.idx as usize, &self.w, peers);
                 self.w.cwnd = self.w.ssthresh;
                 self.w.cnt = 0;
                 self.ca = CaState::Recovery;
@@ -307,7 +306,8 @@ impl Subflow {
             _ => {}
         }
         if out.acked_bytes > 0 && self.ca != CaState::Recovery && self.cwnd_limited() {
-            cc.on_ack(self.idx as usize, out.acked_bytes, &mut self.w, peers);
+            let ev = Ack { now, sf: self.idx as usize, acked: out.acked_bytes, rtt, peers };
+            cc.on_ack(&ev, &mut self.w);
         }
         // RFC 6298 (5.2)/(5.3).
         if self.sb.is_empty() {
@@ -320,15 +320,10 @@ impl Subflow {
 
     /// The retransmission timer fired with data outstanding: Linux `tcp_enter_loss`.
     /// Returns true if this starts a new loss episode (the caller reinjects at MPTCP level).
-    pub fn on_rto(
-        &mut self,
-        now: Time,
-        cc: &mut dyn CongestionControl,
-        peers: &[PeerView],
-    ) -> bool {
+    pub fn on_rto(&mut self, now: Time, cc: &mut dyn CongestionControl, peers: &[PeerView]) -> bool {
         let new_episode = self.ca != CaState::Loss;
         if new_episode {
-            self.w.ssthresh = cc.ssthresh(self.idx as usize, &self.w, peers);
+            self.w.ssthresh = cc.ssthresh(now, self.idx as usize, &self.w, peers);
         }
         self.w.cwnd = self.w.smss;
         self.w.cnt = 0;
@@ -343,9 +338,7 @@ impl Subflow {
 
     /// Un-SACKed, outstanding segments (for reinjection on another subflow).
     pub fn unsacked_segments(&self) -> impl Iterator<Item = &SentSeg> {
-        self.sb
-            .iter()
-            .filter(|s| s.flags & crate::tcp::scoreboard::SACKED == 0)
+        self.sb.iter().filter(|s| s.flags & crate::tcp::scoreboard::SACKED == 0)
     }
 
     /// Whether the head segment was ever retransmitted (diagnostics).

@@ -17,13 +17,7 @@ pub struct Histogram {
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram {
-            counts: vec![0; ((64 - SUB_BITS as usize) + 1) * SUB as usize],
-            n: 0,
-            sum: 0,
-            max: 0,
-            nonzero: 0,
-        }
+        Histogram { counts: vec![0; ((64 - SUB_BITS as usize) + 1) * SUB as usize], n: 0, sum: 0, max: 0, nonzero: 0 }
     }
 }
 

@@ -29,10 +29,7 @@ pub struct TraceDigest {
 
 impl Default for TraceDigest {
     fn default() -> Self {
-        TraceDigest {
-            h: 0xcbf2_9ce4_8422_2325,
-            events: 0,
-        }
+        TraceDigest { h: 0xcbf2_9ce4_8422_2325, events: 0 }
     }
 }
 

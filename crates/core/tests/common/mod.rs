@@ -23,12 +23,7 @@ pub fn one_way(bytes: f64, rate_bps: f64, delay_s: f64) -> f64 {
 
 /// The value of a sampled series at time t (the last sample at or before t).
 pub fn at(points: &[(f64, f64)], t: f64) -> f64 {
-    points
-        .iter()
-        .take_while(|(x, _)| *x <= t + 1e-12)
-        .last()
-        .map(|p| p.1)
-        .unwrap_or(0.0)
+    points.iter().take_while(|(x, _)| *x <= t + 1e-12).last().map(|p| p.1).unwrap_or(0.0)
 }
 
 /// First sample time at which the series reaches `v`.

@@ -19,9 +19,7 @@ impl Scheduler for MinRtt {
         subflows
             .iter()
             .enumerate()
-            .filter(|(i, s)| {
-                s.usable && s.has_room && Some(*i) != exclude && s.backup != regular_usable
-            })
+            .filter(|(i, s)| s.usable && s.has_room && Some(*i) != exclude && s.backup != regular_usable)
             .min_by_key(|(i, s)| (s.srtt.map_or(u64::MAX, |d| d.0), *i))
             .map(|(i, _)| i)
     }
@@ -33,41 +31,22 @@ mod tests {
     use crate::units::Dur;
 
     fn v(ms: u64, room: bool, backup: bool) -> SchedView {
-        SchedView {
-            usable: true,
-            has_room: room,
-            backup,
-            srtt: Some(Dur::from_ms(ms)),
-            cwnd: 0,
-            in_flight: 0,
-        }
+        SchedView { usable: true, has_room: room, backup, srtt: Some(Dur::from_ms(ms)), cwnd: 0, in_flight: 0 }
     }
 
     #[test]
     fn picks_the_lowest_rtt_with_room() {
         let mut s = MinRtt;
-        assert_eq!(
-            s.pick(&[v(100, true, false), v(10, true, false)], None),
-            Some(1)
-        );
-        assert_eq!(
-            s.pick(&[v(100, true, false), v(10, false, false)], None),
-            Some(0)
-        );
-        assert_eq!(
-            s.pick(&[v(100, true, false), v(10, true, false)], Some(1)),
-            Some(0)
-        );
+        assert_eq!(s.pick(&[v(100, true, false), v(10, true, false)], None), Some(1));
+        assert_eq!(s.pick(&[v(100, true, false), v(10, false, false)], None), Some(0));
+        assert_eq!(s.pick(&[v(100, true, false), v(10, true, false)], Some(1)), Some(0));
     }
 
     #[test]
     fn backups_only_when_no_regular_subflow_is_usable() {
         let mut s = MinRtt;
         // The regular subflow is full: wait rather than use the backup.
-        assert_eq!(
-            s.pick(&[v(100, false, false), v(10, true, true)], None),
-            None
-        );
+        assert_eq!(s.pick(&[v(100, false, false), v(10, true, true)], None), None);
         let mut down = v(100, true, false);
         down.usable = false;
         assert_eq!(s.pick(&[down, v(10, true, true)], None), Some(1));
