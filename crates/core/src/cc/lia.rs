@@ -74,7 +74,7 @@ impl CongestionControl for Lia {
             self.alpha = Lia::compute_alpha(peers);
             self.forced = false;
         }
-        let usable: Vec<&PeerView> = peers.iter().filter(|p| p.usable).collect();
+        let usable: Vec<&PeerView> = peers.iter().filter(|p| p.usable && p.srtt.is_some()).collect();
         let per = if usable.len() > 1 {
             let total: u64 = usable.iter().map(|p| p.cwnd).sum();
             ((total as f64 / self.alpha.max(1e-12)) as u64).max(w.cwnd)

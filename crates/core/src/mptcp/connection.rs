@@ -111,6 +111,7 @@ impl Endpoint {
     // ------------------------------------------------------------------ packets
 
     pub(crate) fn packet(&mut self, now: Time, sf: usize, fl: u8, mp: MpOption) -> Packet {
+        let wnd = if fl & flags::SYN != 0 { self.rcv.rcvbuf } else { self.adv_window() };
         self.uid += 1;
         let mp = if self.mptcp { mp } else { MpOption::None };
         Packet {
@@ -125,7 +126,7 @@ impl Endpoint {
             payload: 0,
             seq: Seq(0),
             ack: Seq(0),
-            wnd: self.rcv.rcvbuf,
+            wnd,
             sack: SackBlocks::default(),
             dsn: Dsn(0),
             data_ack: self.rcv.rcv_nxt,
@@ -157,15 +158,18 @@ impl Endpoint {
         out.push(p.sized(self.ts_len));
     }
 
-    pub(crate) fn send_ack(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) {
+    /// The receive window to advertise: free space of the shared receive buffer.
+    fn adv_window(&mut self) -> u64 {
         let sub_ooo: u64 = self.subflows.iter().flatten().map(|s| s.rcv.ooo_bytes()).sum();
-        let wnd = self.rcv.window(sub_ooo);
+        self.rcv.window(sub_ooo)
+    }
+
+    pub(crate) fn send_ack(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) {
         let mut p = self.packet(now, sf, flags::ACK, MpOption::Dss);
         let s = self.subflows[sf].as_mut().expect("subflow");
         s.rcv.unacked_segs = 0;
         s.delack_at = None;
         p.ack = s.rcv.rcv_nxt;
-        p.wnd = wnd;
         let used = self.ts_len + if self.mptcp { optlen::DSS_ACK } else { 0 };
         let max_blocks = ((optlen::MAX - used).saturating_sub(2) / 8).min(4) as usize;
         for b in s.rcv.sack_blocks(max_blocks) {
@@ -234,7 +238,7 @@ impl Endpoint {
                     s.hs_retransmitted = true;
                 }
                 s.hs_sent_at = now;
-                s.hs_at = Some(now + s.p.rto_initial.times(1 << s.hs_backoff));
+                s.hs_at = Some(now + s.p.rto_initial.times(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
                 self.handshake_packet(now, i, out);
             }
             return;

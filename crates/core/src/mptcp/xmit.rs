@@ -86,7 +86,7 @@ impl Endpoint {
         if self.snd.rwnd_blocked(smss) && nothing_in_flight {
             if self.persist_at.is_none() {
                 let rto = self.subflows.iter().flatten().map(|s| s.rtt.rto()).min().unwrap_or_default();
-                self.persist_at = Some(now + rto.times(1 << self.persist_backoff.min(10)));
+                self.persist_at = Some(now + rto.times(1 << self.persist_backoff.min(10)).min(self.params[0].rto_max));
             }
         } else {
             self.persist_at = None;
@@ -148,14 +148,16 @@ impl Endpoint {
                 }
                 self.snapshot_peers();
                 let s = self.subflows[i].as_mut().expect("subflow");
-                let new_episode = s.on_rto(now, self.cc.as_mut(), &self.peers);
-                if new_episode && self.mptcp && self.subflows.len() > 1 {
+                s.on_rto(now, self.cc.as_mut(), &self.peers);
+                // Reinject on every RTO (Linux `mptcp_sub_retransmit_timer`), each segment once.
+                let n_subflows = self.subflows.len();
+                if self.mptcp && n_subflows > 1 {
+                    let mut taken = Vec::new();
+                    self.subflows[i].as_mut().expect("subflow").take_for_reinjection(&mut taken);
                     let una = self.snd.data_una;
-                    let s = self.subflows[i].as_ref().expect("subflow");
-                    for seg in s.unsacked_segments() {
-                        let end = seg.dsn + seg.len as u64;
-                        if end > una {
-                            self.snd.reinject.push_back((seg.dsn, seg.len as u64, i as u8));
+                    for (dsn, len) in taken {
+                        if dsn + len > una {
+                            self.snd.reinject.push_back((dsn, len, i as u8));
                         }
                     }
                 }

@@ -97,8 +97,10 @@ impl SubflowReceiver {
     fn insert_ooo(&mut self, mut s: u64, mut e: u64, mut dsn: Dsn, now: Time) {
         if let Some((&ps, p)) = self.segs.range(..=s).next_back() {
             if p.end >= e {
-                self.touch(ps, p.end);
-                return; // already held
+                // Already held: report the whole block that contains it (RFC 2018).
+                let (bs, be) = self.ranges.range(..=ps).next_back().map(|(&a, &b)| (a, b)).unwrap_or((ps, p.end));
+                self.touch(bs, be);
+                return;
             }
             if p.end > s {
                 dsn += p.end - s;

@@ -25,6 +25,8 @@ pub const LOST: u8 = 2;
 pub const RETRANS: u8 = 4;
 /// Ever retransmitted (Karn: no RTT sample).
 pub const EVER_RETRANS: u8 = 8;
+/// Already handed to the connection level for reinjection on another subflow.
+pub const REINJECTED: u8 = 16;
 
 /// One transmitted, not yet cumulatively acknowledged segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,10 +173,11 @@ impl Scoreboard {
             self.lost_hint_cnt = 0;
         }
         self.retrans_hint = self.retrans_hint.max(self.base);
-        self.sacked_ranges.retain_mut(|r| {
-            r.0 = r.0.max(ack.0);
-            r.0 < r.1
-        });
+        let dead = self.sacked_ranges.partition_point(|r| r.1 <= ack.0);
+        self.sacked_ranges.drain(..dead);
+        if let Some(first) = self.sacked_ranges.first_mut() {
+            first.0 = first.0.max(ack.0);
+        }
         r
     }
 
@@ -191,7 +194,8 @@ impl Scoreboard {
             // Parts of [s, e) not covered by earlier SACKs.
             let mut pieces: Vec<(u64, u64)> = Vec::new();
             let mut cur = s;
-            for &(rs, re) in &self.sacked_ranges {
+            let from = self.sacked_ranges.partition_point(|r| r.1 <= s);
+            for &(rs, re) in &self.sacked_ranges[from..] {
                 if re <= cur {
                     continue;
                 }
@@ -336,9 +340,14 @@ impl Scoreboard {
         *g
     }
 
-    /// Re-sends the head (zero-window probe or RTO of a lone segment) without loss marking.
-    pub fn head_mut(&mut self) -> Option<&mut SentSeg> {
-        self.segs.front_mut()
+    /// Collects (dsn, len) of un-SACKed segments not reinjected before, marking them.
+    pub fn take_for_reinjection(&mut self, out: &mut Vec<(Dsn, u64)>) {
+        for g in self.segs.iter_mut() {
+            if g.flags & (SACKED | REINJECTED) == 0 {
+                g.flags |= REINJECTED;
+                out.push((g.dsn, g.len as u64));
+            }
+        }
     }
 
     /// Internal consistency of the counters (used by tests and the end-of-run checks).

@@ -245,6 +245,10 @@ impl Subflow {
         let seg = self.sb.mark_retransmitted(pos, now);
         self.stats.retrans_segments += 1;
         self.note_sent(now, seg.len as u64);
+        if pos == 0 {
+            // Linux re-arms the timer when it retransmits the head.
+            self.rto_at = Some(now + self.rtt.rto());
+        }
         Some(seg)
     }
 
@@ -268,7 +272,8 @@ impl Subflow {
             self.snd_una = ack;
             out.acked_bytes = a.bytes;
             self.stats.bytes_acked += a.bytes;
-            rtt = a.rtt;
+            // Karn: no sample from a cumulative ACK covering retransmitted data.
+            rtt = if a.had_retrans { None } else { a.rtt };
         }
         if !sack.is_empty() {
             let (_, srtt) = self.sb.sack(sack, self.snd_una, now);
@@ -283,7 +288,9 @@ impl Subflow {
             self.round_max_in_flight = self.sb.in_flight();
             self.round_end = self.snd_nxt;
         }
-        // Congestion state machine.
+        // Congestion state machine. The ACK that ends fast recovery does not grow the window
+        // (Linux 3.x `tcp_may_raise_cwnd`): it acknowledges bytes SACKed long before.
+        let was_recovery = self.ca == CaState::Recovery;
         if matches!(self.ca, CaState::Recovery | CaState::Loss) && self.snd_una >= self.high_seq {
             if self.ca == CaState::Recovery {
                 self.w.cwnd = self.w.ssthresh.max(self.w.smss);
@@ -305,7 +312,7 @@ impl Subflow {
             CaState::Disorder if self.sb.sacked_bytes() == 0 => self.ca = CaState::Open,
             _ => {}
         }
-        if out.acked_bytes > 0 && self.ca != CaState::Recovery && self.cwnd_limited() {
+        if out.acked_bytes > 0 && !was_recovery && self.ca != CaState::Recovery && self.cwnd_limited() {
             let ev = Ack { now, sf: self.idx as usize, acked: out.acked_bytes, rtt, peers };
             cc.on_ack(&ev, &mut self.w);
         }
@@ -320,9 +327,11 @@ impl Subflow {
 
     /// The retransmission timer fired with data outstanding: Linux `tcp_enter_loss`.
     /// Returns true if this starts a new loss episode (the caller reinjects at MPTCP level).
-    pub fn on_rto(&mut self, now: Time, cc: &mut dyn CongestionControl, peers: &[PeerView]) -> bool {
-        let new_episode = self.ca != CaState::Loss;
-        if new_episode {
+    pub fn on_rto(&mut self, now: Time, cc: &mut dyn CongestionControl, peers: &[PeerView]) {
+        // Linux `tcp_enter_loss`: reduce ssthresh unless this loss episode already did
+        // (a timeout during fast recovery, or a repeated timeout).
+        let reduce = matches!(self.ca, CaState::Open | CaState::Disorder) || self.snd_una >= self.high_seq;
+        if reduce {
             self.w.ssthresh = cc.ssthresh(now, self.idx as usize, &self.w, peers);
         }
         self.w.cwnd = self.w.smss;
@@ -333,12 +342,13 @@ impl Subflow {
         self.stats.rtos += 1;
         self.rtt.backoff += 1;
         self.rto_at = Some(now + self.rtt.rto());
-        new_episode
     }
 
-    /// Un-SACKed, outstanding segments (for reinjection on another subflow).
-    pub fn unsacked_segments(&self) -> impl Iterator<Item = &SentSeg> {
-        self.sb.iter().filter(|s| s.flags & crate::tcp::scoreboard::SACKED == 0)
+    /// Marks the un-SACKed outstanding segments not reinjected before and returns their
+    /// mappings (dsn, len), for reinjection on another subflow (Linux `mptcp_reinject_data`
+    /// with its `path_mask`: a segment is reinjected from this subflow at most once).
+    pub fn take_for_reinjection(&mut self, out: &mut Vec<(Dsn, u64)>) {
+        self.sb.take_for_reinjection(out);
     }
 
     /// Whether the head segment was ever retransmitted (diagnostics).
