@@ -310,10 +310,18 @@ pub enum CcKind {
     Reno,
     /// RFC 6356 Linked Increases.
     Lia,
+    /// CUBIC (RFC 9438), uncoupled per subflow.
+    Cubic,
+    /// Opportunistic Linked Increases (Khalili et al., CoNEXT 2012).
+    Olia,
+    /// Balanced Linked Adaptation (Peng et al., IEEE/ACM ToN 2016).
+    Balia,
+    /// Weighted Vegas, delay-based (Cao, Xu, Fu, ICNP 2012).
+    Wvegas,
 }
 
 impl CcKind {
-    pub const NAMES: &'static [&'static str] = &["reno", "lia"];
+    pub const NAMES: &'static [&'static str] = &["reno", "lia", "cubic", "olia", "balia", "wvegas"];
 }
 
 /// When LIA recomputes α.
@@ -335,12 +343,55 @@ pub struct LiaParams {
     pub alpha_update: AlphaUpdate,
 }
 
+/// CUBIC parameters (RFC 9438 §4); the defaults are Linux `tcp_cubic.c`'s.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CubicParams {
+    /// Multiplicative decrease factor β_cubic (dimensionless, strictly between 0 and 1);
+    /// default Linux's 717/1024 ≈ 0.7.
+    pub beta: f64,
+    /// Cubic scaling constant C (segments per second³, > 0); default 0.4.
+    pub c: f64,
+    /// Fast convergence (RFC 9438 §4.7): a loss below the previous W_max lowers W_max further.
+    pub fast_convergence: bool,
+    /// Reno-friendly region (RFC 9438 §4.3): grow at least as an AIMD flow with the same β.
+    pub tcp_friendliness: bool,
+}
+
+impl Default for CubicParams {
+    fn default() -> Self {
+        CubicParams { beta: 717.0 / 1024.0, c: 0.4, fast_convergence: true, tcp_friendliness: true }
+    }
+}
+
+/// wVegas parameters; the defaults are Linux `mptcp_wvegas.c`'s module parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WvegasParams {
+    /// Total backlog target α_total over all subflows (packets), split by rate weights.
+    pub alpha_total: u64,
+    /// Per-subflow α before weights are known and after each loss (packets).
+    pub alpha_initial: u64,
+    /// Slow start ends once the backlog exceeds γ (packets).
+    pub gamma: u64,
+}
+
+impl Default for WvegasParams {
+    fn default() -> Self {
+        WvegasParams { alpha_total: 10, alpha_initial: 2, gamma: 1 }
+    }
+}
+
 /// Per-algorithm parameters; each algorithm reads only its own table.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CcParams {
     #[serde(default)]
     pub lia: LiaParams,
+    #[serde(default)]
+    pub cubic: CubicParams,
+    #[serde(default)]
+    pub wvegas: WvegasParams,
 }
 
 /// Packet schedulers (one file each under `mptcp/sched/`).
@@ -354,6 +405,28 @@ pub enum SchedKind {
 
 impl SchedKind {
     pub const NAMES: &'static [&'static str] = &["minrtt"];
+}
+
+/// minRTT's add-ons from the out-of-tree Linux MPTCP (NSDI 2012 §4.2).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MinRttParams {
+    /// M1: when the receive window or a full send buffer blocks new data, re-send the
+    /// oldest un-DATA_ACKed segment on the fastest subflow with room.
+    #[serde(default)]
+    pub opportunistic_retransmission: bool,
+    /// M2: then halve the congestion window of the subflow holding that segment (at most
+    /// once per SRTT of the fast subflow).
+    #[serde(default)]
+    pub penalisation: bool,
+}
+
+/// Per-scheduler parameters; each scheduler reads only its own table.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedParams {
+    #[serde(default)]
+    pub minrtt: MinRttParams,
 }
 
 /// Slow-start growth rule.
@@ -487,6 +560,8 @@ pub struct ConnCfg {
     pub cc_params: CcParams,
     #[serde(default)]
     pub scheduler: SchedKind,
+    #[serde(default)]
+    pub sched_params: SchedParams,
     /// Connection-level send buffer (like `tcp_wmem` max): bytes written and not yet
     /// DATA_ACKed.
     #[serde(default = "d_sndbuf")]

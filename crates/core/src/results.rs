@@ -43,6 +43,9 @@ pub struct ConnResult {
     pub completed: bool,
     /// Bytes re-sent on another subflow after an RTO (connection-level reinjection).
     pub reinjected_bytes: u64,
+    /// minRTT add-ons: opportunistic retransmissions (M1) and penalisations (M2).
+    pub opportunistic_retransmissions: u64,
+    pub penalisations: u64,
     /// Payload bytes received more than once at connection level.
     pub duplicate_bytes: u64,
     /// Times the application found the send buffer full.

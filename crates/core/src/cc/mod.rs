@@ -9,8 +9,12 @@
 //!
 //! Windows are in bytes; `smss` is the subflow's sender MSS (payload bytes per full segment).
 
+pub mod balia;
+pub mod cubic;
 pub mod lia;
+pub mod olia;
 pub mod reno;
+pub mod wvegas;
 
 use crate::config::{CcKind, CcParams, SlowStart};
 use crate::units::{Dur, Time};
@@ -88,7 +92,38 @@ pub fn build(kind: CcKind, params: &CcParams) -> Box<dyn CongestionControl> {
     match kind {
         CcKind::Reno => Box::new(reno::Reno),
         CcKind::Lia => Box::new(lia::Lia::new(params.lia.alpha_update)),
+        CcKind::Cubic => Box::new(cubic::Cubic::new(&params.cubic)),
+        CcKind::Olia => Box::new(olia::Olia::new()),
+        CcKind::Balia => Box::new(balia::Balia::new()),
+        CcKind::Wvegas => Box::new(wvegas::Wvegas::new(&params.wvegas)),
     }
+}
+
+/// One subflow as coupled algorithms (OLIA, BALIA) see it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CoupledPath {
+    /// Subflow index.
+    pub sf: usize,
+    /// Congestion window (segments of that subflow's SMSS).
+    pub w: f64,
+    /// Smoothed RTT (seconds).
+    pub rtt: f64,
+}
+
+/// The subflows coupled algorithms sum over: usable and with an RTT estimate (Linux
+/// `mptcp_sk_can_send` and `srtt != 0`). Subflow `sf`'s window is taken from `own_cwnd`
+/// (bytes), which may already be ahead of the snapshot within this ACK.
+pub fn coupled_paths(peers: &[PeerView], sf: usize, own_cwnd: u64) -> Vec<CoupledPath> {
+    peers
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.usable && p.smss > 0)
+        .filter_map(|(i, p)| {
+            let rtt = p.srtt?.secs_f64().max(1e-9);
+            let cwnd = if i == sf { own_cwnd } else { p.cwnd };
+            Some(CoupledPath { sf: i, w: cwnd as f64 / p.smss as f64, rtt })
+        })
+        .collect()
 }
 
 /// Slow start (RFC 5681 §3.1) with the selected growth rule, never above ssthresh.
@@ -126,6 +161,17 @@ pub fn additive_increase(w: &mut Window, acked: u64, per_increase: u64) {
         w.cnt -= delta * per;
         w.cwnd += delta * w.smss;
     }
+}
+
+/// [`additive_increase`] as Linux's `tcp_cong_avoid_ai` does it when `per_increase` can
+/// shrink between ACKs (CUBIC, BALIA): credit accumulated while it was larger buys one
+/// segment, not a burst.
+pub fn additive_increase_gently(w: &mut Window, acked: u64, per_increase: u64) {
+    if w.cnt >= per_increase.max(1) {
+        w.cnt = 0;
+        w.cwnd += w.smss;
+    }
+    additive_increase(w, acked, per_increase);
 }
 
 /// The Reno loss response: half the window, at least two segments.
@@ -171,6 +217,20 @@ pub(crate) mod harness {
             w.cwnd = start; // keep the operating point fixed
             cc.on_ack(&ack(sf, peers), &mut w);
             total += w.cwnd - start;
+        }
+        total as f64 / w.smss as f64 / n as f64
+    }
+
+    /// Like [`increase_per_ack`], but signed, for algorithms that may shrink a window on an
+    /// ACK (OLIA's paths of maximum window).
+    pub fn change_per_ack(cc: &mut dyn CongestionControl, sf: usize, peers: &[PeerView], n: u64) -> f64 {
+        let mut w = window_of(&peers[sf]);
+        let start = w.cwnd;
+        let mut total = 0i64;
+        for _ in 0..n {
+            w.cwnd = start;
+            cc.on_ack(&ack(sf, peers), &mut w);
+            total += w.cwnd as i64 - start as i64;
         }
         total as f64 / w.smss as f64 / n as f64
     }

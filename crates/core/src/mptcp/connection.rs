@@ -52,6 +52,8 @@ pub struct Endpoint {
     chunks: Vec<Chunk>,
     pub(crate) peers: Vec<PeerView>,
     pub(crate) views: Vec<SchedView>,
+    /// Last M2 penalisation triggered by each subflow (Linux `last_rbuf_opti`).
+    pub(crate) last_rbuf_opti: Vec<Option<Time>>,
 }
 
 impl Endpoint {
@@ -88,7 +90,7 @@ impl Endpoint {
             paths,
             ts_len,
             cc: cc::build(cfg.cc, &cfg.cc_params),
-            sched: sched::build(cfg.scheduler),
+            sched: sched::build(cfg.scheduler, &cfg.sched_params),
             snd: ConnSender::new(App::from_cfg(&cfg.app, start), cfg.sndbuf.0, cfg.rcvbuf.0),
             rcv: ConnReceiver::new(cfg.rcvbuf.0, warmup),
             mp_established: false,
@@ -101,6 +103,7 @@ impl Endpoint {
             chunks: Vec::new(),
             peers: Vec::new(),
             views: Vec::new(),
+            last_rbuf_opti: vec![None; cfg.paths.len()],
         }
     }
 
@@ -360,7 +363,11 @@ impl Endpoint {
     fn on_ack(&mut self, now: Time, i: usize, pkt: &Packet, out: &mut Vec<Packet>) {
         let data_ack = if self.mptcp { pkt.data_ack } else { Dsn(pkt.ack.0) };
         if !self.mptcp || pkt.mp == MpOption::Dss {
+            let prev = self.snd.data_una;
             self.snd.on_data_ack(data_ack, pkt.wnd);
+            if self.snd.data_una > prev {
+                self.sched.on_data_ack(now, prev, self.snd.data_una);
+            }
         }
         if self.persist_at.is_some() && !self.snd.rwnd_blocked(self.params[0].smss) {
             self.persist_at = None;

@@ -22,8 +22,12 @@ pub struct ConnSender {
     pub sndbuf: u64,
     /// Next byte the application writes.
     pub write_seq: Dsn,
-    /// Next byte never sent on any subflow.
+    /// End of the highest data sent on any subflow (bytes below it may still be unsent
+    /// when a scheduler sends out of order).
     pub snd_nxt: Dsn,
+    /// Sent ranges at or above `data_una`, merged and sorted.
+    sent: VecDeque<(u64, u64)>,
+    sent_bytes: u64,
     /// Oldest byte not DATA_ACKed.
     pub data_una: Dsn,
     /// Right edge of the peer's receive window (max of DATA_ACK + window seen).
@@ -31,6 +35,9 @@ pub struct ConnSender {
     /// Ranges to re-send on another subflow: (dsn, len, subflow they were stuck on).
     pub reinject: VecDeque<(Dsn, u64, u8)>,
     pub reinjected_bytes: u64,
+    /// M1 retransmissions and M2 window reductions (minRTT add-ons).
+    pub opportunistic_retransmissions: u64,
+    pub penalisations: u64,
     app_blocked_since: Option<Time>,
     pub blocked_episodes: u64,
     pub blocked_ns: u64,
@@ -47,10 +54,14 @@ impl ConnSender {
             sndbuf,
             write_seq: Dsn(0),
             snd_nxt: Dsn(0),
+            sent: VecDeque::new(),
+            sent_bytes: 0,
             data_una: Dsn(0),
             rwnd_right: Dsn(initial_rwnd),
             reinject: VecDeque::new(),
             reinjected_bytes: 0,
+            opportunistic_retransmissions: 0,
+            penalisations: 0,
             app_blocked_since: None,
             blocked_episodes: 0,
             blocked_ns: 0,
@@ -64,6 +75,60 @@ impl ConnSender {
     /// Bytes held in the send buffer (written, not DATA_ACKed).
     pub fn queued(&self) -> u64 {
         self.write_seq.dist(self.data_una)
+    }
+
+    /// Bytes written and never sent on any subflow.
+    pub fn unsent(&self) -> u64 {
+        self.queued() - self.sent_bytes
+    }
+
+    /// Records that `[dsn, dsn + len)` was sent (as new data) on some subflow.
+    pub fn mark_sent(&mut self, dsn: Dsn, len: u64) {
+        let (s, e) = (dsn.0.max(self.data_una.0), dsn.0 + len);
+        if s >= e {
+            return;
+        }
+        self.snd_nxt = self.snd_nxt.max(Dsn(e));
+        if let Some(last) = self.sent.back_mut() {
+            if last.1 == s {
+                last.1 = e;
+                self.sent_bytes += e - s;
+                return;
+            }
+        }
+        let i = self.sent.partition_point(|r| r.1 < s);
+        let mut j = i;
+        let (mut ns, mut ne) = (s, e);
+        let mut removed = 0;
+        while j < self.sent.len() && self.sent[j].0 <= ne {
+            ns = ns.min(self.sent[j].0);
+            ne = ne.max(self.sent[j].1);
+            removed += self.sent[j].1 - self.sent[j].0;
+            j += 1;
+        }
+        self.sent.drain(i..j);
+        self.sent.insert(i, (ns, ne));
+        self.sent_bytes = self.sent_bytes + (ne - ns) - removed;
+    }
+
+    /// The unsent data after skipping `skip` unsent bytes: at most `max_len` bytes, not
+    /// crossing already-sent data.
+    pub fn unsent_at(&self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
+        let mut skip = skip;
+        let mut cur = self.data_una.0;
+        let gaps = self.sent.iter().map(|&(s, e)| (s, e)).chain(std::iter::once((self.write_seq.0, self.write_seq.0)));
+        for (s, e) in gaps {
+            if s > cur {
+                let g = s - cur;
+                if skip < g {
+                    let start = cur + skip;
+                    return Some((Dsn(start), max_len.min(s - start)));
+                }
+                skip -= g;
+            }
+            cur = cur.max(e);
+        }
+        None
     }
 
     pub fn app_blocked(&self) -> bool {
@@ -99,6 +164,18 @@ impl ConnSender {
     pub fn on_data_ack(&mut self, data_ack: Dsn, wnd: u64) {
         if data_ack > self.data_una && data_ack <= self.snd_nxt.max(self.data_una) {
             self.data_una = data_ack;
+            while let Some(f) = self.sent.front_mut() {
+                if f.1 <= data_ack.0 {
+                    self.sent_bytes -= f.1 - f.0;
+                    self.sent.pop_front();
+                } else {
+                    if f.0 < data_ack.0 {
+                        self.sent_bytes -= data_ack.0 - f.0;
+                        f.0 = data_ack.0;
+                    }
+                    break;
+                }
+            }
         }
         let right = Dsn(data_ack.0.saturating_add(wnd));
         if right > self.rwnd_right {
@@ -106,29 +183,26 @@ impl ConnSender {
         }
     }
 
-    /// The next new data for a segment of at most `max_len` bytes, if the buffer has unsent
-    /// data and the peer's window admits a full segment (or all the remaining data):
+    /// The unsent data for a segment of at most `max_len` bytes after skipping `skip` unsent
+    /// bytes, if the peer's window admits a full segment (or all that is there):
     /// sender-side silly-window-syndrome avoidance (RFC 1122 §4.2.3.4).
-    pub fn next_new(&self, max_len: u64) -> Option<(Dsn, u64)> {
-        let avail = self.write_seq.dist(self.snd_nxt);
-        if avail == 0 {
-            return None;
-        }
-        let room = self.rwnd_right.dist(self.snd_nxt);
-        let len = max_len.min(avail);
-        (room >= len).then_some((self.snd_nxt, len))
+    pub fn next_new(&self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
+        let (dsn, len) = self.unsent_at(skip, max_len)?;
+        (self.rwnd_right.0 >= dsn.0 + len).then_some((dsn, len))
     }
 
-    /// Unsent data is waiting but the peer's window does not admit it.
+    /// Unsent data is waiting but the peer's window does not admit the oldest of it.
     pub fn rwnd_blocked(&self, max_len: u64) -> bool {
-        let avail = self.write_seq.dist(self.snd_nxt);
-        avail > 0 && self.rwnd_right.dist(self.snd_nxt) < max_len.min(avail)
+        match self.unsent_at(0, max_len) {
+            Some((dsn, len)) => self.rwnd_right.0 < dsn.0 + len,
+            None => false,
+        }
     }
 
     /// Updates the time accounting for "a subflow could send but ...".
     pub fn account(&mut self, now: Time, could_send: bool, max_len: u64) {
         let rwnd = could_send && self.rwnd_blocked(max_len);
-        let sndbuf = could_send && self.snd_nxt == self.write_seq && self.app_blocked();
+        let sndbuf = could_send && self.unsent() == 0 && self.app_blocked();
         track(&mut self.rwnd_limited_since, &mut self.rwnd_limited_ns, rwnd, now);
         track(&mut self.sndbuf_limited_since, &mut self.sndbuf_limited_ns, sndbuf, now);
     }
@@ -163,7 +237,7 @@ mod tests {
         s.app_write(Time(0));
         assert_eq!(s.queued(), 3000);
         assert_eq!(s.blocked_episodes, 1);
-        s.snd_nxt = Dsn(3000);
+        s.mark_sent(Dsn(0), 3000);
         // 900 B acked: free 900 < queued/2 = 1050, still blocked.
         s.on_data_ack(Dsn(900), 1 << 20);
         s.app_write(Time(10));
@@ -180,11 +254,30 @@ mod tests {
     fn new_data_respects_the_window_right_edge() {
         let mut s = ConnSender::new(App::Download { size: 10_000 }, 1 << 20, 2000);
         s.app_write(Time(0));
-        assert_eq!(s.next_new(1448), Some((Dsn(0), 1448)));
-        s.snd_nxt = Dsn(1448);
-        assert_eq!(s.next_new(1448), None);
+        assert_eq!(s.next_new(0, 1448), Some((Dsn(0), 1448)));
+        s.mark_sent(Dsn(0), 1448);
+        assert_eq!(s.next_new(0, 1448), None);
         assert!(s.rwnd_blocked(1448));
         s.on_data_ack(Dsn(1448), 2000);
-        assert_eq!(s.next_new(1448), Some((Dsn(1448), 1448)));
+        assert_eq!(s.next_new(0, 1448), Some((Dsn(1448), 1448)));
+    }
+
+    #[test]
+    fn out_of_order_sends_leave_gaps_that_are_filled_later() {
+        let mut s = ConnSender::new(App::Download { size: 10_000 }, 1 << 20, 1 << 20);
+        s.app_write(Time(0));
+        // A slow path sends 2000 unsent bytes ahead (skip 3000).
+        assert_eq!(s.next_new(3000, 2000), Some((Dsn(3000), 2000)));
+        s.mark_sent(Dsn(3000), 2000);
+        assert_eq!(s.unsent(), 8000);
+        assert_eq!(s.snd_nxt, Dsn(5000));
+        // The head is still unsent; a segment stops at the sent range.
+        assert_eq!(s.next_new(0, 4000), Some((Dsn(0), 3000)));
+        s.mark_sent(Dsn(0), 3000);
+        // Skipping continues past the sent range.
+        assert_eq!(s.next_new(0, 1000), Some((Dsn(5000), 1000)));
+        assert_eq!(s.next_new(1000, 1000), Some((Dsn(6000), 1000)));
+        s.on_data_ack(Dsn(4000), 1 << 20);
+        assert_eq!(s.unsent(), 5000);
     }
 }

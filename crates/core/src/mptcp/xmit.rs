@@ -8,27 +8,51 @@
 //! flight, a zero-window probe is sent with exponential backoff.
 
 use crate::mptcp::connection::Endpoint;
-use crate::mptcp::sched::SchedView;
+use crate::mptcp::sched::{Pick, SchedCtx, SchedView};
+use crate::mptcp::sendbuf::ConnSender;
 use crate::net::packet::{flags, MpOption, Packet};
-use crate::tcp::subflow::State;
+use crate::tcp::subflow::{CaState, State, Subflow};
 use crate::units::{Dsn, Time};
+
+/// The scheduler's view of the connection.
+fn sched_ctx<'a>(now: Time, views: &'a [SchedView], snd: &ConnSender) -> SchedCtx<'a> {
+    SchedCtx {
+        now,
+        subflows: views,
+        unsent: snd.unsent(),
+        data_una: snd.data_una,
+        snd_nxt: snd.snd_nxt,
+        rwnd_room: snd.rwnd_right.dist(snd.snd_nxt),
+        rwnd: snd.rwnd_right.dist(snd.data_una),
+    }
+}
+
+fn view_of(s: &Subflow) -> SchedView {
+    SchedView {
+        usable: s.established(),
+        has_room: s.has_room(),
+        backup: s.backup,
+        srtt: s.rtt.srtt(),
+        rttvar: s.rtt.rttvar(),
+        min_rtt: s.rtt.min_rtt(),
+        cwnd: s.w.cwnd,
+        ssthresh: s.w.ssthresh,
+        in_flight: s.sb.in_flight(),
+        smss: s.w.smss,
+        recovering: matches!(s.ca, CaState::Recovery | CaState::Loss),
+    }
+}
 
 impl Endpoint {
     fn sched_views(&mut self) {
         self.views.clear();
         for s in &self.subflows {
-            self.views.push(match s {
-                Some(s) => SchedView {
-                    usable: s.established(),
-                    has_room: s.has_room(),
-                    backup: s.backup,
-                    srtt: s.rtt.srtt(),
-                    cwnd: s.w.cwnd,
-                    in_flight: s.sb.in_flight(),
-                },
-                None => SchedView { usable: false, has_room: false, backup: false, srtt: None, cwnd: 0, in_flight: 0 },
-            });
+            self.views.push(s.as_ref().map(view_of).unwrap_or_default());
         }
+    }
+
+    fn can_use(&self, sf: usize) -> bool {
+        self.views.get(sf).is_some_and(|v| v.usable && v.has_room)
     }
 
     /// Sends everything the windows, the buffers and the scheduler allow.
@@ -45,8 +69,8 @@ impl Endpoint {
                 self.data_packet(now, i, seg, out);
             }
         }
+        self.sched_views();
         loop {
-            self.sched_views();
             // Reinjections first; those already DATA_ACKed are dropped.
             if let Some(&(dsn, len, from)) = self.snd.reinject.front() {
                 let end = dsn + len;
@@ -54,30 +78,57 @@ impl Endpoint {
                     self.snd.reinject.pop_front();
                     continue;
                 }
-                if let Some(j) = self.sched.pick(&self.views, Some(from as usize)) {
+                let ctx = sched_ctx(now, &self.views, &self.snd);
+                if let Some(j) = self.sched.pick_reinject(&ctx, from as usize).filter(|&j| self.can_use(j)) {
                     self.snd.reinject.pop_front();
                     let start = dsn.max(self.snd.data_una);
-                    let smss = self.params[j].smss;
-                    let n = end.dist(start).min(smss);
+                    let n = end.dist(start).min(self.params[j].smss);
                     if end.dist(start) > n {
                         self.snd.reinject.push_front((start + n, end.dist(start) - n, from));
                     }
-                    self.send_new_on(now, j, start, n, out);
+                    self.send_on(now, j, start, n, out);
                     self.snd.reinjected_bytes += n;
                     continue;
                 }
             }
-            let Some(j) = self.sched.pick(&self.views, None) else {
-                break;
-            };
-            let smss = self.params[j].smss;
-            let Some((dsn, len)) = self.snd.next_new(smss) else {
-                break;
-            };
-            self.snd.snd_nxt += len;
-            self.send_new_on(now, j, dsn, len, out);
+            let ctx = sched_ctx(now, &self.views, &self.snd);
+            match self.sched.next(&ctx) {
+                Pick::Wait => break,
+                Pick::New { sf, skip } => {
+                    if !self.can_use(sf) {
+                        debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
+                        break;
+                    }
+                    match self.snd.next_new(skip, self.params[sf].smss) {
+                        Some((dsn, len)) => {
+                            self.snd.mark_sent(dsn, len);
+                            self.send_on(now, sf, dsn, len, out);
+                            self.sched.on_sent(sf, dsn, len);
+                        }
+                        None => {
+                            if !self.receive_buffer_optimisation(now, sf, out) {
+                                break;
+                            }
+                        }
+                    }
+                }
+                Pick::Copy { sf, dsn, len } => {
+                    if !self.can_use(sf) {
+                        debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
+                        break;
+                    }
+                    let start = dsn.max(self.snd.data_una);
+                    let end = (dsn + len).min(self.snd.snd_nxt);
+                    if end > start {
+                        let n = end.dist(start).min(self.params[sf].smss);
+                        self.send_on(now, sf, start, n, out);
+                        self.sched.on_sent(sf, start, n);
+                    } else {
+                        self.sched.on_sent(sf, dsn, len);
+                    }
+                }
+            }
         }
-        self.sched_views();
         let could_send = self.views.iter().any(|v| v.usable && v.has_room);
         let smss = self.params[0].smss;
         self.snd.account(now, could_send, smss);
@@ -94,14 +145,64 @@ impl Endpoint {
         }
     }
 
-    fn send_new_on(&mut self, now: Time, j: usize, dsn: Dsn, len: u64, out: &mut Vec<Packet>) {
+    /// Sends `[dsn, dsn + len)` as a new segment of subflow `j`.
+    fn send_on(&mut self, now: Time, j: usize, dsn: Dsn, len: u64, out: &mut Vec<Packet>) {
         let s = self.subflows[j].as_mut().expect("picked subflow exists");
         if s.maybe_idle_restart(now) {
             self.cc.on_idle_restart(now, j);
         }
         let s = self.subflows[j].as_mut().expect("picked subflow exists");
         let seg = s.send_new(now, len, dsn);
+        self.views[j] = view_of(s);
         self.data_packet(now, j, seg, out);
+    }
+
+    /// M1/M2 of the out-of-tree Linux MPTCP (`mptcp_rcv_buf_optimization`), when new data is
+    /// blocked by the receive window or by a full send buffer and subflow `sf` has room.
+    /// Returns true if it sent something.
+    fn receive_buffer_optimisation(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) -> bool {
+        let (m1, m2) = self.sched.receive_buffer_optimisation();
+        if !(m1 || m2) {
+            return false;
+        }
+        let smss = self.params[sf].smss;
+        let blocked = self.snd.rwnd_blocked(smss) || (self.snd.unsent() == 0 && self.snd.app_blocked());
+        if !blocked {
+            return false;
+        }
+        let una = self.snd.data_una;
+        let holds = |s: &Subflow| s.sb.find_dsn(una).is_some();
+        let fast_srtt = self.subflows[sf].as_ref().and_then(|s| s.rtt.srtt()).unwrap_or_default();
+        if m2 && self.last_rbuf_opti[sf].is_none_or(|t| now.since(t) >= fast_srtt) {
+            for j in 0..self.subflows.len() {
+                let Some(h) = self.subflows[j].as_mut() else { continue };
+                if j == sf || !holds(h) || h.ca != CaState::Open || h.rtt.srtt().is_none_or(|r| r <= fast_srtt) {
+                    continue;
+                }
+                let prior = h.w.cwnd;
+                h.w.cwnd = (h.w.cwnd / 2).max(h.w.smss);
+                if prior >= h.w.ssthresh {
+                    h.w.ssthresh = (h.w.ssthresh / 2).max(2 * h.w.smss);
+                }
+                self.views[j] = view_of(h);
+                self.snd.penalisations += 1;
+                self.last_rbuf_opti[sf] = Some(now);
+            }
+        }
+        if !m1 {
+            return false;
+        }
+        let fast = self.subflows[sf].as_ref().expect("picked subflow exists");
+        if holds(fast) {
+            return false; // already sent there
+        }
+        let Some(seg) = self.subflows.iter().flatten().find_map(|s| s.sb.find_dsn(una)) else {
+            return false;
+        };
+        let n = (seg.dsn + seg.len as u64).dist(una).min(smss);
+        self.send_on(now, sf, una, n, out);
+        self.snd.opportunistic_retransmissions += 1;
+        true
     }
 
     /// The earliest pending timer.

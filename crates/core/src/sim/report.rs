@@ -49,6 +49,8 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
             download_time_s: completed_at.map(|t| t.since(start).secs_f64()),
             completed: completed_at.is_some(),
             reinjected_bytes: snd.snd.reinjected_bytes,
+            opportunistic_retransmissions: snd.snd.opportunistic_retransmissions,
+            penalisations: snd.snd.penalisations,
             duplicate_bytes: rcv.rcv.duplicate_bytes,
             sndbuf_blocked_episodes: snd.snd.blocked_episodes,
             sndbuf_blocked_time_s: snd.snd.blocked_ns as f64 * ns,

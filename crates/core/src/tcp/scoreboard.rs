@@ -340,6 +340,15 @@ impl Scoreboard {
         *g
     }
 
+    /// The outstanding segment whose mapping contains `dsn`, assuming mappings increase
+    /// along the subflow (true for data the connection sends in order; a reinjected or
+    /// out-of-order segment may be missed, which only costs an M1/M2 opportunity).
+    pub fn find_dsn(&self, dsn: Dsn) -> Option<&SentSeg> {
+        let i = self.segs.partition_point(|g| g.dsn <= dsn);
+        let g = self.segs.get(i.checked_sub(1)?)?;
+        (g.dsn + g.len as u64 > dsn).then_some(g)
+    }
+
     /// Collects (dsn, len) of un-SACKed segments not reinjected before, marking them.
     pub fn take_for_reinjection(&mut self, out: &mut Vec<(Dsn, u64)>) {
         for g in self.segs.iter_mut() {

@@ -1,13 +1,20 @@
-//! Packet schedulers: which subflow carries the next segment (Linux `mptcp_sched_ops`
-//! `get_send`). One file per algorithm, built from [`SchedKind`].
+//! Packet schedulers: which subflow carries the next segment, and which data it carries
+//! (Linux `mptcp_sched_ops` `get_send` / `get_retrans`). One file per algorithm, built from
+//! [`SchedKind`] and its parameters.
+//!
+//! The connection calls [`Scheduler::next`] while it has something to send. A scheduler
+//! answers with the subflow for the oldest unsent data, for unsent data further ahead
+//! (out-of-order sending, e.g. STMS), for a copy of data already sent elsewhere (redundant),
+//! or asks to wait (e.g. BLEST, ECF keep a slow subflow idle on purpose). It may only pick
+//! subflows that are usable and have congestion-window room; the connection checks this.
 
 pub mod minrtt;
 
-use crate::config::SchedKind;
-use crate::units::Dur;
+use crate::config::{SchedKind, SchedParams};
+use crate::units::{Dsn, Dur, Time};
 
 /// What a scheduler may read about one subflow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SchedView {
     /// Established (data may be sent on it).
     pub usable: bool,
@@ -15,19 +22,141 @@ pub struct SchedView {
     pub has_room: bool,
     pub backup: bool,
     pub srtt: Option<Dur>,
+    pub rttvar: Dur,
+    pub min_rtt: Option<Dur>,
+    /// Congestion window and slow-start threshold (bytes).
     pub cwnd: u64,
+    pub ssthresh: u64,
+    /// Bytes in flight (RFC 6675 pipe).
     pub in_flight: u64,
+    /// Payload bytes of a full segment.
+    pub smss: u64,
+    /// In fast recovery or loss recovery (Linux `icsk_ca_state` beyond Disorder).
+    pub recovering: bool,
+}
+
+impl SchedView {
+    /// Free congestion-window space (bytes).
+    pub fn space(&self) -> u64 {
+        self.cwnd.saturating_sub(self.in_flight)
+    }
+}
+
+/// The connection-level state a scheduler may read.
+#[derive(Clone, Copy, Debug)]
+pub struct SchedCtx<'a> {
+    pub now: Time,
+    pub subflows: &'a [SchedView],
+    /// Bytes written by the application and never sent on any subflow.
+    pub unsent: u64,
+    /// Oldest byte not DATA_ACKed and the end of the highest data sent.
+    pub data_una: Dsn,
+    pub snd_nxt: Dsn,
+    /// Bytes the peer's receive window still admits beyond `snd_nxt`.
+    pub rwnd_room: u64,
+    /// The peer's whole receive window as last advertised (bytes).
+    pub rwnd: u64,
+}
+
+impl SchedCtx<'_> {
+    /// Usable subflows with room, honouring backups: backups only when no regular subflow
+    /// is usable at all.
+    pub fn candidates(&self) -> impl Iterator<Item = usize> + '_ {
+        let regular = self.subflows.iter().any(|s| s.usable && !s.backup);
+        self.subflows
+            .iter()
+            .enumerate()
+            .filter(move |(_, s)| s.usable && s.has_room && s.backup != regular)
+            .map(|(i, _)| i)
+    }
+
+    /// The usable (non-backup unless only backups remain) subflow with the lowest SRTT,
+    /// whether or not it has room.
+    pub fn fastest(&self) -> Option<usize> {
+        let regular = self.subflows.iter().any(|s| s.usable && !s.backup);
+        self.subflows
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.usable && s.backup != regular)
+            .min_by_key(|(i, s)| (s.srtt.map_or(u64::MAX, |d| d.0), *i))
+            .map(|(i, _)| i)
+    }
+
+    /// The candidate with the lowest SRTT (minRTT's choice).
+    pub fn lowest_rtt_with_room(&self, exclude: Option<usize>) -> Option<usize> {
+        self.candidates()
+            .filter(|&i| Some(i) != exclude)
+            .min_by_key(|&i| (self.subflows[i].srtt.map_or(u64::MAX, |d| d.0), i))
+    }
+}
+
+/// A scheduling decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// Send new data on `sf`: the unsent bytes after skipping the first `skip` of them.
+    New { sf: usize, skip: u64 },
+    /// Send `[dsn, dsn + len)`, already sent on another subflow, on `sf`.
+    Copy { sf: usize, dsn: Dsn, len: u64 },
+    /// Send nothing now.
+    Wait,
 }
 
 pub trait Scheduler {
     fn name(&self) -> &'static str;
-    /// The subflow for the next segment, or None to wait; `exclude` is a subflow the segment
-    /// must not go to (a reinjection's original subflow).
-    fn pick(&mut self, subflows: &[SchedView], exclude: Option<usize>) -> Option<usize>;
+    /// The next segment to send.
+    fn next(&mut self, ctx: &SchedCtx) -> Pick;
+    /// The subflow for a reinjected segment stuck on `from` (default: lowest RTT among the
+    /// others with room).
+    fn pick_reinject(&mut self, ctx: &SchedCtx, from: usize) -> Option<usize> {
+        ctx.lowest_rtt_with_room(Some(from))
+    }
+    /// Data `[dsn, dsn + len)` was sent on `sf` (new data or a copy).
+    fn on_sent(&mut self, _sf: usize, _dsn: Dsn, _len: u64) {}
+    /// A DATA_ACK advanced the connection from `prev` to `data_ack`.
+    fn on_data_ack(&mut self, _now: Time, _prev: Dsn, _data_ack: Dsn) {}
+    /// Opportunistic retransmission (M1) and penalisation (M2) of the out-of-tree Linux
+    /// MPTCP, applied by the connection when new data is blocked.
+    fn receive_buffer_optimisation(&self) -> (bool, bool) {
+        (false, false)
+    }
 }
 
-pub fn build(kind: SchedKind) -> Box<dyn Scheduler> {
+pub fn build(kind: SchedKind, params: &SchedParams) -> Box<dyn Scheduler> {
     match kind {
-        SchedKind::Minrtt => Box::new(minrtt::MinRtt),
+        SchedKind::Minrtt => Box::new(minrtt::MinRtt::new(&params.minrtt)),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod harness {
+    //! Builds scheduler contexts by hand.
+    use super::*;
+
+    pub fn view(rtt_ms: u64, cwnd_segs: u64, in_flight_segs: u64) -> SchedView {
+        SchedView {
+            usable: true,
+            has_room: in_flight_segs < cwnd_segs,
+            backup: false,
+            srtt: Some(Dur::from_ms(rtt_ms)),
+            rttvar: Dur::from_ms(rtt_ms / 4),
+            min_rtt: Some(Dur::from_ms(rtt_ms)),
+            cwnd: cwnd_segs * 1000,
+            ssthresh: u64::MAX,
+            in_flight: in_flight_segs * 1000,
+            smss: 1000,
+            recovering: false,
+        }
+    }
+
+    pub fn ctx(subflows: &[SchedView], unsent: u64) -> SchedCtx<'_> {
+        SchedCtx {
+            now: Time::ZERO,
+            subflows,
+            unsent,
+            data_una: Dsn(0),
+            snd_nxt: Dsn(0),
+            rwnd_room: u64::MAX / 4,
+            rwnd: u64::MAX / 4,
+        }
     }
 }

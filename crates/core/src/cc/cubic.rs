@@ -1,0 +1,292 @@
+//! CUBIC (RFC 9438), uncoupled per subflow, computed as Linux `tcp_cubic.c` does.
+//!
+//! - Window curve (§4.2): W_cubic(t) = C·(t − K)³ + W_max with K = ∛((W_max − cwnd_epoch)/C),
+//!   which is ∛(W_max(1 − β)/C) right after a loss; t runs from the first ACK of congestion
+//!   avoidance after a reduction (the epoch) and the target is taken one minimum RTT ahead,
+//!   W_cubic(t + min_rtt). Each ACK then grows cwnd by one segment per `cnt` acknowledged
+//!   segments, cnt = cwnd / (target − cwnd), at least 2 (at most 1.5·cwnd per RTT, §4.2), and
+//!   100·cwnd when the target is not above cwnd. Before the first loss (W_max unknown) cnt is
+//!   at most 20 (+5 % per RTT), as Linux.
+//! - Reno-friendly region (§4.3): W_est starts at cwnd with the epoch and grows by one segment
+//!   per cwnd·(1 + β)/(3(1 − β)) bytes acknowledged, i.e. α_cubic = 3(1 − β)/(1 + β) segments
+//!   per RTT; when W_est is above cwnd, cnt ≤ cwnd / (W_est − cwnd).
+//! - Loss (§4.6, §4.7): ssthresh = β·cwnd (at least two segments); with fast convergence a
+//!   loss below the previous W_max sets W_max = cwnd·(1 + β)/2, otherwise W_max = cwnd; the
+//!   epoch ends.
+//! - Idle restart: the epoch ends, so the curve restarts from the window after the idle period.
+//!
+//! Deviations from the reference:
+//! - HyStart (Linux's hybrid slow start) is omitted: slow start runs until a loss or ssthresh.
+//! - Idle restart ends the epoch (older Linux; RFC 9438 §5.8 mentions both) instead of
+//!   shifting `epoch_start` by the idle time (Linux ≥ 4.1), since the controller is not told
+//!   how long the subflow idled.
+//! - An RTO is handled like fast recovery: the host calls the same `ssthresh` for both, so
+//!   W_max is kept (Linux's `TCP_CA_Loss` state hook resets all CUBIC state, W_max included).
+//! - Real-valued K, target and cnt instead of Linux's fixed point and integer division
+//!   (Linux's cube-root table has ≈0.2 % error); W_est's step uses the exact
+//!   (1 + β)/(3(1 − β)) instead of Linux's truncated `beta_scale` (15/8 for β = 717/1024).
+//! - The minimum RTT is the host's `min_rtt` of the subflow (falling back to srtt, then 0);
+//!   Linux keeps its own `delay_min`, discarding samples within 1 s of an epoch start.
+//! - Linux's once-per-jiffy caching of `cnt` is not modelled (every ACK recomputes it).
+
+use super::{additive_increase_gently, slow_start, Ack, CongestionControl, PeerView, Window};
+use crate::config::CubicParams;
+use crate::units::{Dur, Time};
+
+/// cnt when the target is not above cwnd (segments acknowledged per segment of increase, per
+/// segment of cwnd): "very small increment".
+const FLAT_CNT_PER_SEGMENT: f64 = 100.0;
+/// Largest cnt before the first loss (Linux: +5 % per RTT while W_max is unknown).
+const MAX_CNT_WITHOUT_WMAX: f64 = 20.0;
+/// Smallest cnt: cwnd grows by at most half a segment per acknowledged segment.
+const MIN_CNT: f64 = 2.0;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct PathState {
+    /// W_max (segments); 0 until the first loss.
+    w_max: f64,
+    /// Start of the current congestion-avoidance epoch; None = starts at the next ACK.
+    epoch_start: Option<Time>,
+    /// K (seconds).
+    k: f64,
+    /// The plateau of the current epoch's curve (segments; Linux `bic_origin_point`).
+    origin: f64,
+    /// Bytes acknowledged in this epoch not yet turned into W_est growth.
+    ack_cnt: u64,
+    /// W_est, the Reno-friendly window (bytes).
+    w_est: u64,
+}
+
+pub struct Cubic {
+    p: CubicParams,
+    paths: Vec<PathState>,
+}
+
+impl Cubic {
+    /// `p.beta` must lie strictly between 0 and 1 and `p.c` be positive.
+    pub fn new(p: &CubicParams) -> Cubic {
+        Cubic { p: p.clone(), paths: Vec::new() }
+    }
+
+    fn path(&mut self, sf: usize) -> &mut PathState {
+        if self.paths.len() <= sf {
+            self.paths.resize(sf + 1, PathState::default());
+        }
+        &mut self.paths[sf]
+    }
+
+    /// Linux `bictcp_update`: segments to acknowledge per one-segment increase.
+    fn cnt(&mut self, sf: usize, now: Time, w: &Window, acked: u64, min_rtt: Dur) -> f64 {
+        let CubicParams { beta, c, tcp_friendliness, .. } = self.p;
+        let smss = w.smss as f64;
+        let cwnd = w.cwnd as f64 / smss;
+        let st = self.path(sf);
+        st.ack_cnt += acked;
+        let epoch = match st.epoch_start {
+            Some(t) => t,
+            None => {
+                st.epoch_start = Some(now);
+                st.ack_cnt = acked;
+                st.w_est = w.cwnd;
+                if st.w_max <= cwnd {
+                    st.k = 0.0;
+                    st.origin = cwnd;
+                } else {
+                    // RFC 9438 eq. 2 with the window the epoch starts from.
+                    st.k = ((st.w_max - cwnd) / c).cbrt();
+                    st.origin = st.w_max;
+                }
+                now
+            }
+        };
+        // RFC 9438 eq. 1, one minimum RTT ahead.
+        let t = now.since(epoch).secs_f64() + min_rtt.secs_f64();
+        let target = st.origin + c * (t - st.k).powi(3);
+        let mut cnt = if target > cwnd { cwnd / (target - cwnd) } else { FLAT_CNT_PER_SEGMENT * cwnd };
+        if st.w_max == 0.0 {
+            cnt = cnt.min(MAX_CNT_WITHOUT_WMAX);
+        }
+        if tcp_friendliness {
+            // RFC 9438 eq. 4: W_est += α_cubic per cwnd of acknowledged bytes.
+            let per_segment = ((w.cwnd as f64 * (1.0 + beta) / (3.0 * (1.0 - beta))) as u64).max(1);
+            if st.ack_cnt > per_segment {
+                let steps = (st.ack_cnt - 1) / per_segment;
+                st.ack_cnt -= steps * per_segment;
+                st.w_est += steps * w.smss;
+            }
+            if st.w_est > w.cwnd {
+                let behind = (st.w_est - w.cwnd) as f64 / smss;
+                cnt = cnt.min(cwnd / behind);
+            }
+        }
+        cnt.max(MIN_CNT)
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+
+    fn on_ack(&mut self, ack: &Ack, w: &mut Window) {
+        let mut acked = ack.acked;
+        if w.in_slow_start() {
+            acked = slow_start(w, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let min_rtt = ack.peers.get(ack.sf).and_then(|p| p.min_rtt.or(p.srtt)).unwrap_or(Dur::ZERO);
+        let cnt = self.cnt(ack.sf, ack.now, w, acked, min_rtt);
+        let per = ((cnt * w.smss as f64).round() as u64).max(1);
+        additive_increase_gently(w, acked, per);
+    }
+
+    fn ssthresh(&mut self, _now: Time, sf: usize, w: &Window, _peers: &[PeerView]) -> u64 {
+        let CubicParams { beta, fast_convergence, .. } = self.p;
+        let cwnd = w.cwnd as f64 / w.smss as f64;
+        let st = self.path(sf);
+        st.epoch_start = None;
+        st.w_max = if cwnd < st.w_max && fast_convergence { cwnd * (1.0 + beta) / 2.0 } else { cwnd };
+        ((w.cwnd as f64 * beta) as u64).max(2 * w.smss)
+    }
+
+    fn on_idle_restart(&mut self, _now: Time, sf: usize) {
+        self.path(sf).epoch_start = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::harness::*;
+    use crate::config::SlowStart;
+
+    const BETA: f64 = 717.0 / 1024.0;
+    const C: f64 = 0.4;
+
+    fn ca_window(segments: u64) -> Window {
+        Window { cwnd: segments * 1000, ssthresh: 1, smss: 1000, cnt: 0, slow_start: SlowStart::Linux }
+    }
+
+    /// A loss at `now`, applied as the host does (cwnd = ssthresh).
+    fn lose(cc: &mut Cubic, now: Time, w: &mut Window) {
+        w.ssthresh = cc.ssthresh(now, 0, w, &[]);
+        w.cwnd = w.ssthresh;
+        w.cnt = 0;
+    }
+
+    /// ACK-clocked congestion avoidance: one full-segment ACK every rtt/cwnd until `until`.
+    fn run(cc: &mut Cubic, peers: &[PeerView], w: &mut Window, from: Time, until: Time) -> Time {
+        let rtt = peers[0].srtt.unwrap();
+        let mut now = from;
+        while now < until {
+            cc.on_ack(&Ack { now, ..ack(0, peers) }, w);
+            now += Dur(rtt.ns() * w.smss / w.cwnd);
+        }
+        now
+    }
+
+    #[test]
+    fn the_window_returns_to_w_max_after_k_seconds() {
+        // RFC 9438 §4.2: after a loss at W_max = 100 segments, cwnd = β·W_max and the curve
+        // reaches W_max again after K = ∛(W_max(1 − β)/C) = ∛(100·0.2998/0.4) ≈ 4.22 s.
+        let peers = [peer(100, 100)];
+        let mut cc = Cubic::new(&CubicParams::default());
+        let mut w = ca_window(100);
+        let t0 = Time(Dur::from_secs(10).ns());
+        lose(&mut cc, t0, &mut w);
+        assert_eq!(w.cwnd, (100_000.0 * BETA) as u64);
+        let k = (100.0 * (1.0 - BETA) / C).cbrt();
+        // Halfway, the concave part is still below the plateau: W(K/2) = 100 − 0.4·(K/2)³ ≈ 96.3.
+        let half = run(&mut cc, &peers, &mut w, t0, t0 + Dur::from_secs_f64(k / 2.0));
+        let w_half = 100.0 - C * (k / 2.0).powi(3);
+        assert!((w.cwnd as f64 / 1000.0 - w_half).abs() <= 1.5, "{} vs {w_half}", w.cwnd);
+        run(&mut cc, &peers, &mut w, half, t0 + Dur::from_secs_f64(k));
+        assert!(w.cwnd.abs_diff(100_000) <= 1000, "cwnd {} at K = {k:.2} s", w.cwnd);
+    }
+
+    #[test]
+    fn the_reno_friendly_region_dominates_at_small_bdp() {
+        // RFC 9438 §4.3: W_max = 10 segments, RTT 10 ms. K = ∛(10·0.3/0.4) ≈ 1.96 s, so the
+        // cubic curve alone would be at 10 − 0.4·(1.96 − 0.5)³ ≈ 8.8 segments after 0.5 s, while
+        // W_est = 7 + α_cubic·50 RTTs = 7 + 0.529·50 ≈ 33.5 segments (an AIMD flow with β 0.7).
+        let peers = [peer(10, 10)];
+        let k = (10.0 * (1.0 - BETA) / C).cbrt();
+        let w_cubic = 10.0 - C * (k - 0.5).powi(3);
+        let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+        let w_est = 10.0 * BETA + alpha * 50.0;
+        let t0 = Time::ZERO;
+        let half_second = t0 + Dur::from_ms(500);
+
+        let mut friendly = Cubic::new(&CubicParams::default());
+        let mut w = ca_window(10);
+        lose(&mut friendly, t0, &mut w);
+        run(&mut friendly, &peers, &mut w, t0, half_second);
+        let segments = w.cwnd as f64 / 1000.0;
+        assert!(segments >= w_est - 2.0, "{segments} vs W_est {w_est:.1}");
+        assert!(segments <= w_est + 2.0, "{segments} vs W_est {w_est:.1}");
+
+        let mut pure = Cubic::new(&CubicParams { tcp_friendliness: false, ..CubicParams::default() });
+        let mut w = ca_window(10);
+        lose(&mut pure, t0, &mut w);
+        run(&mut pure, &peers, &mut w, t0, half_second);
+        let segments = w.cwnd as f64 / 1000.0;
+        assert!((segments - w_cubic).abs() <= 1.0, "{segments} vs W_cubic {w_cubic:.1}");
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_after_a_loss_below_it() {
+        let mut cc = Cubic::new(&CubicParams::default());
+        let mut w = ca_window(100);
+        lose(&mut cc, Time::ZERO, &mut w);
+        assert_eq!(cc.paths[0].w_max, 100.0);
+        let mut w = ca_window(80);
+        lose(&mut cc, Time::ZERO, &mut w);
+        assert!((cc.paths[0].w_max - 80.0 * (1.0 + BETA) / 2.0).abs() < 1e-9);
+        assert_eq!(w.cwnd, (80_000.0 * BETA) as u64);
+
+        let mut slow = Cubic::new(&CubicParams { fast_convergence: false, ..CubicParams::default() });
+        lose(&mut slow, Time::ZERO, &mut ca_window(100));
+        lose(&mut slow, Time::ZERO, &mut ca_window(80));
+        assert_eq!(slow.paths[0].w_max, 80.0);
+    }
+
+    #[test]
+    fn an_idle_restart_starts_a_new_epoch() {
+        // Without a restart, 10 s of idling puts t far beyond K, in the convex region, where
+        // cwnd grows by half a segment per ACK; after a restart the curve starts again from the
+        // current window, on its flat concave part.
+        let peers = [peer(100, 100)];
+        let grow_after_idle = |restart: bool| {
+            let mut cc = Cubic::new(&CubicParams::default());
+            let mut w = ca_window(100);
+            lose(&mut cc, Time::ZERO, &mut w);
+            let t = run(&mut cc, &peers, &mut w, Time::ZERO, Time(Dur::from_secs(1).ns()));
+            let back = t + Dur::from_secs(10);
+            if restart {
+                cc.on_idle_restart(back, 0);
+            }
+            let before = w.cwnd;
+            for _ in 0..20 {
+                cc.on_ack(&Ack { now: back, ..ack(0, &peers) }, &mut w);
+            }
+            (w.cwnd - before) / 1000
+        };
+        // 20 ACKs at cnt = 2 give 10 segments (+1 for credit left from the larger cnt before).
+        assert!((10..=11).contains(&grow_after_idle(false)));
+        assert!(grow_after_idle(true) <= 1);
+    }
+
+    #[test]
+    fn growth_before_the_first_loss_is_capped_at_five_percent_per_rtt() {
+        // W_max unknown: cnt ≤ 20, so a 40-segment window gains 2 segments per window of ACKs.
+        let peers = [peer(40, 100)];
+        let mut cc = Cubic::new(&CubicParams { tcp_friendliness: false, ..CubicParams::default() });
+        let mut w = ca_window(40);
+        for _ in 0..40 {
+            cc.on_ack(&ack(0, &peers), &mut w);
+        }
+        assert_eq!(w.cwnd, 42_000);
+    }
+}
