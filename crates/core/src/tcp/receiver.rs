@@ -8,7 +8,7 @@
 //! duplicate. Deviation: no Linux "quickack" mode at connection start (the seeds' slow-start
 //! model assumes delayed ACKs from the first round).
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 use crate::units::{Dsn, Seq, Time};
 
@@ -23,6 +23,7 @@ pub struct Chunk {
 
 #[derive(Clone, Copy, Debug)]
 struct OooSeg {
+    start: u64,
     end: u64,
     dsn: Dsn,
     arrival: Time,
@@ -49,9 +50,12 @@ pub enum AckNeed {
 #[derive(Clone, Debug, Default)]
 pub struct SubflowReceiver {
     pub rcv_nxt: Seq,
-    segs: BTreeMap<u64, OooSeg>,
-    /// Merged out-of-order ranges (start → end).
-    ranges: BTreeMap<u64, u64>,
+    /// Out-of-order segments, disjoint and sorted; they usually arrive past the last one
+    /// (the sender keeps sending while a hole is repaired), hence a deque with an append
+    /// fast path.
+    segs: VecDeque<OooSeg>,
+    /// Merged out-of-order ranges, sorted.
+    ranges: VecDeque<(u64, u64)>,
     ooo_bytes: u64,
     /// SACK blocks, most recently changed first.
     recent: Vec<(u64, u64)>,
@@ -95,10 +99,12 @@ impl SubflowReceiver {
     }
 
     fn insert_ooo(&mut self, mut s: u64, mut e: u64, mut dsn: Dsn, now: Time) {
-        if let Some((&ps, p)) = self.segs.range(..=s).next_back() {
+        let i = self.segs.partition_point(|g| g.start <= s);
+        if let Some(p) = i.checked_sub(1).map(|k| self.segs[k]) {
             if p.end >= e {
                 // Already held: report the whole block that contains it (RFC 2018).
-                let (bs, be) = self.ranges.range(..=ps).next_back().map(|(&a, &b)| (a, b)).unwrap_or((ps, p.end));
+                let k = self.ranges.partition_point(|r| r.0 <= p.start);
+                let (bs, be) = self.ranges[k - 1];
                 self.touch(bs, be);
                 return;
             }
@@ -107,33 +113,42 @@ impl SubflowReceiver {
                 s = p.end;
             }
         }
-        if let Some((&ns, _)) = self.segs.range(s..).next() {
-            if ns < e {
-                e = ns;
-            }
+        if let Some(n) = self.segs.get(i) {
+            e = e.min(n.start);
         }
         if s >= e {
             return;
         }
-        self.segs.insert(s, OooSeg { end: e, dsn, arrival: now });
+        self.segs.insert(i, OooSeg { start: s, end: e, dsn, arrival: now });
         self.ooo_bytes += e - s;
-        // Merge into the range set.
-        let (mut rs, mut re) = (s, e);
-        if let Some((&ps, &pe)) = self.ranges.range(..=s).next_back() {
-            if pe >= s {
-                rs = ps;
-                re = re.max(pe);
-                self.ranges.remove(&ps);
+        // Merge into the range set (fast path: extends or follows the last range).
+        let (rs, re) = match self.ranges.back_mut() {
+            Some(last) if s >= last.0 && s <= last.1 => {
+                last.1 = last.1.max(e);
+                *last
             }
-        }
-        while let Some((&ns, &ne)) = self.ranges.range(rs..).next() {
-            if ns > re {
-                break;
+            Some(last) if s > last.1 => {
+                self.ranges.push_back((s, e));
+                (s, e)
             }
-            re = re.max(ne);
-            self.ranges.remove(&ns);
-        }
-        self.ranges.insert(rs, re);
+            _ => {
+                let k = self.ranges.partition_point(|r| r.1 < s);
+                let mut j = k;
+                let (mut rs, mut re) = (s, e);
+                while j < self.ranges.len() && self.ranges[j].0 <= re {
+                    rs = rs.min(self.ranges[j].0);
+                    re = re.max(self.ranges[j].1);
+                    j += 1;
+                }
+                if j == k {
+                    self.ranges.insert(k, (rs, re));
+                } else {
+                    self.ranges[k] = (rs, re);
+                    self.ranges.drain(k + 1..j);
+                }
+                (rs, re)
+            }
+        };
         self.touch(rs, re);
     }
 
@@ -145,29 +160,28 @@ impl SubflowReceiver {
     }
 
     fn pull(&mut self, up: &mut Vec<Chunk>) {
-        while let Some((&s, seg)) = self.segs.first_key_value() {
-            if s > self.rcv_nxt.0 {
+        while let Some(&seg) = self.segs.front() {
+            if seg.start > self.rcv_nxt.0 {
                 break;
             }
-            let seg = *seg;
-            self.segs.remove(&s);
-            self.ooo_bytes -= seg.end - s;
+            self.segs.pop_front();
+            self.ooo_bytes -= seg.end - seg.start;
             if seg.end > self.rcv_nxt.0 {
-                let skip = self.rcv_nxt.0 - s;
+                let skip = self.rcv_nxt.0 - seg.start;
                 up.push(Chunk { dsn: seg.dsn + skip, len: seg.end - self.rcv_nxt.0, arrival: seg.arrival });
                 self.rcv_nxt = Seq(seg.end);
             }
         }
         let nxt = self.rcv_nxt.0;
-        while let Some((&s, &e)) = self.ranges.first_key_value() {
+        while let Some(&(s, e)) = self.ranges.front() {
             if s > nxt {
                 break;
             }
-            self.ranges.remove(&s);
             if e > nxt {
-                self.ranges.insert(nxt, e);
+                self.ranges[0].0 = nxt;
                 break;
             }
+            self.ranges.pop_front();
         }
         self.recent.retain_mut(|b| {
             b.0 = b.0.max(nxt);

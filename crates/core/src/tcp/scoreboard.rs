@@ -77,7 +77,9 @@ pub struct Scoreboard {
     /// First candidate for retransmission (absolute index).
     retrans_hint: u64,
     /// Merged SACKed ranges above snd_una (already applied to `segs`).
-    sacked_ranges: Vec<(u64, u64)>,
+    sacked_ranges: VecDeque<(u64, u64)>,
+    /// Scratch space for the not-yet-SACKed parts of a block.
+    pieces: Vec<(u64, u64)>,
 }
 
 impl Scoreboard {
@@ -175,7 +177,7 @@ impl Scoreboard {
         self.retrans_hint = self.retrans_hint.max(self.base);
         let dead = self.sacked_ranges.partition_point(|r| r.1 <= ack.0);
         self.sacked_ranges.drain(..dead);
-        if let Some(first) = self.sacked_ranges.first_mut() {
+        if let Some(first) = self.sacked_ranges.front_mut() {
             first.0 = first.0.max(ack.0);
         }
         r
@@ -192,10 +194,11 @@ impl Scoreboard {
                 continue;
             }
             // Parts of [s, e) not covered by earlier SACKs.
-            let mut pieces: Vec<(u64, u64)> = Vec::new();
+            let mut pieces = std::mem::take(&mut self.pieces);
+            pieces.clear();
             let mut cur = s;
             let from = self.sacked_ranges.partition_point(|r| r.1 <= s);
-            for &(rs, re) in &self.sacked_ranges[from..] {
+            for &(rs, re) in self.sacked_ranges.range(from..) {
                 if re <= cur {
                     continue;
                 }
@@ -213,7 +216,7 @@ impl Scoreboard {
             if cur < e {
                 pieces.push((cur, e));
             }
-            for (ps, pe) in pieces {
+            for &(ps, pe) in &pieces {
                 let mut i = self.segs.partition_point(|g| g.seq.0 < ps);
                 while i < self.segs.len() && self.segs[i].end().0 <= pe {
                     let abs = self.base + i as u64;
@@ -240,6 +243,7 @@ impl Scoreboard {
                     i += 1;
                 }
             }
+            self.pieces = pieces;
             self.insert_range(s, e);
         }
         (newly, rtt.map(|(_, d)| d))
@@ -247,6 +251,17 @@ impl Scoreboard {
 
     fn insert_range(&mut self, s: u64, e: u64) {
         let v = &mut self.sacked_ranges;
+        // Fast path: the block extends or follows the last range (new data SACKed).
+        if let Some(last) = v.back_mut() {
+            if s >= last.0 && s <= last.1 {
+                last.1 = last.1.max(e);
+                return;
+            }
+            if s > last.1 {
+                v.push_back((s, e));
+                return;
+            }
+        }
         let i = v.partition_point(|r| r.1 < s);
         let mut j = i;
         let (mut ns, mut ne) = (s, e);
@@ -255,7 +270,12 @@ impl Scoreboard {
             ne = ne.max(v[j].1);
             j += 1;
         }
-        v.splice(i..j, std::iter::once((ns, ne)));
+        if j == i {
+            v.insert(i, (ns, ne));
+        } else {
+            v[i] = (ns, ne);
+            v.drain(i + 1..j);
+        }
     }
 
     /// SACKed segments above which un-SACKed ones count as lost.
