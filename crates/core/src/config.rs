@@ -775,16 +775,33 @@ impl Scenario {
                         ),
                     ));
                 }
-                if c.cc != CcKind::Reno {
+                if !matches!(c.cc, CcKind::Reno | CcKind::Cubic) {
                     return Err(ConfigError::new(
                         at("cc"),
                         format!(
-                            "`{:?}` couples subflows and needs kind = \"mptcp\"; single-path tcp allows: reno",
+                            "`{:?}` couples subflows and needs kind = \"mptcp\"; single-path tcp allows: reno, cubic",
                             c.cc
                         )
                         .to_lowercase(),
                     ));
                 }
+            }
+            let cubic = &c.cc_params.cubic;
+            if !(cubic.beta > 0.0 && cubic.beta < 1.0) {
+                return Err(ConfigError::new(
+                    at("cc_params.cubic.beta"),
+                    format!("{} must lie strictly between 0 and 1", cubic.beta),
+                ));
+            }
+            if !(cubic.c > 0.0 && cubic.c.is_finite()) {
+                return Err(ConfigError::new(at("cc_params.cubic.c"), format!("{} must be > 0", cubic.c)));
+            }
+            let wv = &c.cc_params.wvegas;
+            if wv.alpha_total == 0 || wv.alpha_initial == 0 {
+                return Err(ConfigError::new(
+                    at("cc_params.wvegas"),
+                    "alpha_total and alpha_initial must be >= 1 packet",
+                ));
             }
             if c.start >= self.duration {
                 return Err(ConfigError::new(
