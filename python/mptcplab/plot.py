@@ -26,26 +26,35 @@ _UNITS = (
     ("_s", "ms", 1e3),
     ("_bytes", "KB", 1e-3),
     ("_packets", "packets", 1.0),
+    ("_segments", "segments", 1.0),
 )
+# Metrics whose natural scale differs from their suffix's default.
+_SCALE_OVERRIDES = {"dsn_sent_bytes": ("MB", 1e-6), "delivered_bytes": ("MB", 1e-6), "data_acked_bytes": ("MB", 1e-6)}
 # Base units of sweep parameters (from units.to_number) shown in a readable scale.
 _PARAM_UNITS = {"bit/s": ("Mbit/s", 1e-6), "s": ("ms", 1e3), "B": ("KB", 1e-3), "packets": ("packets", 1.0)}
 
+# Per-subflow series drawn by `plot_run`, in this order, when the run recorded them; a run
+# with none of them gets every per-subflow series instead.
 _TITLES = {
     "cwnd_bytes": "congestion window",
     "srtt_s": "smoothed RTT",
-    "rtt_s": "RTT sample",
-    "ssthresh_bytes": "slow-start threshold",
+    "dsn_sent_bytes": "data sequence sent (MPTCP level)",
+    "in_flight_bytes": "bytes in flight",
 }
 
 
 def axis_label(metric: str) -> tuple[str, float]:
-    """A metric name → (axis label with its unit, factor from base units)."""
-    name = metric.split(".")[-1] if metric.startswith(("conn.", "sf.", "link.")) else metric
+    """A metric name → (axis label with its unit, factor from base units).
+
+    ``conn.mptcp.goodput_bps`` → ``("conn.mptcp.goodput (Mbit/s)", 1e-6)``;
+    ``srtt_s`` → ``("srtt (ms)", 1e3)``.
+    """
+    name = metric.rsplit(".", 1)[-1]
+    prefix = metric[: len(metric) - len(name)]
     for suffix, unit, factor in _UNITS:
         if name.endswith(suffix):
-            stem = name[: -len(suffix)].replace("_", " ")
-            prefix = metric[: -len(name)] if name != metric else ""
-            return f"{prefix}{stem} ({unit})", factor
+            unit, factor = _SCALE_OVERRIDES.get(name, (unit, factor))
+            return f"{prefix}{name[: -len(suffix)]} ({unit})", factor
     if name in ("share", "utilisation", "delayed_fraction"):
         return f"{metric} (fraction)", 1.0
     return f"{metric} (count)", 1.0
@@ -84,7 +93,8 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> list[Path]:
             "this run recorded no per-subflow time series; set a sampling interval, e.g. --set output.timeseries=100ms",
             str(run_dir),
         )
-    metrics = sorted(sub["metric"].astype(str).unique(), key=lambda m: (m not in _TITLES, list(_TITLES).index(m) if m in _TITLES else 0, m))
+    present = set(sub["metric"].astype(str).unique())
+    metrics = [m for m in _TITLES if m in present] or sorted(present)
     plt = _pyplot()
     fig, axes = plt.subplots(len(metrics), 1, figsize=(8, 2.6 * len(metrics)), sharex=True, squeeze=False)
     for ax, metric in zip(axes[:, 0], metrics, strict=True):

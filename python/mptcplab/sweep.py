@@ -309,7 +309,7 @@ def sweep(
         else:
             import multiprocessing
 
-            pool = multiprocessing.get_context().Pool(min(jobs, len(todo)), initializer=_worker_init)
+            pool = multiprocessing.get_context("forkserver").Pool(min(jobs, len(todo)), initializer=_worker_init)
             try:
                 for rec in pool.imap_unordered(_run_task, todo):
                     finish(rec)
