@@ -132,7 +132,7 @@ def sweep(scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], re
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from mptcplab.scenario import load_scenario
-    from mptcplab.sweep import SweepInterrupted, parse_vary
+    from mptcplab.sweep import RunFailed, SweepInterrupted, parse_vary
     from mptcplab.sweep import sweep as run_sweep
 
     grid: dict[str, list[Any]] = {}
@@ -162,6 +162,10 @@ def sweep(scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], re
             click.echo(f"interrupted: {e.done} of {e.total} runs finished and kept in {out}/; "
                        "run the same command again to finish", err=True)
             sys.exit(130)
+        except RunFailed as e:
+            bar.stop()
+            click.echo(f"error: {e} (finished runs are kept in {out}/)", err=True)
+            sys.exit(1)
     click.echo(f"{len(df)} runs: wrote {out}/results.parquet and {out}/results.csv")
 
 

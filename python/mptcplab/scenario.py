@@ -226,7 +226,10 @@ def apply_overrides(
     if isinstance(overrides, Mapping):
         items = overrides.items()
     else:
-        items = [parse_assignment(a, label=label) if isinstance(a, str) else tuple(a) for a in overrides]
+        try:
+            items = [parse_assignment(a, label=label) if isinstance(a, str) else tuple(a) for a in overrides]
+        except ConfigError as e:
+            raise with_file(e, file) from None
     for key, value in items:
         try:
             _set(out, key, value)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "RunFailed",
     "SweepInterrupted",
     "expand_grid",
     "parse_vary",
@@ -177,10 +178,19 @@ class _Task:
     scenario_json: str
 
 
+class RunFailed(RuntimeError):
+    """The engine failed on one run (a bug, not a user error)."""
+
+
 def _run_task(task: _Task) -> dict[str, Any]:
     """Runs one grid point in a worker; returns the stored record."""
     t0 = time.perf_counter()
-    summary_json, *_ = _core.run(task.scenario_json, task.seed)
+    try:
+        summary_json, *_ = _core.run(task.scenario_json, task.seed)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # an engine panic arrives as a BaseException; keep it picklable
+        raise RunFailed(f"run {task.key} ({task.params}, seed {task.seed}) failed: {e}") from None
     summary = json.loads(summary_json)
     return {
         "run_key": task.key,
@@ -195,6 +205,18 @@ def _run_task(task: _Task) -> dict[str, Any]:
 def _worker_init() -> None:
     # The parent handles Ctrl-C and terminates the pool; workers must not print tracebacks.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # If the sweep is killed outright, its workers go with it (Linux: PR_SET_PDEATHSIG).
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    # A worker whose sweep was killed must not spray tracebacks over the user's terminal;
+    # run failures reach the parent as RunFailed exceptions carrying the engine's message.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
 
 
 def _write_atomic(path: Path, text: str) -> None:
