@@ -25,7 +25,7 @@ Examples:
   mptcplab run scenarios/nsdi12-wifi-3g.toml --set duration=10s --out out/wifi-3g
   mptcplab run nsdi12-wifi-3g --set paths.wifi.rate=10Mbit --seed 7 --json
   mptcplab sweep nsdi12-wifi-3g --vary connections.mptcp.rcvbuf=100KB,300KB,1MB \\
-      --vary paths.3g.rate=range(1Mbit,4Mbit,4) --repeat 3 --jobs 2 --out out/sweep
+      --vary "paths.3g.rate=range(1Mbit,4Mbit,4)" --repeat 3 --jobs 2 --out out/sweep
   mptcplab plot out/sweep --x connections.mptcp.rcvbuf --y conn.mptcp.goodput_bps
 """
 
