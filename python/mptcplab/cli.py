@@ -17,9 +17,9 @@ import click
 from mptcplab.errors import ConfigError, describe
 
 EXAMPLES = """
-\b
 Scenarios are TOML files with human units (see docs/scenarios.md); a bundled
 scenario can be named without its path (see `mptcplab scenarios`).
+
 \b
 Examples:
   mptcplab run scenarios/nsdi12-wifi-3g.toml --set duration=10s --out out/wifi-3g
@@ -35,7 +35,7 @@ SET_HELP = (
 )
 
 
-@click.group(help="mptcplab: a packet-level Multipath TCP simulator." + EXAMPLES, context_settings={"max_content_width": 100})
+@click.group(help="mptcplab: a packet-level Multipath TCP simulator.\n" + EXAMPLES, context_settings={"max_content_width": 100})
 @click.version_option(package_name="mptcplab", prog_name="mptcplab")
 def cli() -> None:
     pass
