@@ -1,0 +1,31 @@
+"""Type stub of the private extension module built from crates/py (PyO3 glue over the engine)."""
+
+__version__: str
+
+class ConfigError(ValueError):
+    """An invalid scenario or value: `path` (key path, may be empty), `message`, `file`."""
+
+    path: str
+    message: str
+    file: str | None
+
+def run(
+    scenario_json: str, seed: int | None = None
+) -> tuple[str, list[tuple[str, str, str]], bytes, bytes, bytes]:
+    """Runs a scenario without holding the interpreter lock.
+
+    Returns (summary_json, series, time_s, series_index, value): `series` lists
+    (entity_kind, entity, metric); the buffers are little-endian f64 seconds, u32 indices
+    into `series`, and f64 values. Raises ConfigError for an invalid scenario.
+    """
+
+def check(scenario_json: str) -> str:
+    """Validates a scenario; returns it fully resolved as pretty JSON. Raises ConfigError."""
+
+def parse_duration_ns(text: str) -> int: ...
+def format_duration_ns(ns: int) -> str: ...
+def parse_rate_bps(text: str) -> int: ...
+def format_rate_bps(bps: int) -> str: ...
+def parse_size_bytes(text: str) -> int: ...
+def parse_queue(text: str) -> tuple[int, str]: ...
+def parse_probability(text: str) -> float: ...

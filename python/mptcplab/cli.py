@@ -1,0 +1,232 @@
+"""The ``mptcplab`` command line: run, sweep, plot, check, scenarios.
+
+Every user error is printed as one line ``error: <file>: <key path>: <message>`` with exit
+code 2 and no traceback. Heavy libraries (pandas, matplotlib, rich) are imported inside
+the commands that need them, so ``mptcplab --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from typing import Any
+
+import click
+
+from mptcplab.errors import ConfigError, describe
+
+EXAMPLES = """
+Scenarios are TOML files with human units (see docs/scenarios.md); a bundled
+scenario can be named without its path (see `mptcplab scenarios`).
+
+\b
+Examples:
+  mptcplab run scenarios/nsdi12-wifi-3g.toml --set duration=10s --out out/wifi-3g
+  mptcplab run nsdi12-wifi-3g --set paths.wifi.rate=10Mbit --seed 7 --json
+  mptcplab sweep nsdi12-wifi-3g --vary connections.mptcp.rcvbuf=100KB,300KB,1MB \\
+      --vary "paths.3g.rate=range(1Mbit,4Mbit,4)" --repeat 3 --jobs 2 --out out/sweep
+  mptcplab plot out/sweep --x connections.mptcp.rcvbuf --y conn.mptcp.goodput_bps
+"""
+
+SET_HELP = (
+    "Override a scenario value: KEY.PATH=VALUE. Lists are addressed by element name or index, "
+    "e.g. paths.wifi.rate=10Mbit, connections.mptcp.cc=lia, paths.0.delay=5ms. Repeatable."
+)
+
+
+@click.group(help="mptcplab: a packet-level Multipath TCP simulator.\n" + EXAMPLES, context_settings={"max_content_width": 100})
+@click.version_option(package_name="mptcplab", prog_name="mptcplab")
+def cli() -> None:
+    pass
+
+
+def _fmt(v: Any, scale: float = 1.0, digits: int = 3) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float | int):
+        return f"{v * scale:.{digits}f}"
+    return str(v)
+
+
+def _print_tables(summary: dict[str, Any]) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=max(Console().width, 100))
+
+    def table(title: str, cols: tuple[str, ...], text_cols: int) -> Table:
+        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+        for k, col in enumerate(cols):
+            t.add_column(col, justify="left" if k < text_cols else "right", no_wrap=k < text_cols)
+        return t
+
+    head = f"{summary.get('scenario') or 'scenario'}: seed {summary['seed']}, simulated {summary['end_s']:.3f} s"
+    console.print(f"[bold]{head}[/bold] ({summary['events']} events, {summary['data_packets']} data packets)")
+    t = table("connections", ("name", "kind", "cc", "goodput (Mbit/s)", "delivered (MB)", "download time (s)", "reinjected (KB)"), 3)
+    for c in summary["connections"]:
+        t.add_row(
+            c["name"], c["kind"], c["cc"], _fmt(c["goodput_bps"], 1e-6), _fmt(c["delivered_bytes"], 1e-6),
+            _fmt(c["download_time_s"]), _fmt(c["reinjected_bytes"], 1e-3, 1),
+        )
+    console.print(t)
+    cols = ("connection", "path", "goodput (Mbit/s)", "share", "srtt (ms)", "min RTT (ms)", "retransmits", "RTOs")
+    t = table("subflows", cols, 2)
+    for s in summary["subflows"]:
+        t.add_row(
+            s["connection"], s["path"] + (" (backup)" if s["backup"] else ""), _fmt(s["goodput_bps"], 1e-6),
+            _fmt(s["share"]), _fmt(s["srtt_s"], 1e3, 1), _fmt(s["min_rtt_s"], 1e3, 1),
+            str(s["retransmitted_segments"]), str(s["rtos"]),
+        )
+    console.print(t)
+    t = table("links", ("link", "rate (Mbit/s)", "delay (ms)", "utilisation", "queue drops", "loss drops", "max queue (pkts)"), 1)
+    for link in summary["links"]:
+        t.add_row(
+            link["name"], _fmt(link["rate_bps"], 1e-6), _fmt(link["delay_s"], 1e3, 2), _fmt(link["utilisation"]),
+            str(link["queue_drops"]), str(link["loss_drops"]), str(link["max_queue_packets"]),
+        )
+    console.print(t)
+
+
+@cli.command(epilog="Writes with --out: summary.json, connections.csv, subflows.csv, links.csv, timeseries.parquet, scenario.json (resolved), run.json.")
+@click.argument("scenario")
+@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help=SET_HELP)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Seed replacing the scenario's (same seed, same result).")
+@click.option("--out", type=click.Path(file_okay=False), help="Write the run directory here (replaced atomically).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of tables.")
+def run(scenario: str, overrides: tuple[str, ...], seed: int | None, out: str | None, as_json: bool) -> None:
+    """Run SCENARIO (a file or a bundled name) and print a summary per connection, subflow and link."""
+    from mptcplab.runner import run as run_scenario
+
+    result = run_scenario(scenario, seed=seed, overrides=list(overrides))
+    if out:
+        result.to_dir(out)
+    if as_json:
+        click.echo(json.dumps(result.summary, indent=2))
+    else:
+        _print_tables(result.summary)
+        if out:
+            click.echo(f"wrote {out}/")
+
+
+def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+@cli.command(
+    epilog="Writes OUT/results.parquet and OUT/results.csv (one row per run: parameters, repeat, seed, "
+    "metrics such as conn.<name>.goodput_bps and sf.<conn>.<path>.share) and OUT/runs/<key>.json per "
+    "finished run. Re-running the same command resumes: finished runs are not redone."
+)
+@click.argument("scenario")
+@click.option("--vary", "varies", multiple=True, required=True, metavar="KEY.PATH=VALUES",
+              help="A parameter and its values: KEY=v1,v2,... or KEY=range(start,stop,n[,log]) "
+              "(inclusive, units allowed: range(1Mbit,16Mbit,5,log)). Repeat for a grid.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help=SET_HELP)
+@click.option("--repeat", type=click.IntRange(1), default=1, show_default=True, help="Runs per grid point, each with its own derived seed.")
+@click.option("--jobs", type=click.IntRange(1), default=1, show_default=True, help="Parallel worker processes.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Sweep directory (created, or resumed).")
+def sweep(scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], repeat: int, jobs: int, out: str) -> None:
+    """Run SCENARIO over a grid of parameter values, in parallel, resumably."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from mptcplab.scenario import load_scenario
+    from mptcplab.sweep import RunFailed, SweepInterrupted, parse_vary
+    from mptcplab.sweep import sweep as run_sweep
+
+    grid: dict[str, list[Any]] = {}
+    for v in varies:
+        key, values = parse_vary(v)
+        grid[key] = values
+    base = load_scenario(scenario, list(overrides))
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    columns = (TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, transient=False) as bar:
+        task = bar.add_task("runs", total=None)
+        first: list[int] = []
+
+        def progress(done: int, total: int) -> None:
+            if not first:
+                first.append(done)
+                bar.update(task, total=total, completed=done)
+                if done:
+                    bar.console.print(f"resuming: {done} of {total} runs already finished")
+            else:
+                bar.update(task, completed=done)
+
+        try:
+            df = run_sweep(base, grid, repeat=repeat, jobs=jobs, out=out, progress=progress)
+        except SweepInterrupted as e:
+            bar.stop()
+            click.echo(f"interrupted: {e.done} of {e.total} runs finished and kept in {out}/; "
+                       "run the same command again to finish", err=True)
+            sys.exit(130)
+        except RunFailed as e:
+            bar.stop()
+            click.echo(f"error: {e} (finished runs are kept in {out}/)", err=True)
+            sys.exit(1)
+    click.echo(f"{len(df)} runs: wrote {out}/results.parquet and {out}/results.csv")
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--x", "x", metavar="PARAM", help="Sweep: parameter on the x axis (default: the first --vary).")
+@click.option("--y", "y", metavar="METRIC", help="Sweep: metric column (default: the first conn.<name>.goodput_bps).")
+@click.option("--hue", metavar="PARAM", help="Sweep: one line per value of this parameter (default: the second --vary).")
+@click.option("--out", type=click.Path(file_okay=False), help="Where to write the figures (default: DIRECTORY/plots).")
+def plot(directory: str, x: str | None, y: str | None, hue: str | None, out: str | None) -> None:
+    """Plot a run directory (per-subflow cwnd, srtt, ... over time) or a sweep directory
+    (a metric against a parameter, mean and 95% CI per group), as PNG and SVG."""
+    from mptcplab.plot import plot as make_plot
+
+    for p in make_plot(directory, x=x, y=y, hue=hue, out=out):
+        click.echo(f"wrote {p}")
+
+
+@cli.command()
+@click.argument("scenario")
+@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help=SET_HELP)
+def check(scenario: str, overrides: tuple[str, ...]) -> None:
+    """Validate SCENARIO and print it fully resolved (every default filled in) as JSON."""
+    from mptcplab.scenario import load_scenario
+
+    sc = load_scenario(scenario, list(overrides))
+    click.echo(sc.resolved_json)
+
+
+@cli.command()
+def scenarios() -> None:
+    """List the bundled scenarios with a one-line description."""
+    from mptcplab.scenario import bundled_scenarios
+
+    items = bundled_scenarios()
+    width = max((len(n) for n, _, _ in items), default=0)
+    for name, _, desc in items:
+        click.echo(f"{name:<{width}}  {desc}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: runs the command line, turning user errors into one line and exit code 2."""
+    try:
+        code = cli.main(args=argv, prog_name="mptcplab", standalone_mode=False)
+    except ConfigError as e:
+        click.echo(describe(e), err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.stderr.close()
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

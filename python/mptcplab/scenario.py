@@ -1,0 +1,255 @@
+"""Scenario files (TOML or JSON), key-path overrides and the bundled scenarios.
+
+The schema itself lives in the engine (one schema for every front end): this module reads a
+file into plain data, applies overrides such as ``paths.wifi.rate=10Mbit`` and asks the
+engine to validate and resolve the result.
+
+Key paths are dot-separated. Inside a list, a segment selects an element by its ``name``
+(``paths.wifi``, ``connections.mptcp``) or by its index (``paths.0``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mptcplab import _core
+from mptcplab.errors import ConfigError, config_error, with_file
+
+__all__ = [
+    "Scenario",
+    "apply_overrides",
+    "bundled_scenarios",
+    "load_scenario",
+    "parse_assignment",
+    "parse_value",
+    "resolve_scenario_path",
+]
+
+Overrides = Mapping[str, Any] | Iterable[str] | None
+
+BUNDLED_DIR = Path(__file__).resolve().parent / "scenarios"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario: the data as written (human units kept) and where it came from."""
+
+    data: dict[str, Any]
+    source: str | None = None
+    resolved_json: str = field(default="", repr=False)
+
+    @property
+    def resolved(self) -> dict[str, Any]:
+        """Every default filled in and every unit normalised, as the engine sees it."""
+        return json.loads(self.resolved_json)
+
+    @property
+    def name(self) -> str:
+        return str(self.data.get("name", ""))
+
+    @property
+    def description(self) -> str:
+        return str(self.data.get("description", ""))
+
+    @property
+    def seed(self) -> int:
+        return int(self.resolved["seed"])
+
+    def to_json(self) -> str:
+        """The data as written, as JSON (what the engine is given)."""
+        return json.dumps(self.data)
+
+    def with_overrides(self, overrides: Overrides, *, label: str = "--set") -> Scenario:
+        """A new, validated scenario with ``overrides`` applied (see :func:`apply_overrides`)."""
+        if not overrides:
+            return self
+        data = apply_overrides(self.data, overrides, file=self.source, label=label)
+        return _validated(data, self.source)
+
+
+def _validated(data: dict[str, Any], source: str | None) -> Scenario:
+    try:
+        text = json.dumps(data)
+    except (TypeError, ValueError) as e:
+        raise config_error("", f"cannot be represented as a scenario: {e}", source) from None
+    try:
+        resolved = _core.check(text)
+    except ConfigError as e:
+        raise with_file(e, source) from None
+    return Scenario(data=data, source=source, resolved_json=resolved)
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    file = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise config_error("", "no such file", file) from None
+    except IsADirectoryError:
+        raise config_error("", "is a directory, not a scenario file", file) from None
+    except UnicodeDecodeError as e:
+        raise config_error("", f"not a UTF-8 text file ({e.reason} at byte {e.start})", file) from None
+    except OSError as e:
+        raise config_error("", f"cannot be read: {e.strerror}", file) from None
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise config_error(f"line {e.lineno}, column {e.colno}", f"malformed JSON: {e.msg}", file) from None
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            msg = str(e)
+            where = re.search(r"\(at line (\d+), column (\d+)\)$", msg)
+            if where:
+                msg = msg[: where.start()].strip()
+                raise config_error(f"line {where[1]}, column {where[2]}", f"malformed TOML: {msg}", file) from None
+            raise config_error("", f"malformed TOML: {msg}", file) from None
+    if not isinstance(data, dict):
+        raise config_error("", "a scenario must be a table of keys", file)
+    return data
+
+
+def resolve_scenario_path(arg: str | Path) -> Path:
+    """A file path as given, or the bundled scenario of that name (``nsdi12-wifi-3g``)."""
+    path = Path(arg)
+    if path.exists() or path.suffix:
+        return path
+    bundled = BUNDLED_DIR / f"{arg}.toml"
+    return bundled if bundled.exists() else path
+
+
+def load_scenario(source: str | Path | Mapping[str, Any] | Scenario, overrides: Overrides = None) -> Scenario:
+    """Reads and validates a scenario.
+
+    ``source`` is a TOML or JSON file path, the name of a bundled scenario, a dict with the
+    same structure, or a :class:`Scenario`. ``overrides`` maps key paths to values
+    (``{"paths.wifi.rate": "10Mbit"}``) or is a list of ``"key=value"`` strings.
+    Raises :class:`ConfigError` naming the file, the key path and what is allowed.
+    """
+    if isinstance(source, Scenario):
+        return source.with_overrides(overrides)
+    if isinstance(source, Mapping):
+        sc = _validated(json.loads(json.dumps(dict(source), default=str)), None)
+    else:
+        path = resolve_scenario_path(source)
+        sc = _validated(_read_file(path), str(source))
+    return sc.with_overrides(overrides)
+
+
+# ---------------------------------------------------------------------------------------
+# Overrides
+# ---------------------------------------------------------------------------------------
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value: a TOML literal (``5``, ``true``, ``["a", "b"]``) or else a string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text.strip()
+
+
+def parse_assignment(text: str, *, label: str = "--set") -> tuple[str, Any]:
+    """``"paths.wifi.rate=10Mbit"`` → ``("paths.wifi.rate", "10Mbit")``."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key or any(not seg for seg in key.split(".")):
+        raise config_error(
+            f"{label} {text}", "expected KEY.PATH=VALUE, e.g. paths.wifi.rate=10Mbit or connections.0.cc=lia"
+        )
+    return key, parse_value(value)
+
+
+def _element(items: list[Any], seg: str, where: str) -> int:
+    if re.fullmatch(r"-?\d+", seg):
+        i = int(seg)
+        if not -len(items) <= i < len(items):
+            raise ValueError(f"index {i} is out of range at `{where}` ({len(items)} elements)")
+        return i % len(items)
+    names = [it.get("name") for it in items if isinstance(it, dict)]
+    for i, it in enumerate(items):
+        if isinstance(it, dict) and it.get("name") == seg:
+            return i
+    hint = _core_hint(seg, [n for n in names if isinstance(n, str)])
+    listed = ", ".join(str(n) for n in names if n is not None) or "none"
+    raise ValueError(f"no element named `{seg}` in `{where}` (names: {listed}; or use an index){hint}")
+
+
+def _core_hint(given: str, allowed: list[str]) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(given, allowed, n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+def _set(data: dict[str, Any], key: str, value: Any) -> None:
+    segs = key.split(".")
+    cur: Any = data
+    where = ""
+    for n, seg in enumerate(segs):
+        last = n == len(segs) - 1
+        here = f"{where}.{seg}" if where else seg
+        if isinstance(cur, dict):
+            if last:
+                cur[seg] = value
+            else:
+                if seg not in cur:
+                    cur[seg] = {}
+                cur = cur[seg]
+        elif isinstance(cur, list):
+            i = _element(cur, seg, where)
+            if last:
+                cur[i] = value
+            else:
+                cur = cur[i]
+        else:
+            raise ValueError(f"`{where}` is a value ({cur!r}), not a table or list; cannot set `{here}`")
+        where = here
+
+
+def apply_overrides(
+    data: Mapping[str, Any], overrides: Overrides, *, file: str | None = None, label: str = "--set"
+) -> dict[str, Any]:
+    """A deep copy of ``data`` with each ``key.path = value`` set (see the module doc)."""
+    out: dict[str, Any] = json.loads(json.dumps(dict(data)))
+    if overrides is None:
+        return out
+    items: Iterable[tuple[str, Any]]
+    if isinstance(overrides, Mapping):
+        items = overrides.items()
+    else:
+        try:
+            items = [parse_assignment(a, label=label) if isinstance(a, str) else tuple(a) for a in overrides]
+        except ConfigError as e:
+            raise with_file(e, file) from None
+    for key, value in items:
+        try:
+            _set(out, key, value)
+        except ValueError as e:
+            raise config_error(f"{label} {key}", str(e), file) from None
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Bundled scenarios
+# ---------------------------------------------------------------------------------------
+
+
+def bundled_scenarios() -> list[tuple[str, Path, str]]:
+    """``(name, path, description)`` of every bundled scenario, sorted by name."""
+    out = []
+    for path in sorted(BUNDLED_DIR.glob("*.toml")):
+        try:
+            desc = str(tomllib.loads(path.read_text(encoding="utf-8")).get("description", ""))
+        except (OSError, tomllib.TOMLDecodeError):
+            desc = "(unreadable)"
+        out.append((path.stem, path, desc))
+    return out

@@ -1,0 +1,349 @@
+"""Parameter sweeps: a grid of overrides × repeats, run in parallel processes, one tidy row per
+run, resumable.
+
+Each run is identified by a key hashing the engine build, the resolved scenario and the seed;
+a finished run is stored as ``runs/<key>.json`` (written to a temporary file, then renamed),
+so re-running a sweep skips finished runs and an interrupted sweep loses nothing finished.
+
+Repeat ``r`` of every grid point uses the seed :func:`repeat_seed` ``(scenario seed, r)``:
+distinct per repeat, and the same across grid points (common random numbers make
+comparisons between parameter values sharper).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import signal
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mptcplab import _core
+from mptcplab.errors import config_error
+from mptcplab.results import flat_metrics
+from mptcplab.scenario import Scenario, load_scenario, parse_value
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "RunFailed",
+    "SweepInterrupted",
+    "expand_grid",
+    "parse_vary",
+    "repeat_seed",
+    "run_key",
+    "sweep",
+]
+
+Grid = Mapping[str, Sequence[Any]]
+ProgressFn = Callable[[int, int], None]
+
+
+class SweepInterrupted(Exception):
+    """The sweep was interrupted; ``done`` of ``total`` runs are finished and kept."""
+
+    def __init__(self, done: int, total: int, out: Path | None) -> None:
+        super().__init__(f"interrupted after {done} of {total} runs")
+        self.done, self.total, self.out = done, total, out
+
+
+# ---------------------------------------------------------------------------------------
+# Grid syntax
+# ---------------------------------------------------------------------------------------
+
+_NUM_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%/]*)\s*$")
+
+
+def _split_top(text: str) -> list[str]:
+    """Splits at commas that are not inside brackets, braces or quotes."""
+    parts, depth, quote, cur = [], 0, "", []
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    parts.append("".join(cur))
+    return [p.strip() for p in parts]
+
+
+def _positional(v: float) -> str:
+    """A number with at most 6 significant digits and no exponent (the unit grammar has none)."""
+    if v == 0:
+        return "0"
+    rounded = round(v, 5 - int(math.floor(math.log10(abs(v)))))
+    text = format(Decimal(repr(rounded)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _range(args: str, label: str) -> list[Any]:
+    parts = [p.strip() for p in args.split(",")]
+    log = len(parts) == 4 and parts[3] == "log"
+    if len(parts) not in (3, 4) or (len(parts) == 4 and not log):
+        raise config_error(label, "expected range(start, stop, n) or range(start, stop, n, log)")
+    ends = [_NUM_UNIT.match(p) for p in parts[:2]]
+    if not all(ends):
+        raise config_error(label, f"range ends must be numbers with an optional unit, got `{parts[0]}`, `{parts[1]}`")
+    (a, ua), (b, ub) = ((float(m[1]), m[2]) for m in ends)  # type: ignore[index]
+    if ua != ub:
+        raise config_error(label, f"both range ends need the same unit (`{ua}` vs `{ub}`)")
+    if not re.fullmatch(r"\d+", parts[2]) or int(parts[2]) < 1:
+        raise config_error(label, f"the number of values must be a whole number >= 1, got `{parts[2]}`")
+    n = int(parts[2])
+    if log and (a <= 0 or b <= 0):
+        raise config_error(label, "a log range needs positive ends")
+    if n == 1:
+        xs = [a]
+    elif log:
+        xs = [a * (b / a) ** (k / (n - 1)) for k in range(n)]
+    else:
+        xs = [a + (b - a) * k / (n - 1) for k in range(n)]
+    if ua:
+        return [f"{_positional(x)}{ua}" for x in xs]
+    return [int(x) if float(_positional(x)).is_integer() else float(_positional(x)) for x in xs]
+
+
+def parse_vary(text: str) -> tuple[str, list[Any]]:
+    """``"paths.wifi.rate=4Mbit,8Mbit"`` or ``"key=range(1Mbit,16Mbit,5,log)"`` → (key, values)."""
+    key, sep, rhs = text.partition("=")
+    key, rhs = key.strip(), rhs.strip()
+    label = f"--vary {text}"
+    if not sep or not key or not rhs or any(not s for s in key.split(".")):
+        raise config_error(label, "expected KEY.PATH=V1,V2,... or KEY.PATH=range(START,STOP,N[,log])")
+    m = re.fullmatch(r"range\((.*)\)", rhs)
+    values = _range(m[1], label) if m else [parse_value(v) for v in _split_top(rhs)]
+    if any(v == "" for v in values):
+        raise config_error(label, "empty value in the list")
+    return key, values
+
+
+def expand_grid(grid: Grid) -> list[dict[str, Any]]:
+    """Every combination of the grid's values, first key slowest."""
+    keys = list(grid)
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(grid[k] for k in keys))]
+
+
+def repeat_seed(base_seed: int, repeat: int) -> int:
+    """The seed of repeat ``repeat`` of a scenario whose seed is ``base_seed`` (63 bits)."""
+    digest = hashlib.sha256(f"mptcplab-repeat:{base_seed}:{repeat}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+@cache
+def _engine_id() -> str:
+    """Identifies the engine build, so results of another build are never reused."""
+    path = getattr(_core, "__file__", None)
+    h = hashlib.sha256(_core.__version__.encode())
+    if path and os.path.exists(path):
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def run_key(resolved_json: str, seed: int) -> str:
+    """The identity of one run: engine build + resolved scenario + seed."""
+    text = f"{_engine_id()}\n{resolved_json}\nseed={seed}"
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+# ---------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Task:
+    key: str
+    params: dict[str, Any]
+    repeat: int
+    seed: int
+    scenario_json: str
+
+
+class RunFailed(RuntimeError):
+    """The engine failed on one run (a bug, not a user error)."""
+
+
+def _run_task(task: _Task) -> dict[str, Any]:
+    """Runs one grid point in a worker; returns the stored record."""
+    t0 = time.perf_counter()
+    try:
+        summary_json, *_ = _core.run(task.scenario_json, task.seed)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # an engine panic arrives as a BaseException; keep it picklable
+        raise RunFailed(f"run {task.key} ({task.params}, seed {task.seed}) failed: {e}") from None
+    summary = json.loads(summary_json)
+    return {
+        "run_key": task.key,
+        "params": task.params,
+        "repeat": task.repeat,
+        "seed": task.seed,
+        "wall_s": round(time.perf_counter() - t0, 6),
+        "metrics": flat_metrics(summary),
+    }
+
+
+def _worker_init() -> None:
+    # The parent handles Ctrl-C and terminates the pool; workers must not print tracebacks.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # If the sweep is killed outright, its workers go with it (Linux: PR_SET_PDEATHSIG).
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    # A worker whose sweep was killed must not spray tracebacks over the user's terminal;
+    # run failures reach the parent as RunFailed exceptions carrying the engine's message.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _plan(scenario: Scenario, grid: Grid, repeat: int) -> list[_Task]:
+    tasks = []
+    for params in expand_grid(grid):
+        point = scenario.with_overrides(params, label="--vary")
+        for r in range(repeat):
+            seed = repeat_seed(point.seed, r)
+            tasks.append(_Task(run_key(point.resolved_json, seed), params, r, seed, point.to_json()))
+    return tasks
+
+
+def _table(records: Iterable[dict[str, Any]], keys: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    rows = []
+    for rec in records:
+        row: dict[str, Any] = {k: rec["params"][k] for k in keys}
+        row.update(repeat=rec["repeat"], seed=rec["seed"], run_key=rec["run_key"], wall_s=rec["wall_s"])
+        row.update(rec["metrics"])
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    for k in keys:
+        if k in df and not all(isinstance(v, int | float) and not isinstance(v, bool) for v in df[k]):
+            df[k] = df[k].map(lambda v: v if isinstance(v, str) else json.dumps(v))
+    return df
+
+
+def _write_tables(df: pd.DataFrame, out: Path) -> None:
+    tmp = out / f".results.parquet.tmp-{os.getpid()}"
+    df.to_parquet(tmp, index=False)
+    os.replace(tmp, out / "results.parquet")
+    tmp = out / f".results.csv.tmp-{os.getpid()}"
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, out / "results.csv")
+
+
+def sweep(
+    scenario: str | Path | Mapping[str, Any] | Scenario,
+    grid: Grid,
+    repeat: int = 1,
+    jobs: int = 1,
+    out: str | Path | None = None,
+    progress: ProgressFn | None = None,
+) -> pd.DataFrame:
+    """Runs every combination of ``grid`` (key path → list of values) ``repeat`` times.
+
+    Returns one tidy row per run: the varied parameters (columns named by key path),
+    ``repeat``, ``seed``, ``run_key``, ``wall_s`` and the flat metrics of
+    :func:`~mptcplab.results.flat_metrics`. With ``out``, finished runs are stored under
+    ``out/runs/`` and reused on the next call, and ``results.parquet`` / ``results.csv``
+    are written there. ``jobs`` worker processes run in parallel. ``progress(done, total)``
+    is called as runs finish. Raises :class:`SweepInterrupted` on Ctrl-C (finished runs
+    kept) and :class:`ConfigError` for a bad grid, before anything is written.
+    """
+    if repeat < 1:
+        raise config_error("--repeat", f"{repeat} must be >= 1")
+    if jobs < 1:
+        raise config_error("--jobs", f"{jobs} must be >= 1")
+    base = load_scenario(scenario)
+    keys = list(grid)
+    tasks = _plan(base, grid, repeat)
+    out_dir = Path(out) if out is not None else None
+    done: dict[str, dict[str, Any]] = {}
+    if out_dir is not None:
+        if out_dir.exists() and not (
+            out_dir.is_dir() and (not any(out_dir.iterdir()) or (out_dir / "sweep.json").exists())
+        ):
+            raise config_error("", "exists and is not an mptcplab sweep directory; refusing to write into it", str(out_dir))
+        (out_dir / "runs").mkdir(parents=True, exist_ok=True)
+        spec = {"kind": "sweep", "source": base.source, "grid": dict(grid), "repeat": repeat, "parameters": keys}
+        _write_atomic(out_dir / "sweep.json", json.dumps(spec, indent=2, default=str) + "\n")
+        for t in tasks:
+            f = out_dir / "runs" / f"{t.key}.json"
+            if f.exists():
+                try:
+                    done[t.key] = json.loads(f.read_text())
+                except (OSError, json.JSONDecodeError):
+                    f.unlink(missing_ok=True)
+    todo = list({t.key: t for t in tasks if t.key not in done}.values())
+    total = len({t.key for t in tasks})
+    if progress:
+        progress(len(done), total)
+
+    def finish(rec: dict[str, Any]) -> None:
+        done[rec["run_key"]] = rec
+        if out_dir is not None:
+            _write_atomic(out_dir / "runs" / f"{rec['run_key']}.json", json.dumps(rec) + "\n")
+        if progress:
+            progress(len(done), total)
+
+    def table() -> pd.DataFrame:
+        by_key = {t.key: t for t in tasks}
+        recs = []
+        for t in tasks:
+            if t.key in done:
+                rec = dict(done[t.key])
+                rec.update(params=t.params, repeat=t.repeat, seed=by_key[t.key].seed)
+                recs.append(rec)
+        return _table(recs, keys)
+
+    try:
+        if jobs == 1 or len(todo) <= 1:
+            for t in todo:
+                finish(_run_task(t))
+        else:
+            import multiprocessing
+
+            pool = multiprocessing.get_context("forkserver").Pool(min(jobs, len(todo)), initializer=_worker_init)
+            try:
+                for rec in pool.imap_unordered(_run_task, todo):
+                    finish(rec)
+                pool.close()
+            finally:
+                pool.terminate()
+                pool.join()
+    except KeyboardInterrupt:
+        if out_dir is not None and done:
+            _write_tables(table(), out_dir)
+        raise SweepInterrupted(len(done), total, out_dir) from None
+    df = table()
+    if out_dir is not None:
+        _write_tables(df, out_dir)
+    return df

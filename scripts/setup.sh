@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Sets up everything the project needs, idempotently:
+#   - checks the Rust toolchain (cargo, rustfmt, clippy) and a C linker (apt-get only if missing),
+#   - creates .venv with Python >= 3.11,
+#   - installs mptcplab with its test extras (editable; the extension module is built by
+#     maturin in release mode), rebuilding only when the Rust sources or the package
+#     metadata changed since the last install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -f "$HOME/.cargo/env" ]; then
+    # shellcheck disable=SC1091
+    . "$HOME/.cargo/env"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "error: cargo not found: mptcplab needs a Rust toolchain (rustup, stable >= 1.80)" >&2
+    exit 1
+fi
+
+apt_needed=()
+command -v cc >/dev/null 2>&1 || apt_needed+=(build-essential)
+PYTHON=${PYTHON:-python3}
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    apt_needed+=(python3 python3-venv)
+elif ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    apt_needed+=(python3-venv)
+fi
+if [ ${#apt_needed[@]} -gt 0 ]; then
+    echo "setup: installing ${apt_needed[*]} with apt-get"
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${apt_needed[@]}"
+fi
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "error: $PYTHON is $("$PYTHON" --version 2>&1); mptcplab needs Python >= 3.11 (set PYTHON=...)" >&2
+    exit 1
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv"
+    "$PYTHON" -m venv .venv
+fi
+
+# Rebuild only when something the extension or the package metadata depends on changed.
+stamp_file=.venv/.mptcplab-build-stamp
+stamp=$( (cat pyproject.toml Cargo.toml Cargo.lock; find crates -name '*.rs' -o -name Cargo.toml | LC_ALL=C sort | xargs cat) | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp" ] || ! .venv/bin/python -c 'import mptcplab._core' >/dev/null 2>&1; then
+    echo "setup: building and installing mptcplab (release build of the Rust extension)"
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    .venv/bin/python -m pip install --quiet -e ".[test]"
+    echo "$stamp" > "$stamp_file"
+else
+    echo "setup: mptcplab is up to date in .venv"
+fi

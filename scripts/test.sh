@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Sets up, then runs every test: rustfmt check, clippy with warnings denied, the Rust tests,
+# and the Python tests (API, command line, units, errors).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+if [ -f "$HOME/.cargo/env" ]; then
+    # shellcheck disable=SC1091
+    . "$HOME/.cargo/env"
+fi
+export PYO3_PYTHON="$PWD/.venv/bin/python"
+echo "== cargo fmt --check"
+cargo fmt --all --check
+echo "== cargo clippy (warnings denied)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== cargo test"
+cargo test --workspace --locked
+echo "== pytest"
+.venv/bin/python -m pytest tests/python

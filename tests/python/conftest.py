@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+TWO_PATH = HERE / "data" / "two-path.toml"
+# The installed console script of the environment running the tests.
+CLI = Path(sys.executable).with_name("mptcplab")
+
+
+def mptcplab(*args: str, timeout: float = 300, **kw) -> subprocess.CompletedProcess[str]:
+    """Runs the command line as a user would; never raises on a non-zero exit."""
+    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+@pytest.fixture
+def two_path() -> Path:
+    return TWO_PATH
+
+
+@pytest.fixture
+def scenario_file(tmp_path: Path):
+    """Writes a scenario file with one substitution applied to the two-path scenario."""
+
+    def make(old: str = "", new: str = "", name: str = "bad.toml") -> Path:
+        text = TWO_PATH.read_text()
+        if old:
+            assert old in text, f"test bug: {old!r} not in the base scenario"
+            text = text.replace(old, new, 1)
+        p = tmp_path / name
+        p.write_text(text)
+        return p
+
+    return make

@@ -1,0 +1,165 @@
+"""Every class of user error: one line `error: <file>: <key path>: <message>`, exit code 2,
+no traceback, no output directory left behind; and the same errors from the API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import mptcplab
+from conftest import mptcplab as cli
+
+
+def assert_user_error(r, *fragments: str) -> str:
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    line = lines[0]
+    assert line.startswith("error: "), line
+    for f in fragments:
+        assert f in line, f"{f!r} not in {line!r}"
+    return line
+
+
+# (substitution in the two-path scenario, key path, words the message must contain)
+FILE_ERRORS = {
+    "unknown key": (('rate = "4Mbit"', 'rat = "4Mbit"'), "paths[0].rat", ["unknown field", "did you mean `rate`"]),
+    "unknown algorithm": (('cc = "lia"', 'cc = "olai"'), "connections[0].cc", ["`reno`", "`lia`"]),
+    "wrong unit": (('delay = "10ms"', 'delay = "10 parsecs"'), "paths[0].delay", ["not a time unit", "ns, us, ms, s"]),
+    "missing unit": (('rate = "4Mbit"', 'rate = "4"'), "paths[0].rate", ["no unit", "Mbit"]),
+    "negative rate": (('rate = "4Mbit"', 'rate = "-4Mbit"'), "paths[0].rate", ["positive"]),
+    "zero rate": (('rate = "1Mbit"', 'rate = "0Mbit"'), "paths[1].rate", ["positive"]),
+    "missing path": (('paths = ["wifi", "cell"]', 'paths = ["wifi", "cel"]'), "connections[0].paths[1]",
+                     ["no path named `cel`", "wifi, cell", "did you mean `cell`"]),
+    "tcp over two paths": (('kind = "mptcp"', 'kind = "tcp"'), "connections[0].paths", ["exactly one path"]),
+    "coupled cc on tcp": (('paths = ["wifi", "cell"]\ncc = "lia"', 'paths = ["wifi"]\ncc = "lia"\nkind = "tcp"'),
+                          "connections[0]", []),
+    "start after the end": (('app = { kind = "bulk" }', 'app = { kind = "bulk" }\nstart = "5s"'),
+                            "connections[0].start", ["not before the end"]),
+    "loss over 100%": (('loss = "0.5%"', 'loss = "150%"'), "paths[0].loss", ["between 0 and 1"]),
+    "queue of zero": (('queue = "40 packets"', 'queue = "0 packets"'), "paths[0].up.queue", ["at least one packet"]),
+    "missing key": (('duration = "3s"\n', ''), "", ["missing field `duration`"]),
+}
+
+
+@pytest.mark.parametrize("case", list(FILE_ERRORS))
+def test_scenario_errors_name_file_key_and_allowed_values(case, scenario_file, tmp_path):
+    (old, new), path, words = FILE_ERRORS[case]
+    if case == "coupled cc on tcp":
+        f = scenario_file('kind = "mptcp"\npaths = ["wifi", "cell"]', 'kind = "tcp"\npaths = ["wifi"]')
+        path, words = "connections[0].cc", ["needs kind = \"mptcp\"", "allows: reno"]
+    elif case == "tcp over two paths":
+        f = scenario_file(old, new)
+    else:
+        f = scenario_file(old, new)
+    out = tmp_path / "out"
+    r = cli("run", str(f), "--out", str(out))
+    prefix = f"error: {f}: {path}: " if path else f"error: {f}: "
+    line = assert_user_error(r, *words)
+    assert line.startswith(prefix), line
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.toml"]  # nothing half-written
+    # `check` reports the same error.
+    assert cli("check", str(f)).stderr == r.stderr
+
+
+def test_the_same_errors_reach_the_api_as_config_error(scenario_file):
+    f = scenario_file('rate = "4Mbit"', 'rat = "4Mbit"')
+    with pytest.raises(mptcplab.ConfigError) as e:
+        mptcplab.load_scenario(f)
+    assert (e.value.file, e.value.path) == (str(f), "paths[0].rat")
+    assert "did you mean `rate`" in e.value.message
+    assert isinstance(e.value, ValueError)
+
+
+def test_a_missing_file(tmp_path):
+    f = tmp_path / "nope.toml"
+    assert_user_error(cli("run", str(f)), f"error: {f}: no such file")
+
+
+def test_a_directory_instead_of_a_file(tmp_path):
+    assert_user_error(cli("check", str(tmp_path)), f"error: {tmp_path}: is a directory")
+
+
+def test_an_unreadable_file(tmp_path):
+    f = tmp_path / "binary.toml"
+    f.write_bytes(b"\xff\xfe\x00garbage")
+    assert_user_error(cli("check", str(f)), f"error: {f}: not a UTF-8 text file")
+
+
+def test_malformed_toml_names_the_line(scenario_file):
+    f = scenario_file('seed = 3', 'seed = = 3')
+    assert_user_error(cli("check", str(f)), f"error: {f}: line 5, column", "malformed TOML")
+
+
+def test_malformed_json_names_the_line(tmp_path):
+    f = tmp_path / "s.json"
+    f.write_text('{\n  "duration": "1s",\n  oops\n}')
+    assert_user_error(cli("check", str(f)), f"error: {f}: line 3, column 3: malformed JSON")
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["--set", "paths.wifi.rate"], ["--set paths.wifi.rate: expected KEY.PATH=VALUE"]),
+        (["--set", "paths..rate=1Mbit"], ["expected KEY.PATH=VALUE"]),
+        (["--set", "paths.wfi.rate=1Mbit"], ["--set paths.wfi.rate", "no element named `wfi`", "did you mean `wifi`"]),
+        (["--set", "paths.7.rate=1Mbit"], ["--set paths.7.rate", "out of range"]),
+        (["--set", "paths.wifi.rate=fast"], ["paths[0].rate", "not a bit rate"]),
+        (["--set", "paths.wifi.rtae=1Mbit"], ["paths[0].rtae", "did you mean `rate`"]),
+        (["--set", "connections.mptcp.scheduler=roundrobin"], ["connections[0].scheduler", "`minrtt`"]),
+    ],
+)
+def test_bad_overrides(args, fragments, two_path, tmp_path):
+    out = tmp_path / "out"
+    line = assert_user_error(cli("run", str(two_path), *args, "--out", str(out)), *fragments)
+    assert line.startswith(f"error: {two_path}: ")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("vary", "fragments"),
+    [
+        ("paths.wifi.rate", ["--vary paths.wifi.rate: expected KEY.PATH=V1,V2"]),
+        ("paths.wifi.rate=range(1Mbit,10ms,3)", ["same unit"]),
+        ("paths.wifi.rate=range(1Mbit,10Mbit)", ["range(start, stop, n)"]),
+        ("paths.wifi.rate=range(1Mbit,10Mbit,x)", ["whole number"]),
+        ("paths.wifi.rate=range(0Mbit,10Mbit,3,log)", ["positive ends"]),
+        ("paths.wifi.rate=1Mbit,,2Mbit", ["empty value"]),
+        ("paths.wifi.rate=1Mbit,-2Mbit", ["paths[0].rate", "positive"]),
+        ("paths.nope.rate=1Mbit", ["--vary paths.nope.rate", "no element named `nope`"]),
+    ],
+)
+def test_bad_sweep_grids_write_nothing(vary, fragments, two_path, tmp_path):
+    out = tmp_path / "sw"
+    assert_user_error(cli("sweep", str(two_path), "--vary", vary, "--out", str(out)), *fragments)
+    assert not out.exists()
+
+
+def test_plot_of_something_that_is_not_an_output(tmp_path):
+    assert_user_error(cli("plot", str(tmp_path)), f"error: {tmp_path}: is neither a run directory")
+
+
+def test_plot_names_the_allowed_parameters(two_path, tmp_path):
+    out = tmp_path / "sw"
+    assert cli("sweep", str(two_path), "--set", "duration=1s", "--vary", "duration=1s,2s", "--out", str(out)).returncode == 0
+    assert_user_error(cli("plot", str(out), "--x", "rate"), "--x: no column `rate`", "choose duration")
+
+
+def test_output_never_overwrites_foreign_directories(two_path, tmp_path):
+    precious = tmp_path / "thesis"
+    precious.mkdir()
+    (precious / "chapter1.tex").write_text("x")
+    assert_user_error(cli("run", str(two_path), "--set", "duration=1s", "--out", str(precious)), "refusing to overwrite")
+    assert_user_error(cli("sweep", str(two_path), "--vary", "duration=1s", "--out", str(precious)), "refusing")
+    assert [p.name for p in precious.iterdir()] == ["chapter1.tex"]
+
+
+def test_bad_command_line_options_are_usage_errors(two_path):
+    r = cli("run", str(two_path), "--seed", "-1")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "--seed" in r.stderr
+    r = cli("sweep", str(two_path), "--out", "x")
+    assert r.returncode == 2 and "--vary" in r.stderr
+    assert Path("x").exists() is False
