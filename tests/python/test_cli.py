@@ -56,7 +56,9 @@ def test_run_json_reports_goodput_per_subflow_and_is_deterministic():
 
 def test_run_prints_tables_and_writes_the_run_directory(tmp_path):
     out = tmp_path / "run"
-    r = mptcplab("run", NSDI, "--set", "duration=2s", "--set", "paths.wifi.rate=10Mbit", "--out", str(out))
+    r = mptcplab(
+        "run", NSDI, "--set", "duration=2s", "--set", "output.warmup=0s", "--set", "paths.wifi.rate=10Mbit", "--out", str(out)
+    )
     assert r.returncode == 0, r.stderr
     for word in ("connections", "subflows", "links", "wifi", "3g", "goodput (Mbit/s)"):
         assert word in r.stdout
@@ -131,7 +133,10 @@ def test_a_3x3_sweep_with_3_repeats_gives_27_rows_and_reruns_nothing(tmp_path):
 def test_an_interrupted_sweep_keeps_finished_runs_and_completes_on_rerun(tmp_path, sig):
     out = tmp_path / "sw"
     args = [
-        str(CLI), "sweep", "tests/python/data/two-path.toml", "--set", "duration=30s", "--set", "output.timeseries=1s",
+        # Each run must take long enough to interrupt the sweep mid-way: a loss-free 500 Mbit/s
+        # path for 60 s is about a million packets (~0.5 s of engine time per run).
+        str(CLI), "sweep", "tests/python/data/two-path.toml", "--set", "duration=60s", "--set", "output.timeseries=1s",
+        "--set", "paths.wifi.rate=500Mbit", "--set", "paths.wifi.loss=0", "--set", "paths.wifi.queue=2000 packets",
         "--vary", "seed=range(1,12,12)", "--jobs", "2", "--out", str(out),
     ]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -159,7 +164,7 @@ def test_an_interrupted_sweep_keeps_finished_runs_and_completes_on_rerun(tmp_pat
 
 def test_plot_of_a_run_draws_per_subflow_series_with_units(tmp_path):
     out = tmp_path / "run"
-    assert mptcplab("run", NSDI, "--set", "duration=3s", "--out", str(out)).returncode == 0
+    assert mptcplab("run", NSDI, "--set", "duration=3s", "--set", "output.warmup=0s", "--out", str(out)).returncode == 0
     r = mptcplab("plot", str(out))
     assert r.returncode == 0, r.stderr
     png, svg = out / "plots" / "timeseries.png", out / "plots" / "timeseries.svg"

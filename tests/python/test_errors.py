@@ -39,7 +39,7 @@ FILE_ERRORS = {
     "start after the end": (('app = { kind = "bulk" }', 'app = { kind = "bulk" }\nstart = "5s"'),
                             "connections[0].start", ["not before the end"]),
     "loss over 100%": (('loss = "0.5%"', 'loss = "150%"'), "paths[0].loss", ["between 0 and 1"]),
-    "queue of zero": (('queue = "40 packets"', 'queue = "0 packets"'), "paths[0].up.queue", ["at least one packet"]),
+    "queue of zero": (('queue = "40 packets"', 'queue = "0 packets"'), "paths[0].queue", ["at least one packet"]),
     "missing key": (('duration = "3s"\n', ''), "", ["missing field `duration`"]),
 }
 

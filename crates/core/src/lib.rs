@@ -27,6 +27,9 @@ pub mod units;
 pub use config::{ConfigError, Scenario};
 pub use results::{RunOutput, Summary, TimeSeries};
 
+/// The engine's version (results of different versions are not comparable run for run).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// Runs a validated scenario to completion with the scenario's own seed.
 pub fn run(scenario: &Scenario) -> RunOutput {
     sim::Simulation::new(scenario).run()

@@ -80,9 +80,11 @@ pub struct SubflowResult {
     pub bytes_acked: u64,
     /// Connection-level bytes first delivered to the receiving host through this subflow.
     pub data_bytes_received: u64,
-    /// Share of the connection's delivered bytes carried here.
+    /// Share of the connection-level data (first copies, after the warm-up) that reached the
+    /// receiver through this subflow; the shares of a connection sum to 1.
     pub share: f64,
-    /// Goodput attributable to this subflow (bit/s, same window as the connection's).
+    /// Rate of first-copy data received through this subflow (bit/s, same window as the
+    /// connection's goodput; includes data still waiting for reordering at the end).
     pub goodput_bps: f64,
     pub segments_sent: u64,
     pub retransmitted_segments: u64,
@@ -113,6 +115,8 @@ pub struct LinkResult {
     pub delivered_packets: u64,
     pub delivered_bytes: u64,
     pub queue_drops: u64,
+    /// Packets an AQM (CoDel) dropped at dequeue.
+    pub aqm_drops: u64,
     pub loss_drops: u64,
     pub max_queue_packets: u64,
     pub max_queue_bytes: u64,

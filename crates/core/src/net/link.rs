@@ -1,20 +1,33 @@
-//! A unidirectional link: drop-tail FIFO queue, transmitter with a bit rate charged on the
-//! full on-wire size, propagation delay, Bernoulli loss on the wire.
+//! A unidirectional link: a queue (drop-tail limited in packets, bytes or time, or CoDel), a
+//! transmitter whose service is a bit rate charged on the full on-wire size (constant,
+//! scheduled, or a capacity trace), propagation delay with optional jitter, and losses on
+//! the wire (Bernoulli, Gilbert–Elliott, explicit list).
 //!
-//! Sans-IO: the link never owns a clock. Because the queue is FIFO and the service rate is
-//! known when a packet arrives, its transmission start, end and arrival at the far end are
-//! computed at enqueue time; the link keeps the packets in one arrival-ordered pipe and the
-//! driver needs a single pending event per link (for the pipe's head), not one per packet.
-//! Packets waiting for the transmitter are the ones whose transmission has not started yet:
-//! that is the queue the limit applies to (the packet being serialised has left the queue,
-//! as in a Linux qdisc).
+//! Sans-IO: the link never owns a clock. Two transmitter modes:
+//! - drop-tail FIFO (the default): because service order is fixed, a packet's transmission
+//!   start, end and arrival are computed when it arrives; the packets waiting for the
+//!   transmitter are those whose start lies in the future, which is what limits apply to
+//!   (the packet being serialised has left the queue, as in a Linux qdisc). A time limit
+//!   (like tc-tbf's `latency`) drops a packet whose wait would exceed it.
+//! - CoDel: decisions are taken at dequeue time, so the transmitter is event-driven: the
+//!   driver wakes the link when a transmission ends.
+//!
+//! Packets in propagation sit in one pipe ordered by arrival time (a deque when order is
+//! preserved, a heap when jitter may reorder), so the driver needs one pending event per
+//! link, not one per packet. Losses happen on the wire: a lost packet uses its transmission
+//! time.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
-use crate::config::{LinkParams, QueueLimit};
+use crate::config::{Aqm, LinkParams, QueueLimit};
+use crate::net::codel::{Codel, Verdict};
+use crate::net::jitter;
+use crate::net::loss::LossModel;
 use crate::net::packet::Packet;
+use crate::net::service::Service;
 use crate::rng::Rng;
-use crate::units::{Amount, Dur, Time};
+use crate::units::{Dur, Time};
 
 /// Per-link counters.
 #[derive(Clone, Debug, Default)]
@@ -23,132 +36,334 @@ pub struct LinkStats {
     pub delivered: u64,
     pub delivered_bytes: u64,
     pub queue_drops: u64,
+    pub aqm_drops: u64,
     pub loss_drops: u64,
     pub max_queue_packets: u64,
     pub max_queue_bytes: u64,
-    /// Serialisation time of every accepted packet (ns).
+    /// Transmission time of every packet served (ns).
     pub busy_ns: u64,
 }
 
 /// What happened to a packet offered to the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Offer {
-    /// Accepted; `Some(t)` if it became the pipe's head (the driver must wake the link at t).
-    Accepted(Option<Time>),
+    Accepted,
     /// Dropped at the tail of a full queue.
     QueueDrop,
     /// Serialised, then lost on the wire.
     Lost,
 }
 
+#[allow(clippy::large_enum_variant)] // one per link; boxing would add a pointer chase per packet
+enum Mode {
+    Fifo {
+        waiting: VecDeque<(Time, u32)>,
+        waiting_bytes: u64,
+    },
+    Codel {
+        codel: Codel,
+        /// (enqueue time, ordinal on the link, packet).
+        queue: VecDeque<(Time, u64, Packet)>,
+        bytes: u64,
+        /// The packet being serialised: (end, packet, lost on the wire).
+        in_tx: Option<(Time, Packet, bool)>,
+        limit: QueueLimit,
+    },
+}
+
+/// A packet in a reordering pipe, ordered by (arrival time, sending order).
+struct Timed(Time, u64, Packet);
+
+impl PartialEq for Timed {
+    fn eq(&self, o: &Self) -> bool {
+        (self.0, self.1) == (o.0, o.1)
+    }
+}
+impl Eq for Timed {}
+impl PartialOrd for Timed {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Timed {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.0, self.1).cmp(&(o.0, o.1))
+    }
+}
+
+/// Packets in propagation, by arrival time (ties in sending order).
+enum Pipe {
+    Fifo(VecDeque<(Time, Packet)>),
+    Reorder(BinaryHeap<Reverse<Timed>>, u64),
+}
+
+impl Pipe {
+    fn push(&mut self, t: Time, p: Packet) {
+        match self {
+            Pipe::Fifo(q) => q.push_back((t, p)),
+            Pipe::Reorder(h, n) => {
+                *n += 1;
+                h.push(Reverse(Timed(t, *n, p)));
+            }
+        }
+    }
+    fn head(&self) -> Option<Time> {
+        match self {
+            Pipe::Fifo(q) => q.front().map(|e| e.0),
+            Pipe::Reorder(h, _) => h.peek().map(|e| e.0 .0),
+        }
+    }
+    fn pop(&mut self) -> Option<Packet> {
+        match self {
+            Pipe::Fifo(q) => q.pop_front().map(|e| e.1),
+            Pipe::Reorder(h, _) => h.pop().map(|e| e.0 .2),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Pipe::Fifo(q) => q.len(),
+            Pipe::Reorder(h, _) => h.len(),
+        }
+    }
+}
+
+/// A piecewise-constant value over (possibly periodic) time.
+struct Steps<T: Copy> {
+    at: Vec<Dur>,
+    v: Vec<T>,
+    period: Option<Dur>,
+}
+
+impl<T: Copy> Steps<T> {
+    fn get(&self, t: Time) -> T {
+        if self.v.len() == 1 {
+            return self.v[0];
+        }
+        let off = match self.period {
+            Some(p) if p.0 > 0 => Dur(t.0 % p.0),
+            _ => Dur(t.0),
+        };
+        self.v[self.at.partition_point(|a| *a <= off).saturating_sub(1)]
+    }
+}
+
 pub struct Link {
     pub name: String,
     pub params: LinkParams,
-    /// When the transmitter finishes the last packet accepted so far.
+    service: Service,
+    /// When the transmitter finishes the last packet accepted (FIFO mode).
     free_at: Time,
-    /// Transmission start times and sizes of accepted packets, oldest first (pruned lazily).
-    waiting: VecDeque<(Time, u32)>,
-    waiting_bytes: u64,
-    /// Accepted packets with their arrival time at the far end (non-decreasing).
-    pipe: VecDeque<(Time, Packet)>,
-    loss_rng: Rng,
-    /// Next entry of `params.drop` to apply.
-    drop_next: usize,
+    mode: Mode,
+    pipe: Pipe,
+    loss: LossModel,
+    delay: Steps<Dur>,
+    loss_rate: Steps<f64>,
+    jitter_rng: Rng,
+    last_arrival: Time,
     pub stats: LinkStats,
 }
 
 impl Link {
     pub fn new(name: String, params: LinkParams, seed: u64) -> Link {
-        let loss_rng = Rng::stream(seed, &format!("link:{name}:loss"));
+        let loss =
+            LossModel::new(Rng::stream(seed, &format!("link:{name}:loss")), params.loss_burst, params.drop.clone());
+        let jitter_rng = Rng::stream(seed, &format!("link:{name}:jitter"));
+        let mode = match params.aqm {
+            Some(Aqm::Codel { target, interval }) => Mode::Codel {
+                codel: Codel::new(target, interval),
+                queue: VecDeque::new(),
+                bytes: 0,
+                in_tx: None,
+                limit: params.queue,
+            },
+            None => Mode::Fifo { waiting: VecDeque::new(), waiting_bytes: 0 },
+        };
+        let reorder = params.jitter.as_ref().is_some_and(|j| j.reorder);
+        let pipe = if reorder { Pipe::Reorder(BinaryHeap::new(), 0) } else { Pipe::Fifo(VecDeque::new()) };
+        let mut delay = Steps { at: vec![Dur::ZERO], v: vec![params.delay], period: params.schedule_period };
+        let mut loss_rate = Steps { at: vec![Dur::ZERO], v: vec![params.loss], period: params.schedule_period };
+        for s in &params.schedule {
+            if let Some(d) = s.delay {
+                delay.at.push(s.at);
+                delay.v.push(d);
+            }
+            if let Some(l) = s.loss {
+                loss_rate.at.push(s.at);
+                loss_rate.v.push(l.0);
+            }
+        }
         Link {
             name,
+            service: params.service(),
             params,
             free_at: Time::ZERO,
-            waiting: VecDeque::new(),
-            waiting_bytes: 0,
-            pipe: VecDeque::new(),
-            loss_rng,
-            drop_next: 0,
+            mode,
+            pipe,
+            loss,
+            delay,
+            loss_rate,
+            jitter_rng,
+            last_arrival: Time::ZERO,
             stats: LinkStats::default(),
-        }
-    }
-
-    fn prune_waiting(&mut self, now: Time) {
-        while let Some(&(start, len)) = self.waiting.front() {
-            if start > now {
-                break;
-            }
-            self.waiting.pop_front();
-            self.waiting_bytes -= len as u64;
         }
     }
 
     /// Packets and bytes waiting for the transmitter at `now`.
     pub fn backlog(&mut self, now: Time) -> (u64, u64) {
-        self.prune_waiting(now);
-        (self.waiting.len() as u64, self.waiting_bytes)
+        match &mut self.mode {
+            Mode::Fifo { waiting, waiting_bytes } => {
+                prune(waiting, waiting_bytes, now);
+                (waiting.len() as u64, *waiting_bytes)
+            }
+            Mode::Codel { queue, bytes, .. } => (queue.len() as u64, *bytes),
+        }
     }
 
-    fn fits(&self, len: u32) -> bool {
-        match self.params.queue {
-            QueueLimit(Amount::Packets(p)) => (self.waiting.len() as u64) < p,
-            QueueLimit(Amount::Bytes(b)) => self.waiting_bytes + len as u64 <= b,
+    fn fits(&self, limit: QueueLimit, n: u64, bytes: u64, len: u32, wait: Dur, now: Time) -> bool {
+        match limit {
+            QueueLimit::Packets(p) => n < p,
+            QueueLimit::Bytes(b) => bytes + len as u64 <= b,
+            QueueLimit::Time(t) => match self.mode {
+                Mode::Fifo { .. } => wait <= t,
+                // Event-driven: the wait is not known yet; use the nominal rate.
+                Mode::Codel { .. } => (bytes + len as u64) as f64 * 8.0 <= self.service.nominal_bps(now) * t.secs_f64(),
+            },
         }
+    }
+
+    /// Arrival at the far end of a packet whose transmission ends at `end`.
+    fn arrival(&mut self, end: Time) -> Time {
+        let mut d = self.delay.get(end).0 as f64;
+        if let Some(j) = &self.params.jitter {
+            d += j.amount.0 as f64 * jitter::draw(j.distribution, &mut self.jitter_rng);
+        }
+        let mut t = end + Dur(d.max(0.0) as u64);
+        if matches!(self.pipe, Pipe::Fifo(_)) {
+            t = t.max(self.last_arrival); // order-preserving jitter
+            self.last_arrival = t;
+        }
+        t
     }
 
     /// Offers a packet to the link at `now`.
     pub fn offer(&mut self, now: Time, pkt: Packet) -> Offer {
         self.stats.arrived += 1;
-        self.prune_waiting(now);
+        let ordinal = self.stats.arrived;
+        match self.mode {
+            Mode::Fifo { .. } => self.offer_fifo(now, pkt, ordinal),
+            Mode::Codel { .. } => {
+                let Mode::Codel { queue, bytes, limit, .. } = &self.mode else { unreachable!() };
+                let (n, b, limit) = (queue.len() as u64, *bytes, *limit);
+                if !self.fits(limit, n, b, pkt.wire_len, Dur::ZERO, now) {
+                    self.stats.queue_drops += 1;
+                    return Offer::QueueDrop;
+                }
+                let Mode::Codel { queue, bytes, .. } = &mut self.mode else { unreachable!() };
+                queue.push_back((now, ordinal, pkt));
+                *bytes += pkt.wire_len as u64;
+                self.stats.max_queue_packets = self.stats.max_queue_packets.max(queue.len() as u64);
+                self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(*bytes);
+                self.start_next(now);
+                Offer::Accepted
+            }
+        }
+    }
+
+    fn offer_fifo(&mut self, now: Time, pkt: Packet, ordinal: u64) -> Offer {
         let start = self.free_at.max(now);
-        if start > now && !self.fits(pkt.wire_len) {
+        let Mode::Fifo { waiting, waiting_bytes } = &mut self.mode else { unreachable!() };
+        prune(waiting, waiting_bytes, now);
+        let (n, b) = (waiting.len() as u64, *waiting_bytes);
+        if start > now && !self.fits(self.params.queue, n, b, pkt.wire_len, start.since(now), now) {
             self.stats.queue_drops += 1;
             return Offer::QueueDrop;
         }
-        let tx = self.params.rate.tx_time(pkt.wire_len as u64);
-        self.free_at = start + tx;
-        self.stats.busy_ns += tx.0;
+        let end = self.service.finish(start, pkt.wire_len as u64);
+        self.free_at = end;
+        self.stats.busy_ns += end.since(start).0;
         if start > now {
-            self.waiting.push_back((start, pkt.wire_len));
-            self.waiting_bytes += pkt.wire_len as u64;
-            self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.waiting.len() as u64);
-            self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.waiting_bytes);
+            let Mode::Fifo { waiting, waiting_bytes } = &mut self.mode else { unreachable!() };
+            waiting.push_back((start, pkt.wire_len));
+            *waiting_bytes += pkt.wire_len as u64;
+            self.stats.max_queue_packets = self.stats.max_queue_packets.max(waiting.len() as u64);
+            self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(*waiting_bytes);
         }
-        let listed = self.params.drop.get(self.drop_next) == Some(&self.stats.arrived);
-        if listed {
-            self.drop_next += 1;
-        }
-        if listed || self.loss_rng.bernoulli(self.params.loss) {
+        if self.loss.lose(ordinal, self.loss_rate.get(start)) {
             self.stats.loss_drops += 1;
             return Offer::Lost;
         }
-        let arrive = self.free_at + self.params.delay;
-        let was_empty = self.pipe.is_empty();
-        self.pipe.push_back((arrive, pkt));
-        Offer::Accepted(was_empty.then_some(arrive))
+        let t = self.arrival(end);
+        self.pipe.push(t, pkt);
+        Offer::Accepted
     }
 
-    /// Removes the pipe's head if it has arrived by `now`.
-    pub fn pop_arrived(&mut self, now: Time) -> Option<Packet> {
-        match self.pipe.front() {
-            Some(&(t, _)) if t <= now => {
-                let (_, p) = self.pipe.pop_front().expect("front exists");
-                self.stats.delivered += 1;
-                self.stats.delivered_bytes += p.wire_len as u64;
-                Some(p)
+    /// CoDel mode: if the transmitter is idle, takes the next packet CoDel lets through.
+    fn start_next(&mut self, now: Time) {
+        loop {
+            let Mode::Codel { codel, queue, bytes, in_tx, .. } = &mut self.mode else { return };
+            if in_tx.is_some() {
+                return;
             }
-            _ => None,
+            let Some((enq, ordinal, pkt)) = queue.pop_front() else {
+                codel.on_empty();
+                return;
+            };
+            *bytes -= pkt.wire_len as u64;
+            if codel.on_dequeue(now, now.since(enq), *bytes) == Verdict::Drop {
+                self.stats.aqm_drops += 1;
+                continue;
+            }
+            let lost = self.loss.lose(ordinal, self.loss_rate.get(now));
+            if lost {
+                self.stats.loss_drops += 1;
+            }
+            let end = self.service.finish(now, pkt.wire_len as u64);
+            self.stats.busy_ns += end.since(now).0;
+            self.free_at = end;
+            let Mode::Codel { in_tx, .. } = &mut self.mode else { unreachable!() };
+            *in_tx = Some((end, pkt, lost));
+            return;
         }
     }
 
-    /// When the next packet reaches the far end.
-    pub fn next_arrival(&self) -> Option<Time> {
-        self.pipe.front().map(|&(t, _)| t)
+    /// Completes transmissions and hands over every packet that has reached the far end.
+    pub fn advance(&mut self, now: Time, out: &mut Vec<Packet>) {
+        while let Mode::Codel { in_tx, .. } = &mut self.mode {
+            let Some((end, pkt, lost)) = in_tx.filter(|(end, _, _)| *end <= now) else { break };
+            *in_tx = None;
+            if !lost {
+                let t = self.arrival(end);
+                self.pipe.push(t, pkt);
+            }
+            self.start_next(end);
+        }
+        while self.pipe.head().is_some_and(|t| t <= now) {
+            let p = self.pipe.pop().expect("head exists");
+            self.stats.delivered += 1;
+            self.stats.delivered_bytes += p.wire_len as u64;
+            out.push(p);
+        }
+    }
+
+    /// When the link next needs the driver: a transmission ends or a packet arrives.
+    pub fn next_wake(&self) -> Option<Time> {
+        let tx = match &self.mode {
+            Mode::Codel { in_tx: Some((end, _, _)), .. } => Some(*end),
+            _ => None,
+        };
+        match (tx, self.pipe.head()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Packets accepted and not yet delivered (queued, being serialised or propagating).
-    pub fn in_pipe(&self) -> u64 {
-        self.pipe.len() as u64
+    pub fn in_flight(&self) -> u64 {
+        let held = match &self.mode {
+            Mode::Fifo { .. } => 0,
+            Mode::Codel { queue, in_tx, .. } => queue.len() as u64 + u64::from(in_tx.is_some_and(|(_, _, lost)| !lost)),
+        };
+        self.pipe.len() as u64 + held
     }
 
     /// Fraction of `[0, end]` the transmitter was busy.
@@ -157,116 +372,33 @@ impl Link {
             return 0.0;
         }
         let busy = self.stats.busy_ns.saturating_sub(self.free_at.0.saturating_sub(end.0));
-        busy as f64 / end.0 as f64
+        (busy as f64 / end.0 as f64).min(1.0)
     }
 
     /// Packet conservation: offered = delivered + dropped + still in the link.
     pub fn check_conservation(&self) -> Result<(), String> {
         let s = &self.stats;
-        let rhs = s.delivered + s.queue_drops + s.loss_drops + self.in_pipe();
+        let dropped = s.queue_drops + s.aqm_drops + s.loss_drops;
+        let rhs = s.delivered + dropped + self.in_flight();
         if s.arrived != rhs {
             return Err(format!(
-                "link {}: {} packets arrived but {} delivered + {} queue drops + {} lost + {} in the link = {}",
+                "link {}: {} packets arrived but {} delivered + {dropped} dropped + {} in the link = {rhs}",
                 self.name,
                 s.arrived,
                 s.delivered,
-                s.queue_drops,
-                s.loss_drops,
-                self.in_pipe(),
-                rhs
+                self.in_flight()
             ));
         }
         Ok(())
     }
-
-    /// The base one-way delay of an idle link for a packet of `bytes`.
-    pub fn idle_delay(&self, bytes: u64) -> Dur {
-        self.params.rate.tx_time(bytes) + self.params.delay
-    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::units::Rate;
-
-    fn pkt(len: u32) -> Packet {
-        Packet {
-            uid: 0,
-            conn: 0,
-            subflow: 0,
-            to_server: true,
-            hop: 0,
-            flags: 0,
-            mp: Default::default(),
-            wire_len: len,
-            payload: 0,
-            seq: Default::default(),
-            ack: Default::default(),
-            wnd: 0,
-            sack: Default::default(),
-            dsn: Default::default(),
-            data_ack: Default::default(),
-            sent_at: Time::ZERO,
+fn prune(waiting: &mut VecDeque<(Time, u32)>, waiting_bytes: &mut u64, now: Time) {
+    while let Some(&(start, len)) = waiting.front() {
+        if start > now {
+            break;
         }
-    }
-
-    fn link_dropping(limit: QueueLimit, drop: Vec<u64>) -> Link {
-        // 12 Mbit/s: a 1500 B packet takes exactly 1 ms; 10 ms propagation.
-        Link::new(
-            "l".into(),
-            LinkParams { rate: Rate(12_000_000), delay: Dur::from_ms(10), queue: limit, loss: 0.0, drop },
-            1,
-        )
-    }
-
-    fn link(limit: QueueLimit) -> Link {
-        link_dropping(limit, Vec::new())
-    }
-
-    #[test]
-    fn back_to_back_packets_are_spaced_by_serialisation_time() {
-        let mut l = link(QueueLimit(Amount::Packets(10)));
-        assert_eq!(l.offer(Time::ZERO, pkt(1500)), Offer::Accepted(Some(Time(11_000_000))));
-        assert_eq!(l.offer(Time::ZERO, pkt(1500)), Offer::Accepted(None));
-        assert!(l.pop_arrived(Time(10_999_999)).is_none());
-        assert!(l.pop_arrived(Time(11_000_000)).is_some());
-        assert_eq!(l.next_arrival(), Some(Time(12_000_000)));
-    }
-
-    #[test]
-    fn drop_tail_counts_waiting_packets_only() {
-        // Limit 2: the first packet is on the wire, two wait, the fourth is dropped.
-        let mut l = link(QueueLimit(Amount::Packets(2)));
-        for _ in 0..3 {
-            assert!(matches!(l.offer(Time::ZERO, pkt(1500)), Offer::Accepted(_)));
-        }
-        assert_eq!(l.offer(Time::ZERO, pkt(1500)), Offer::QueueDrop);
-        // After 1 ms the second packet is on the wire: one waits, room for one more.
-        assert!(matches!(l.offer(Time(1_000_000), pkt(1500)), Offer::Accepted(_)));
-        assert_eq!(l.offer(Time(1_000_000), pkt(1500)), Offer::QueueDrop);
-        assert_eq!(l.stats.max_queue_packets, 2);
-        l.check_conservation().unwrap();
-    }
-
-    #[test]
-    fn listed_packets_are_dropped_after_using_the_wire() {
-        let mut l = link_dropping(QueueLimit(Amount::Packets(10)), vec![2]);
-        assert!(matches!(l.offer(Time::ZERO, pkt(1500)), Offer::Accepted(_)));
-        assert_eq!(l.offer(Time::ZERO, pkt(1500)), Offer::Lost);
-        // The third packet still waits for the lost one's serialisation: arrives at 3 ms + 10 ms.
-        assert_eq!(l.offer(Time::ZERO, pkt(1500)), Offer::Accepted(None));
-        l.pop_arrived(Time(11_000_000)).unwrap();
-        assert_eq!(l.next_arrival(), Some(Time(13_000_000)));
-        l.check_conservation().unwrap();
-    }
-
-    #[test]
-    fn byte_limits_apply_to_waiting_bytes() {
-        let mut l = link(QueueLimit(Amount::Bytes(3000)));
-        for _ in 0..3 {
-            assert!(matches!(l.offer(Time::ZERO, pkt(1500)), Offer::Accepted(_)));
-        }
-        assert_eq!(l.offer(Time::ZERO, pkt(100)), Offer::QueueDrop);
+        waiting.pop_front();
+        *waiting_bytes -= len as u64;
     }
 }

@@ -1,7 +1,11 @@
 //! Packets, links and the topology that routes packets between endpoints.
 
+pub mod codel;
+pub mod jitter;
 pub mod link;
+pub mod loss;
 pub mod packet;
+pub mod service;
 
 use crate::config::Scenario;
 use link::Link;
@@ -26,10 +30,11 @@ impl Topology {
         let mut link_path = Vec::new();
         for (i, p) in sc.paths.iter().enumerate() {
             let up = links.len() as u32;
-            links.push(Link::new(format!("{}.up", p.name), p.up_link(), sc.seed));
+            let [up_params, down_params] = sc.links_of(i);
+            links.push(Link::new(format!("{}.up", p.name), up_params, sc.seed));
             link_path.push((i, true));
             let down = links.len() as u32;
-            links.push(Link::new(format!("{}.down", p.name), p.down_link(), sc.seed));
+            links.push(Link::new(format!("{}.down", p.name), down_params, sc.seed));
             link_path.push((i, false));
             routes.push([vec![up], vec![down]]);
         }

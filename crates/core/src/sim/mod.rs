@@ -26,6 +26,8 @@ pub struct Simulation {
     ep_wake: Vec<[Option<Time>; 2]>,
     link_wake: Vec<Option<Time>>,
     out: Vec<Packet>,
+    /// Scratch for packets a link hands over.
+    arrived: Vec<Packet>,
     digest: Option<TraceDigest>,
     data_packets: u64,
     ts: TimeSeries,
@@ -60,6 +62,7 @@ impl Simulation {
             eps,
             link_wake: vec![None; n_links],
             out: Vec::with_capacity(64),
+            arrived: Vec::with_capacity(64),
             digest: sc.output.trace_hash.then(TraceDigest::default),
             data_packets: 0,
             ts: TimeSeries::default(),
@@ -162,7 +165,9 @@ impl Simulation {
             return;
         }
         self.link_wake[l] = None;
-        while let Some(mut p) = self.topo.links[l].pop_arrived(t) {
+        let mut arrived = std::mem::take(&mut self.arrived);
+        self.topo.links[l].advance(t, &mut arrived);
+        for mut p in arrived.drain(..) {
             if let Some(d) = self.digest.as_mut() {
                 d.record(t, TraceEvent::Deliver { link: l as u32, uid: p.uid });
             }
@@ -177,7 +182,8 @@ impl Simulation {
                 self.flush(c, side);
             }
         }
-        if let Some(next) = self.topo.links[l].next_arrival() {
+        self.arrived = arrived;
+        if let Some(next) = self.topo.links[l].next_wake() {
             self.wake_link(l, next);
         }
     }
@@ -224,11 +230,13 @@ impl Simulation {
             match r {
                 Offer::QueueDrop => d.record(now, TraceEvent::QueueDrop { link: l as u32, uid }),
                 Offer::Lost => d.record(now, TraceEvent::LinkLoss { link: l as u32, uid }),
-                Offer::Accepted(_) => {}
+                Offer::Accepted => {}
             }
         }
-        if let Offer::Accepted(Some(t)) = r {
-            self.wake_link(l, t);
+        if r == Offer::Accepted {
+            if let Some(t) = self.topo.links[l].next_wake() {
+                self.wake_link(l, t);
+            }
         }
     }
 

@@ -71,7 +71,9 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
             let r = rcv.subflow(i);
             let client = if sender_is_client { s } else { r };
             let got = r.map_or(0, |r| r.stats.data_bytes_after_warmup);
-            let total = rcv.rcv.delivered_after_warmup;
+            // Share of the connection-level data that reached the receiver (in order or not)
+            // after the warm-up, by the subflow that first brought it.
+            let total: u64 = rcv.subflows.iter().flatten().map(|r| r.stats.data_bytes_after_warmup).sum();
             subflows.push(SubflowResult {
                 connection: cfg.name.clone(),
                 subflow: i as u32,
@@ -107,12 +109,13 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
             name: l.name.clone(),
             path: sc.paths[path].name.clone(),
             direction: if up { "up".into() } else { "down".into() },
-            rate_bps: l.params.rate.bps(),
+            rate_bps: l.params.nominal_rate.bps(),
             delay_s: l.params.delay.secs_f64(),
             arrived_packets: l.stats.arrived,
             delivered_packets: l.stats.delivered,
             delivered_bytes: l.stats.delivered_bytes,
             queue_drops: l.stats.queue_drops,
+            aqm_drops: l.stats.aqm_drops,
             loss_drops: l.stats.loss_drops,
             max_queue_packets: l.stats.max_queue_packets,
             max_queue_bytes: l.stats.max_queue_bytes,

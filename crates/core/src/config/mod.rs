@@ -7,11 +7,10 @@
 //! units (`"10ms"`, `"8Mbit"`, `"600KB"`, `"64 packets"`, `"0.9%"`); plain numbers are read in
 //! base units (seconds, bit/s, bytes, a fraction), queue limits as packets.
 
-use serde::de::{self, Deserializer, Visitor};
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
-use crate::units::{self, Amount, Dur, Rate};
+use crate::units::{self, Dur, Rate};
 
 // ---------------------------------------------------------------------------------------
 // Errors
@@ -48,37 +47,42 @@ impl std::error::Error for ConfigError {}
 
 macro_rules! unit_serde {
     ($t:ty, $parse:expr, $what:expr, $from_f64:expr, $to_string:expr) => {
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 struct V;
-                impl<'de> Visitor<'de> for V {
+                impl<'de> serde::de::Visitor<'de> for V {
                     type Value = $t;
-                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                         f.write_str($what)
                     }
-                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$t, E> {
+                    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<$t, E> {
                         $parse(s).map_err(E::custom)
                     }
-                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$t, E> {
+                    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<$t, E> {
                         ($from_f64)(v).map_err(E::custom)
                     }
-                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$t, E> {
+                    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<$t, E> {
                         ($from_f64)(v as f64).map_err(E::custom)
                     }
-                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$t, E> {
+                    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<$t, E> {
                         ($from_f64)(v as f64).map_err(E::custom)
                     }
                 }
                 d.deserialize_any(V)
             }
         }
-        impl Serialize for $t {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(&($to_string)(self))
             }
         }
     };
 }
+
+pub(crate) use unit_serde;
+
+mod link;
+pub use link::{Aqm, Capacity, JitterCfg, LinkParams, LinkSpec, PathCfg, QueueLimit, ScheduleStep, Traces};
 
 unit_serde!(
     Dur,
@@ -103,6 +107,16 @@ unit_serde!(
     },
     |r: &Rate| r.to_string()
 );
+
+/// `v` rounded to 12 significant digits, so 0.9 % prints as "0.9%", not "0.9000000000000001%".
+fn round_sig(v: f64) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    let digits = 12 - v.abs().log10().ceil() as i32;
+    let k = 10f64.powi(digits);
+    (v * k).round() / k
+}
 
 /// A size in bytes (`"600KB"`, `"1MiB"`, or a number of bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -129,26 +143,7 @@ unit_serde!(
     |s: &str| units::parse_prob(s).map(Prob),
     "a probability such as \"0.9%\" or 0.009",
     |v: f64| if (0.0..=1.0).contains(&v) { Ok(Prob(v)) } else { Err(format!("{v} must lie between 0 and 1")) },
-    |p: &Prob| format!("{}%", p.0 * 100.0)
-);
-
-/// A queue limit: packets or bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct QueueLimit(pub Amount);
-
-unit_serde!(
-    QueueLimit,
-    |s: &str| units::parse_amount(s).map(QueueLimit),
-    "a queue limit such as \"100 packets\" or \"64KB\" (a plain number is packets)",
-    |v: f64| if v >= 0.0 && v.fract() == 0.0 {
-        Ok(QueueLimit(Amount::Packets(v as u64)))
-    } else {
-        Err(format!("{v} must be a whole number of packets"))
-    },
-    |q: &QueueLimit| match q.0 {
-        Amount::Packets(p) => format!("{p} packets"),
-        Amount::Bytes(b) => format!("{b}B"),
-    }
+    |p: &Prob| format!("{}%", round_sig(p.0 * 100.0))
 );
 
 // ---------------------------------------------------------------------------------------
@@ -157,9 +152,6 @@ unit_serde!(
 
 fn default_seed() -> u64 {
     1
-}
-fn default_queue() -> QueueLimit {
-    QueueLimit(Amount::Packets(1000))
 }
 
 /// A whole scenario.
@@ -183,83 +175,9 @@ pub struct Scenario {
     pub connections: Vec<ConnCfg>,
     #[serde(default)]
     pub output: OutputCfg,
-}
-
-/// A path of the two-host topology: an uplink (client → server) and a downlink.
-/// Top-level values apply to both directions; `up` / `down` override per direction.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PathCfg {
-    pub name: String,
-    /// Bottleneck bit rate, counted on full on-wire packets.
-    pub rate: Rate,
-    /// One-way propagation delay (the base RTT is twice this, plus serialisation).
-    pub delay: Dur,
-    /// Drop-tail queue limit at the link's entrance.
-    #[serde(default = "default_queue")]
-    pub queue: QueueLimit,
-    /// Bernoulli loss probability per packet.
-    #[serde(default)]
-    pub loss: Prob,
-    /// Explicit drops: ordinals (1 = first) of packets offered to the link that are lost.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub drop: Vec<u64>,
-    #[serde(default)]
-    pub up: LinkOverride,
-    #[serde(default)]
-    pub down: LinkOverride,
-}
-
-/// Per-direction overrides of a path's link parameters.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkOverride {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<Rate>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay: Option<Dur>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queue: Option<QueueLimit>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss: Option<Prob>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drop: Option<Vec<u64>>,
-}
-
-/// The fully resolved parameters of one unidirectional link.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LinkParams {
-    pub rate: Rate,
-    pub delay: Dur,
-    pub queue: QueueLimit,
-    pub loss: f64,
-    /// Packet ordinals (1-based) dropped on purpose, sorted.
-    pub drop: Vec<u64>,
-}
-
-impl PathCfg {
-    /// Client → server link.
-    pub fn up_link(&self) -> LinkParams {
-        self.resolve(&self.up)
-    }
-    /// Server → client link.
-    pub fn down_link(&self) -> LinkParams {
-        self.resolve(&self.down)
-    }
-    fn resolve(&self, o: &LinkOverride) -> LinkParams {
-        LinkParams {
-            rate: o.rate.unwrap_or(self.rate),
-            delay: o.delay.unwrap_or(self.delay),
-            queue: o.queue.unwrap_or(self.queue),
-            loss: o.loss.unwrap_or(self.loss).0,
-            drop: {
-                let mut d = o.drop.clone().unwrap_or_else(|| self.drop.clone());
-                d.sort_unstable();
-                d.dedup();
-                d
-            },
-        }
-    }
+    /// Trace files read at validation (not part of the schema).
+    #[serde(skip)]
+    pub traces: Traces,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -654,10 +572,11 @@ impl Scenario {
     /// Parses and validates a scenario given as JSON.
     pub fn from_json_str(s: &str) -> Result<Scenario, ConfigError> {
         let de = &mut serde_json::Deserializer::from_str(s);
-        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             ConfigError::new(path_string(e.path()), improve_message(&strip_position(&e.inner().to_string())))
         })?;
         sc.validate()?;
+        sc.load_links()?;
         Ok(sc)
     }
 
@@ -676,6 +595,29 @@ impl Scenario {
 
     pub fn path_index(&self, name: &str) -> Option<usize> {
         self.paths.iter().position(|p| p.name == name)
+    }
+
+    /// Checks every link and reads the trace files it names (once each).
+    fn load_links(&mut self) -> Result<(), ConfigError> {
+        let mut traces = Traces::default();
+        for p in self.paths.iter_mut() {
+            // Fill the defaults in, so the resolved scenario shows them.
+            p.queue.get_or_insert(QueueLimit::Packets(1000));
+            p.loss.get_or_insert(Prob(0.0));
+            p.delay.get_or_insert(Dur::ZERO);
+        }
+        for (i, p) in self.paths.iter().enumerate() {
+            p.check(i, "up", &p.up, &mut traces)?;
+            p.check(i, "down", &p.down, &mut traces)?;
+        }
+        self.traces = traces;
+        Ok(())
+    }
+
+    /// Client → server and server → client parameters of path `i`.
+    pub fn links_of(&self, i: usize) -> [LinkParams; 2] {
+        let p = &self.paths[i];
+        [p.resolve(&p.up, &self.traces), p.resolve(&p.down, &self.traces)]
     }
 
     /// Semantic checks that the types alone cannot express.
@@ -702,25 +644,6 @@ impl Scenario {
                     at("name"),
                     format!("`{}` is used by two paths; names must be unique", p.name),
                 ));
-            }
-            for (dir, l) in [("up", p.up_link()), ("down", p.down_link())] {
-                if let Amount::Packets(0) | Amount::Bytes(0) = l.queue.0 {
-                    return Err(ConfigError::new(format!("paths[{i}].{dir}.queue"), "must hold at least one packet"));
-                }
-                if let Amount::Bytes(b) = l.queue.0 {
-                    if b < 64 {
-                        return Err(ConfigError::new(
-                            format!("paths[{i}].{dir}.queue"),
-                            format!("{b} B cannot hold a single packet (>= 64 B needed)"),
-                        ));
-                    }
-                }
-                if l.loss >= 1.0 {
-                    return Err(ConfigError::new(
-                        format!("paths[{i}].{dir}.loss"),
-                        "100% loss never delivers anything; must be < 100%",
-                    ));
-                }
             }
         }
         if self.connections.is_empty() {
@@ -874,6 +797,15 @@ impl Scenario {
                 ));
             }
         }
+        if self.output.warmup >= self.duration {
+            return Err(ConfigError::new(
+                "output.warmup",
+                format!(
+                    "{} leaves nothing to measure in a {} run; must be < duration",
+                    self.output.warmup, self.duration
+                ),
+            ));
+        }
         if let Some(iv) = self.output.timeseries {
             if iv < Dur::from_us(100) {
                 return Err(ConfigError::new(
@@ -908,10 +840,11 @@ mod tests {
     #[test]
     fn a_valid_scenario_parses_with_defaults() {
         let s = Scenario::from_toml_str(OK).unwrap();
-        assert_eq!(s.paths[0].rate, Rate(8_000_000));
+        assert_eq!(s.paths[0].rate, Some(Rate(8_000_000)));
         assert_eq!(s.connections[0].tcp.iw, 10);
-        assert!((s.paths[0].loss.0 - 0.009).abs() < 1e-12);
+        assert!((s.paths[0].loss.unwrap().0 - 0.009).abs() < 1e-12);
         // The resolved form parses back to the same thing.
+        assert!(s.to_json_pretty().contains("\"0.9%\""), "{}", s.to_json_pretty());
         let again = Scenario::from_json_str(&s.to_json_pretty()).unwrap();
         assert_eq!(again.to_json_pretty(), s.to_json_pretty());
     }

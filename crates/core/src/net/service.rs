@@ -1,0 +1,256 @@
+//! How fast a link serves its queue: a constant or time-varying bit rate, or a trace of
+//! delivery opportunities.
+//!
+//! - [`RateProfile`]: piecewise-constant rate (a constant rate, a schedule of rate changes,
+//!   or a per-second bytes/s trace), optionally repeating with a period. The end of a
+//!   transmission integrates the rate over time, so a packet that starts at one rate and
+//!   ends at another takes exactly the right time; zero-rate intervals stall the link.
+//! - [`OppTrace`]: Mahimahi packet-delivery opportunities (Winstein et al., NSDI 2013): one
+//!   millisecond timestamp per opportunity to deliver 1500 bytes, repeating with the last
+//!   timestamp as period. As in Mahimahi's `LinkQueue`, bytes are a fluid: a packet may
+//!   use the rest of one opportunity and part of the next, several small packets share one,
+//!   and an opportunity with nothing queued is lost.
+
+use std::sync::Arc;
+
+use crate::units::{Dur, Rate, Time};
+
+/// Bytes per Mahimahi delivery opportunity.
+pub const OPPORTUNITY_BYTES: u64 = 1500;
+
+/// A piecewise-constant bit rate: `rates[i]` (bit/s) holds from `starts[i]` to the next start.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateProfile {
+    pub starts: Vec<Dur>,
+    pub rates: Vec<u64>,
+    /// Repeat every `period` (the profile covers [0, period)).
+    pub period: Option<Dur>,
+}
+
+impl RateProfile {
+    pub fn constant(r: Rate) -> RateProfile {
+        RateProfile { starts: vec![Dur::ZERO], rates: vec![r.bps()], period: None }
+    }
+
+    /// Rate in effect at `t` and when it next changes.
+    fn at(&self, t: Time) -> (u64, Option<Time>) {
+        let (base, off) = match self.period {
+            Some(p) if p.0 > 0 => (t.0 - t.0 % p.0, Dur(t.0 % p.0)),
+            _ => (0, Dur(t.0)),
+        };
+        let i = self.starts.partition_point(|s| *s <= off).saturating_sub(1);
+        let next = match self.starts.get(i + 1) {
+            Some(s) => Some(Time(base + s.0)),
+            None => self.period.filter(|p| p.0 > 0).map(|p| Time(base + p.0)),
+        };
+        (self.rates[i], next)
+    }
+
+    /// When a transmission of `bytes` that starts at `start` ends (`Time::MAX` if the rate
+    /// is zero forever after).
+    pub fn finish(&self, start: Time, bytes: u64) -> Time {
+        if self.rates.len() == 1 {
+            return if self.rates[0] == 0 { Time::MAX } else { start + Rate(self.rates[0]).tx_time(bytes) };
+        }
+        let mut t = start;
+        let mut bits = bytes as u128 * 8 * 1_000_000_000; // bit·ns still to send
+        let mut idle_segments = 0;
+        loop {
+            let (r, next) = self.at(t);
+            let span = next.map(|n| n.0 - t.0);
+            if r == 0 {
+                idle_segments += 1;
+                if idle_segments > self.rates.len() + 1 || span.is_none() {
+                    return Time::MAX;
+                }
+            } else {
+                idle_segments = 0;
+                let need = bits.div_ceil(r as u128) as u64;
+                match span {
+                    Some(s) if need > s => bits -= s as u128 * r as u128,
+                    _ => return Time(t.0 + need),
+                }
+            }
+            t = next.expect("span checked");
+        }
+    }
+
+    /// Mean rate over one period (or the constant rate), bit/s.
+    pub fn mean_bps(&self) -> f64 {
+        match self.period {
+            Some(p) if self.rates.len() > 1 => {
+                let mut total = 0.0;
+                for i in 0..self.rates.len() {
+                    let end = self.starts.get(i + 1).copied().unwrap_or(p);
+                    total += self.rates[i] as f64 * (end.0 - self.starts[i].0) as f64;
+                }
+                total / p.0 as f64
+            }
+            _ => self.rates[0] as f64,
+        }
+    }
+}
+
+/// Mahimahi delivery opportunities (ms offsets within one period).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OppTrace {
+    pub ms: Vec<u64>,
+    pub period_ms: u64,
+}
+
+impl OppTrace {
+    /// Parses a Mahimahi trace: one integer millisecond timestamp per line, non-decreasing.
+    pub fn parse(text: &str) -> Result<OppTrace, String> {
+        let mut ms = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let l = line.trim();
+            if l.is_empty() {
+                continue;
+            }
+            let v: u64 =
+                l.parse().map_err(|_| format!("line {}: `{l}` is not a whole number of milliseconds", n + 1))?;
+            if ms.last().is_some_and(|&p| v < p) {
+                return Err(format!(
+                    "line {}: timestamp {v} ms goes back in time (timestamps must not decrease)",
+                    n + 1
+                ));
+            }
+            ms.push(v);
+        }
+        let period_ms = *ms.last().ok_or("the trace has no delivery opportunities")?;
+        if period_ms == 0 {
+            return Err("the last timestamp is 0 ms, so the trace has no period (it must be > 0)".into());
+        }
+        Ok(OppTrace { ms, period_ms })
+    }
+
+    /// Absolute time of opportunity `k` (counting across repetitions).
+    fn time(&self, k: u64) -> Time {
+        let n = self.ms.len() as u64;
+        Time(((k / n) * self.period_ms + self.ms[(k % n) as usize]) * 1_000_000)
+    }
+
+    /// Index of the first opportunity at or after `t`.
+    fn first_at_or_after(&self, t: Time) -> u64 {
+        let ms = t.0.div_ceil(1_000_000);
+        let cycle = ms / self.period_ms;
+        let off = ms % self.period_ms;
+        let n = self.ms.len() as u64;
+        let i = self.ms.partition_point(|&x| x < off) as u64;
+        cycle * n + i
+    }
+
+    /// Mean capacity (bit/s).
+    pub fn mean_bps(&self) -> f64 {
+        self.ms.len() as f64 * OPPORTUNITY_BYTES as f64 * 8.0 / (self.period_ms as f64 * 1e-3)
+    }
+}
+
+/// The service process of a link, with the state a FIFO transmitter needs.
+#[derive(Clone, Debug)]
+pub enum Service {
+    Rate(Arc<RateProfile>),
+    Opportunities {
+        trace: Arc<OppTrace>,
+        /// Current opportunity and the bytes still unused in it.
+        cur: Option<u64>,
+        left: u64,
+    },
+}
+
+impl Service {
+    /// When a packet of `bytes` whose transmission may start at `start` has been delivered
+    /// by the transmitter. Calls must come in FIFO order (non-decreasing `start`).
+    pub fn finish(&mut self, start: Time, bytes: u64) -> Time {
+        match self {
+            Service::Rate(p) => p.finish(start, bytes),
+            Service::Opportunities { trace, cur, left } => {
+                let mut k = match *cur {
+                    Some(k) if trace.time(k) >= start && *left > 0 => k,
+                    Some(k) if trace.time(k) == start => k,
+                    _ => {
+                        let k = trace.first_at_or_after(start);
+                        *left = OPPORTUNITY_BYTES;
+                        k
+                    }
+                };
+                if *cur != Some(k) {
+                    *left = OPPORTUNITY_BYTES;
+                }
+                let mut need = bytes;
+                while need > *left {
+                    need -= *left;
+                    k += 1;
+                    *left = OPPORTUNITY_BYTES;
+                }
+                *left -= need;
+                *cur = Some(k);
+                trace.time(k)
+            }
+        }
+    }
+
+    /// The nominal rate for limits expressed in time (bit/s): the rate at `t`, or the
+    /// trace's mean capacity.
+    pub fn nominal_bps(&self, t: Time) -> f64 {
+        match self {
+            Service::Rate(p) => p.at(t).0 as f64,
+            Service::Opportunities { trace, .. } => trace.mean_bps(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_change_mid_packet_is_integrated() {
+        // 12 Mbit/s for 0.5 ms then 6 Mbit/s: 1500 B = 12 kbit: 6 kbit in the first 0.5 ms,
+        // the other 6 kbit take 1 ms at 6 Mbit/s: done at 1.5 ms.
+        let p = RateProfile {
+            starts: vec![Dur::ZERO, Dur::from_us(500)],
+            rates: vec![12_000_000, 6_000_000],
+            period: None,
+        };
+        assert_eq!(p.finish(Time::ZERO, 1500), Time(1_500_000));
+    }
+
+    #[test]
+    fn zero_rate_intervals_stall_and_periods_repeat() {
+        // 1 s at 8 Mbit/s, then 1 s at 0, repeating every 2 s.
+        let p = RateProfile {
+            starts: vec![Dur::ZERO, Dur::from_secs(1)],
+            rates: vec![8_000_000, 0],
+            period: Some(Dur::from_secs(2)),
+        };
+        // 1 MB needs exactly 1 s of service: starting at 0.5 s it ends at 2.5 s.
+        assert_eq!(p.finish(Time(500_000_000), 1_000_000), Time(2_500_000_000));
+        assert!((p.mean_bps() - 4e6).abs() < 1e-6);
+    }
+
+    #[test]
+    fn mahimahi_opportunities_carry_1500_bytes_as_a_fluid() {
+        let t = Arc::new(OppTrace::parse("1\n1\n3\n10\n").unwrap());
+        assert_eq!(t.period_ms, 10);
+        let mut s = Service::Opportunities { trace: t.clone(), cur: None, left: 0 };
+        // Two 750 B packets share the first opportunity at 1 ms.
+        assert_eq!(s.finish(Time::ZERO, 750), Time(1_000_000));
+        assert_eq!(s.finish(Time(1_000_000), 750), Time(1_000_000));
+        // A 1500 B packet uses the second opportunity at 1 ms.
+        assert_eq!(s.finish(Time(1_000_000), 1500), Time(1_000_000));
+        // 2000 B: all of the 3 ms opportunity and 500 B of the 10 ms one.
+        assert_eq!(s.finish(Time(1_000_000), 2000), Time(10_000_000));
+        // An idle link loses unused opportunities: next period's first is at 11 ms.
+        assert_eq!(s.finish(Time(10_500_000), 100), Time(11_000_000));
+        assert!((t.mean_bps() - 4.0 * 1500.0 * 8.0 / 0.010).abs() < 1e-6);
+    }
+
+    #[test]
+    fn malformed_traces_are_rejected_with_the_line() {
+        assert!(OppTrace::parse("1\nx\n").unwrap_err().contains("line 2"));
+        assert!(OppTrace::parse("5\n3\n").unwrap_err().contains("back in time"));
+        assert!(OppTrace::parse("\n").is_err());
+        assert!(OppTrace::parse("0\n0\n").is_err());
+    }
+}
