@@ -160,13 +160,20 @@ impl CongestionControl for Cubic {
 mod tests {
     use super::*;
     use crate::cc::harness::*;
-    use crate::config::SlowStart;
+    use crate::config::{CaCounting, SlowStart};
 
     const BETA: f64 = 717.0 / 1024.0;
     const C: f64 = 0.4;
 
     fn ca_window(segments: u64) -> Window {
-        Window { cwnd: segments * 1000, ssthresh: 1, smss: 1000, cnt: 0, slow_start: SlowStart::Linux }
+        Window {
+            cwnd: segments * 1000,
+            ssthresh: 1,
+            smss: 1000,
+            cnt: 0,
+            slow_start: SlowStart::Linux,
+            ca_counting: CaCounting::Bytes,
+        }
     }
 
     /// A loss at `now`, applied as the host does (cwnd = ssthresh).

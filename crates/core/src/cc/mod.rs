@@ -16,7 +16,7 @@ pub mod olia;
 pub mod reno;
 pub mod wvegas;
 
-use crate::config::{CcKind, CcParams, SlowStart};
+use crate::config::{CaCounting, CcKind, CcParams, SlowStart};
 use crate::units::{Dur, Time};
 
 /// The congestion state of the subflow an event belongs to.
@@ -31,11 +31,12 @@ pub struct Window {
     /// Bytes acknowledged towards the next additive increase.
     pub cnt: u64,
     pub slow_start: SlowStart,
+    pub ca_counting: CaCounting,
 }
 
 impl Window {
-    pub fn new(iw_segments: u64, smss: u64, slow_start: SlowStart) -> Window {
-        Window { cwnd: iw_segments * smss, ssthresh: u64::MAX, smss, cnt: 0, slow_start }
+    pub fn new(iw_segments: u64, smss: u64, slow_start: SlowStart, ca_counting: CaCounting) -> Window {
+        Window { cwnd: iw_segments * smss, ssthresh: u64::MAX, smss, cnt: 0, slow_start, ca_counting }
     }
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
@@ -155,7 +156,11 @@ pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
 /// `tcp_cong_avoid_ai` with w = per_increase / smss), counting bytes as RFC 3465 does.
 pub fn additive_increase(w: &mut Window, acked: u64, per_increase: u64) {
     let per = per_increase.max(1);
-    w.cnt += acked;
+    w.cnt += match w.ca_counting {
+        CaCounting::Bytes => acked,
+        // Linux <= 3.17: one count per ACK, whatever it acknowledged.
+        CaCounting::PerAck => w.smss,
+    };
     if w.cnt >= per {
         let delta = w.cnt / per;
         w.cnt -= delta * per;
@@ -204,7 +209,14 @@ pub(crate) mod harness {
     }
 
     pub fn window_of(p: &PeerView) -> Window {
-        Window { cwnd: p.cwnd, ssthresh: p.ssthresh, smss: p.smss, cnt: 0, slow_start: SlowStart::Linux }
+        Window {
+            cwnd: p.cwnd,
+            ssthresh: p.ssthresh,
+            smss: p.smss,
+            cnt: 0,
+            slow_start: SlowStart::Linux,
+            ca_counting: CaCounting::Bytes,
+        }
     }
 
     /// Average window increase per full-segment ACK on `sf` (in segments), measured over

@@ -36,11 +36,18 @@ impl CongestionControl for Reno {
 mod tests {
     use super::*;
     use crate::cc::harness::*;
-    use crate::config::SlowStart;
+    use crate::config::{CaCounting, SlowStart};
 
     #[test]
     fn congestion_avoidance_adds_one_segment_per_window_of_acks() {
-        let mut w = Window { cwnd: 10_000, ssthresh: 5_000, smss: 1000, cnt: 0, slow_start: SlowStart::Linux };
+        let mut w = Window {
+            cwnd: 10_000,
+            ssthresh: 5_000,
+            smss: 1000,
+            cnt: 0,
+            slow_start: SlowStart::Linux,
+            ca_counting: CaCounting::Bytes,
+        };
         let p = [peer(10, 100)];
         for _ in 0..10 {
             Reno.on_ack(&ack(0, &p), &mut w);
@@ -51,8 +58,8 @@ mod tests {
     #[test]
     fn slow_start_rules_differ_with_delayed_acks() {
         // One ACK for two segments: Linux adds both, the per-ACK rule one SMSS.
-        let mut a = Window::new(10, 1000, SlowStart::Linux);
-        let mut b = Window::new(10, 1000, SlowStart::PerAck);
+        let mut a = Window::new(10, 1000, SlowStart::Linux, CaCounting::Bytes);
+        let mut b = Window::new(10, 1000, SlowStart::PerAck, CaCounting::Bytes);
         let p = [peer(10, 100)];
         let two = Ack { acked: 2000, ..ack(0, &p) };
         Reno.on_ack(&two, &mut a);
@@ -62,7 +69,14 @@ mod tests {
 
     #[test]
     fn loss_halves_with_a_two_segment_floor() {
-        let w = Window { cwnd: 30_000, ssthresh: u64::MAX, smss: 1000, cnt: 0, slow_start: SlowStart::Linux };
+        let w = Window {
+            cwnd: 30_000,
+            ssthresh: u64::MAX,
+            smss: 1000,
+            cnt: 0,
+            slow_start: SlowStart::Linux,
+            ca_counting: CaCounting::Bytes,
+        };
         assert_eq!(Reno.ssthresh(Time::ZERO, 0, &w, &[]), 15_000);
         let w = Window { cwnd: 3_000, ..w };
         assert_eq!(Reno.ssthresh(Time::ZERO, 0, &w, &[]), 2_000);

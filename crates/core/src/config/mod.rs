@@ -358,6 +358,19 @@ pub enum SlowStart {
     PerAck,
 }
 
+/// Congestion-avoidance counting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CaCounting {
+    /// Bytes acknowledged (RFC 3465; Linux since 3.18): +1 segment per RTT whatever the
+    /// delayed-ACK ratio.
+    #[default]
+    Bytes,
+    /// One count per ACK (Linux up to 3.17, the kernels seed 000 measured): +1/b segment per
+    /// RTT with delayed ACKs, the rule Eq. (10)'s 3b/8 term assumes.
+    PerAck,
+}
+
 fn d_mss() -> u64 {
     1448
 }
@@ -404,6 +417,9 @@ pub struct TcpCfg {
     pub iw: u64,
     #[serde(default)]
     pub slow_start: SlowStart,
+    /// What congestion avoidance counts towards its +1 segment per window.
+    #[serde(default)]
+    pub ca_counting: CaCounting,
     /// Delayed ACK: acknowledge every b-th full-sized segment.
     #[serde(default = "d_b")]
     pub delack_segments: u64,
@@ -434,6 +450,7 @@ impl Default for TcpCfg {
             mtu: d_mtu(),
             iw: d_iw(),
             slow_start: SlowStart::default(),
+            ca_counting: CaCounting::default(),
             delack_segments: d_b(),
             delack_timeout: d_delack(),
             idle_restart: true,

@@ -70,6 +70,7 @@ impl Endpoint {
             smss,
             iw: t.iw,
             slow_start: t.slow_start,
+            ca_counting: t.ca_counting,
             b: t.delack_segments,
             delack_timeout: t.delack_timeout,
             idle_restart: t.idle_restart,

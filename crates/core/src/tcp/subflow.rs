@@ -14,7 +14,7 @@
 //!   min(cwnd, IW) and ssthresh raised to at least 3/4 of the old cwnd.
 
 use crate::cc::{Ack, CongestionControl, PeerView, Window};
-use crate::config::SlowStart;
+use crate::config::{CaCounting, SlowStart};
 use crate::tcp::receiver::SubflowReceiver;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::{Scoreboard, SentSeg, EVER_RETRANS};
@@ -27,6 +27,7 @@ pub struct TcpParams {
     pub smss: u64,
     pub iw: u64,
     pub slow_start: SlowStart,
+    pub ca_counting: CaCounting,
     /// Delayed-ACK ratio b.
     pub b: u64,
     pub delack_timeout: Dur,
@@ -124,7 +125,7 @@ pub struct Subflow {
 
 impl Subflow {
     pub fn new(idx: u8, path: usize, backup: bool, state: State, p: TcpParams) -> Subflow {
-        let w = Window::new(p.iw, p.smss, p.slow_start);
+        let w = Window::new(p.iw, p.smss, p.slow_start, p.ca_counting);
         let rtt = RttEstimator::new(p.rto_initial, p.rto_min, p.rto_max);
         Subflow {
             idx,
