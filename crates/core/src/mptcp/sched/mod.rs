@@ -8,7 +8,15 @@
 //! or asks to wait (e.g. BLEST, ECF keep a slow subflow idle on purpose). It may only pick
 //! subflows that are usable and have congestion-window room; the connection checks this.
 
+pub mod blest;
+pub mod daps;
+pub mod ecf;
+pub mod linux_default;
 pub mod minrtt;
+pub mod otias;
+pub mod redundant;
+pub mod roundrobin;
+pub mod stms;
 
 use crate::config::{SchedKind, SchedParams};
 use crate::units::{Dsn, Dur, Time};
@@ -39,6 +47,16 @@ impl SchedView {
     /// Free congestion-window space (bytes).
     pub fn space(&self) -> u64 {
         self.cwnd.saturating_sub(self.in_flight)
+    }
+
+    /// Smoothed RTT (seconds), if measured.
+    pub fn srtt_s(&self) -> Option<f64> {
+        self.srtt.map(|d| d.secs_f64())
+    }
+
+    /// RTT variation (seconds).
+    pub fn rttvar_s(&self) -> f64 {
+        self.rttvar.secs_f64()
     }
 }
 
@@ -124,6 +142,14 @@ pub trait Scheduler {
 pub fn build(kind: SchedKind, params: &SchedParams) -> Box<dyn Scheduler> {
     match kind {
         SchedKind::Minrtt => Box::new(minrtt::MinRtt::new(&params.minrtt)),
+        SchedKind::Roundrobin => Box::new(roundrobin::RoundRobin::new(&params.roundrobin)),
+        SchedKind::Redundant => Box::new(redundant::Redundant::default()),
+        SchedKind::Blest => Box::new(blest::Blest::new(&params.blest)),
+        SchedKind::Ecf => Box::new(ecf::Ecf::new(&params.ecf)),
+        SchedKind::Daps => Box::new(daps::Daps::default()),
+        SchedKind::Otias => Box::new(otias::Otias),
+        SchedKind::Stms => Box::new(stms::Stms::new(&params.stms)),
+        SchedKind::LinuxDefault => Box::new(linux_default::LinuxDefault::new(&params.linux_default)),
     }
 }
 
