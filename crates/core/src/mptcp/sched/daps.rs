@@ -18,6 +18,8 @@
 //!   has no block left; at most four blocks per subflow are outstanding, beyond that a subflow with room
 //!   and no block sends the oldest unsent data (taken from the first block), so a stalled
 //!   subflow cannot hold the connection indefinitely;
+//! - a block that lies beyond the peer's receive window (conservatively: its skip plus a
+//!   segment exceeds the window room above `snd_nxt`) is not sent yet;
 //! - more than two subflows: blocks in increasing RTT order; backups only when no regular
 //!   subflow is usable; subflows without an RTT estimate join once they have one.
 
@@ -51,6 +53,8 @@ pub struct Daps {
     /// unplanned.
     plan: VecDeque<Block>,
     pending: Option<Pending>,
+    /// Candidates in RTT order (reused between calls).
+    order: Vec<usize>,
 }
 
 impl Daps {
@@ -76,8 +80,13 @@ impl Daps {
 
     /// Drops finished blocks and blocks of subflows that can no longer send.
     fn tidy(&mut self, ctx: &SchedCtx) {
+        while self.plan.front().is_some_and(|b| b.left == 0) {
+            self.plan.pop_front();
+        }
         let usable = |sf: usize| ctx.subflows.get(sf).is_some_and(|s| s.usable);
-        self.plan.retain(|b| b.left > 0 && usable(b.sf));
+        if self.plan.iter().any(|b| b.left == 0 || !usable(b.sf)) {
+            self.plan.retain(|b| b.left > 0 && usable(b.sf));
+        }
     }
 
     /// Marks `len` unsent bytes starting at block `i` as sent.
@@ -109,28 +118,13 @@ impl Scheduler for Daps {
 
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
         self.tidy(ctx);
-        let mut cands: Vec<usize> = ctx.candidates().collect();
-        cands.sort_by_key(|&i| (ctx.subflows[i].srtt.map_or(u64::MAX, |d| d.0), i));
-        for sf in cands {
-            let mut found = self.first_block_of(sf);
-            let room_for_a_run = self.plan.len() < MAX_RUNS * ctx.subflows.len();
-            if found.is_none() && room_for_a_run && ctx.subflows[sf].srtt.is_some() && self.plan_run(ctx) {
-                found = self.first_block_of(sf);
-            }
-            match found {
-                Some((i, skip)) if skip < ctx.unsent => {
-                    self.pending = Some(Pending::Block(i));
-                    return Pick::New { sf, skip };
-                }
-                Some(_) => {} // its block lies beyond the data written so far
-                None if ctx.unsent > 0 => {
-                    self.pending = Some(Pending::Head);
-                    return Pick::New { sf, skip: 0 };
-                }
-                None => {}
-            }
-        }
-        Pick::Wait
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend(ctx.candidates());
+        order.sort_by_key(|&i| (ctx.subflows[i].srtt.map_or(u64::MAX, |d| d.0), i));
+        let pick = self.pick(ctx, &order);
+        self.order = order;
+        pick
     }
 
     fn on_sent(&mut self, _sf: usize, _dsn: Dsn, len: u64) {
@@ -139,6 +133,32 @@ impl Scheduler for Daps {
             Some(Pending::Head) => self.consume(0, len),
             None => {}
         }
+    }
+}
+
+impl Daps {
+    /// The first candidate, in RTT order, with something it may send.
+    fn pick(&mut self, ctx: &SchedCtx, order: &[usize]) -> Pick {
+        for &sf in order {
+            let mut found = self.first_block_of(sf);
+            let room_for_a_run = self.plan.len() < MAX_RUNS * ctx.subflows.len();
+            if found.is_none() && room_for_a_run && ctx.subflows[sf].srtt.is_some() && self.plan_run(ctx) {
+                found = self.first_block_of(sf);
+            }
+            match found {
+                Some((i, skip)) if skip < ctx.unsent && ctx.fits_window(skip, ctx.subflows[sf].smss) => {
+                    self.pending = Some(Pending::Block(i));
+                    return Pick::New { sf, skip };
+                }
+                Some(_) => {} // its block lies beyond the data written so far or the window
+                None if ctx.unsent > 0 => {
+                    self.pending = Some(Pending::Head);
+                    return Pick::New { sf, skip: 0 };
+                }
+                None => {}
+            }
+        }
+        Pick::Wait
     }
 }
 

@@ -100,6 +100,15 @@ impl SchedCtx<'_> {
             .map(|(i, _)| i)
     }
 
+    /// Whether the unsent data after skipping `skip` bytes surely lies in the peer's window
+    /// for a segment of `smss` bytes. Skipped unsent bytes may lie below `snd_nxt` or above
+    /// it, so beyond the head this is conservative: `skip + smss <= rwnd_room`. (The head
+    /// is always allowed: if it does not fit, nothing does.) Out-of-order schedulers check
+    /// it because the connection stops asking once a pick finds no data it may send.
+    pub fn fits_window(&self, skip: u64, smss: u64) -> bool {
+        skip == 0 || skip + smss <= self.rwnd_room
+    }
+
     /// The candidate with the lowest SRTT (minRTT's choice).
     pub fn lowest_rtt_with_room(&self, exclude: Option<usize>) -> Option<usize> {
         self.candidates()

@@ -16,7 +16,9 @@
 //! T_j(q) < T_s (ties to the lower index), i.e. max(0, CWND_j · R_j − inflight_j) segments
 //! with R_j = ⌈(T_s − RTT_j / 2) / RTT_j⌉ rounds; s sends `Pick::New { skip }` past them all.
 //! Among subflows with room, the one with the smallest skip sends (the queue holding the
-//! oldest unsent data). Windows and in-flight data in full segments of each subflow's SMSS;
+//! oldest unsent data); a subflow whose segment would lie beyond the peer's receive window
+//! (conservatively: skip plus a segment exceeds the window room above `snd_nxt`) does not
+//! send. Windows and in-flight data in full segments of each subflow's SMSS;
 //! subflows without an RTT estimate are used only when none has one; backups only when no
 //! regular subflow is usable.
 
@@ -66,6 +68,7 @@ impl Scheduler for Otias {
         let best = ctx
             .candidates()
             .filter_map(|sf| Otias::skip_for(ctx, sf).map(|skip| (skip, ctx.subflows[sf].srtt, sf)))
+            .filter(|&(skip, _, sf)| ctx.fits_window(skip, ctx.subflows[sf].smss))
             .min();
         match best {
             Some((skip, _, sf)) if skip < ctx.unsent => Pick::New { sf, skip },

@@ -21,7 +21,8 @@
 //!   reset (so a balanced gap stops moving); Gap never goes below zero;
 //! - a slow subflow whose `unsent[Gap]` does not exist yet (less unsent data than Gap)
 //!   waits rather than sending the head: the fast subflow will deliver that data sooner;
-//! - Gap is capped at the peer's receive window less one segment;
+//! - a slow subflow whose `unsent[Gap]` would lie beyond the peer's receive window
+//!   (conservatively: Gap plus a segment exceeds the window room above `snd_nxt`) waits;
 //! - with more than two subflows every non-fastest subflow uses the same Gap.
 
 use std::collections::VecDeque;
@@ -32,8 +33,10 @@ use crate::units::{Dsn, Dur, Time};
 
 pub struct Stms {
     variant: StmsGap,
-    /// Current gap of the adjustment variant (bytes).
-    gap: f64,
+    /// Starting gap (segments) and current gap of the adjustment variant (bytes; set from
+    /// the fast subflow's SMSS at the first decision).
+    initial_gap: u64,
+    gap: Option<f64>,
     ewma_weight: f64,
     adjust_interval_rtts: f64,
     /// EWMA of the signed burst samples since the last adjustment (segments), and how many.
@@ -52,7 +55,8 @@ impl Stms {
     pub fn new(p: &StmsParams) -> Stms {
         Stms {
             variant: p.gap,
-            gap: p.initial_gap as f64 * 1448.0,
+            initial_gap: p.initial_gap,
+            gap: None,
             ewma_weight: p.ewma_weight,
             adjust_interval_rtts: p.adjust_interval_rtts,
             ewma: 0.0,
@@ -75,7 +79,7 @@ impl Stms {
 
     /// Current gap in bytes (adjustment variant).
     pub fn gap_bytes(&self) -> f64 {
-        self.gap
+        self.gap.unwrap_or(0.0)
     }
 }
 
@@ -87,9 +91,7 @@ impl Scheduler for Stms {
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
         let Some(f) = ctx.fastest() else { return Pick::Wait };
         let xf = &ctx.subflows[f];
-        if self.fast.is_none() && self.variant == StmsGap::Adjustment {
-            self.gap = self.gap / 1448.0 * xf.smss as f64;
-        }
+        let adjusted = *self.gap.get_or_insert(self.initial_gap as f64 * xf.smss as f64);
         self.fast = Some(f);
         self.smss = xf.smss.max(1);
         if xf.has_room {
@@ -100,10 +102,10 @@ impl Scheduler for Stms {
         self.slow_srtt = xs.srtt.unwrap_or(self.slow_srtt);
         let gap = match self.variant {
             StmsGap::Calculation => Stms::calculated_gap(xf, xs),
-            StmsGap::Adjustment => self.gap,
+            StmsGap::Adjustment => adjusted,
         };
-        let gap = (gap.max(0.0) as u64).min(ctx.rwnd.saturating_sub(xs.smss));
-        if gap < ctx.unsent {
+        let gap = gap.max(0.0) as u64;
+        if gap < ctx.unsent && ctx.fits_window(gap, xs.smss) {
             Pick::New { sf: s, skip: gap }
         } else {
             Pick::Wait
@@ -146,8 +148,8 @@ impl Scheduler for Stms {
         }
         let interval = self.slow_srtt.secs_f64() * self.adjust_interval_rtts;
         let due = self.last_adjust.is_none_or(|t| now.since(t).secs_f64() >= interval);
-        if self.samples > 0 && due {
-            self.gap = (self.gap + self.ewma * self.smss as f64).max(0.0);
+        if let Some(gap) = self.gap.as_mut().filter(|_| self.samples > 0 && due) {
+            *gap = (*gap + self.ewma * self.smss as f64).max(0.0);
             self.ewma = 0.0;
             self.samples = 0;
             self.last_adjust = Some(now);
@@ -172,8 +174,11 @@ mod tests {
         assert_eq!(s.next(&ctx(&v, 1_000_000)), Pick::New { sf: 0, skip: 0 });
         let v = [view(20, 20, 20), view(200, 10, 0)];
         assert_eq!(s.next(&ctx(&v, 1_000_000)), Pick::New { sf: 1, skip: 90_000 });
-        // Not that much unsent data: the slow subflow waits.
+        // Not that much unsent data, or not that much window: the slow subflow waits.
         assert_eq!(s.next(&ctx(&v, 90_000)), Pick::Wait);
+        let mut c = ctx(&v, 1_000_000);
+        c.rwnd_room = 90_500;
+        assert_eq!(s.next(&c), Pick::Wait);
     }
 
     #[test]
