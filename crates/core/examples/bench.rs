@@ -10,8 +10,9 @@
 //! * `base`  — drop-tail queues of 1 × BDP: fast 400 packets (600 KB), slow 25 packets (37.5 KB);
 //! * `bloat` — queues of 2 s at each link's rate: fast 120 MB, slow 500 KB.
 //!
-//! Usage: `cargo run --release -p mptcplab-core --example bench -- [VARIANT|all] [REPS] [SECONDS]`
-//! (defaults: all, 5 repetitions, 60 s simulated).
+//! Usage: `cargo run --release -p mptcplab-core --example bench -- [VARIANT|all] [REPS] [SECONDS] [SCHED[/CC]]`
+//! (defaults: all, 5 repetitions, 60 s simulated, minrtt/lia); SCHED is a scheduler name
+//! and CC a congestion controller name as in scenario files.
 
 use std::time::Instant;
 
@@ -23,7 +24,7 @@ const VARIANTS: &[(&str, &str, &str, &str)] = &[
     ("bloat", "120MB", "500KB", "2 s queues (fast 120 MB, slow 500 KB)"),
 ];
 
-fn scenario(fast_q: &str, slow_q: &str, secs: f64) -> Scenario {
+fn scenario(fast_q: &str, slow_q: &str, secs: f64, sched: &str, cc: &str) -> Scenario {
     let toml = format!(
         r#"
 name = "bench"
@@ -43,7 +44,8 @@ queue = "{slow_q}"
 name = "mp"
 kind = "mptcp"
 paths = ["fast", "slow"]
-cc = "lia"
+cc = "{cc}"
+scheduler = "{sched}"
 sndbuf = "1GiB"
 rcvbuf = "1GiB"
 app = {{ kind = "bulk" }}
@@ -86,6 +88,8 @@ fn main() {
     let reps: usize = args.get(1).map_or(5, |s| s.parse().expect("REPS must be a positive integer"));
     let secs: f64 = args.get(2).map_or(60.0, |s| s.parse().expect("SECONDS must be a number"));
     assert!(reps >= 1, "REPS must be >= 1");
+    let algos = args.get(3).map_or("minrtt/lia", String::as_str);
+    let (sched, cc) = algos.split_once('/').unwrap_or((algos, "lia"));
     let selected: Vec<_> = VARIANTS.iter().filter(|v| which == "all" || which == v.0).collect();
     if selected.is_empty() {
         eprintln!(
@@ -98,11 +102,11 @@ fn main() {
         eprintln!("warning: debug build; run with --release for meaningful numbers");
     }
 
-    println!("mptcplab engine benchmark: 2-path MPTCP/LIA bulk, {secs} s simulated, {reps} repetitions per variant");
+    println!("mptcplab engine benchmark: 2-path MPTCP bulk, scheduler {sched}, cc {cc}, {secs} s simulated, {reps} repetitions per variant");
     println!();
     let mut summaries = Vec::new();
     for &&(name, fq, sq, desc) in &selected {
-        let sc = scenario(fq, sq, secs);
+        let sc = scenario(fq, sq, secs, sched, cc);
         let hwm_reset = reset_hwm();
         println!("variant `{name}`: {desc}");
         println!(

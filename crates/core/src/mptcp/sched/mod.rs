@@ -8,7 +8,15 @@
 //! or asks to wait (e.g. BLEST, ECF keep a slow subflow idle on purpose). It may only pick
 //! subflows that are usable and have congestion-window room; the connection checks this.
 
+pub mod blest;
+pub mod daps;
+pub mod ecf;
+pub mod linux_default;
 pub mod minrtt;
+pub mod otias;
+pub mod redundant;
+pub mod roundrobin;
+pub mod stms;
 
 use crate::config::{SchedKind, SchedParams};
 use crate::units::{Dsn, Dur, Time};
@@ -39,6 +47,16 @@ impl SchedView {
     /// Free congestion-window space (bytes).
     pub fn space(&self) -> u64 {
         self.cwnd.saturating_sub(self.in_flight)
+    }
+
+    /// Smoothed RTT (seconds), if measured.
+    pub fn srtt_s(&self) -> Option<f64> {
+        self.srtt.map(|d| d.secs_f64())
+    }
+
+    /// RTT variation (seconds).
+    pub fn rttvar_s(&self) -> f64 {
+        self.rttvar.secs_f64()
     }
 }
 
@@ -80,6 +98,15 @@ impl SchedCtx<'_> {
             .filter(|(_, s)| s.usable && s.backup != regular)
             .min_by_key(|(i, s)| (s.srtt.map_or(u64::MAX, |d| d.0), *i))
             .map(|(i, _)| i)
+    }
+
+    /// Whether the unsent data after skipping `skip` bytes surely lies in the peer's window
+    /// for a segment of `smss` bytes. Skipped unsent bytes may lie below `snd_nxt` or above
+    /// it, so beyond the head this is conservative: `skip + smss <= rwnd_room`. (The head
+    /// is always allowed: if it does not fit, nothing does.) Out-of-order schedulers check
+    /// it because the connection stops asking once a pick finds no data it may send.
+    pub fn fits_window(&self, skip: u64, smss: u64) -> bool {
+        skip == 0 || skip + smss <= self.rwnd_room
     }
 
     /// The candidate with the lowest SRTT (minRTT's choice).
@@ -124,6 +151,14 @@ pub trait Scheduler {
 pub fn build(kind: SchedKind, params: &SchedParams) -> Box<dyn Scheduler> {
     match kind {
         SchedKind::Minrtt => Box::new(minrtt::MinRtt::new(&params.minrtt)),
+        SchedKind::Roundrobin => Box::new(roundrobin::RoundRobin::new(&params.roundrobin)),
+        SchedKind::Redundant => Box::new(redundant::Redundant::default()),
+        SchedKind::Blest => Box::new(blest::Blest::new(&params.blest)),
+        SchedKind::Ecf => Box::new(ecf::Ecf::new(&params.ecf)),
+        SchedKind::Daps => Box::new(daps::Daps::default()),
+        SchedKind::Otias => Box::new(otias::Otias),
+        SchedKind::Stms => Box::new(stms::Stms::new(&params.stms)),
+        SchedKind::LinuxDefault => Box::new(linux_default::LinuxDefault::new(&params.linux_default)),
     }
 }
 
