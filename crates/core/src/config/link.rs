@@ -287,15 +287,15 @@ impl PathCfg {
     }
 
     /// Checks one direction and reads its trace files into `traces`.
-    pub(crate) fn check(&self, i: usize, dir: &str, o: &LinkSpec, traces: &mut Traces) -> Result<(), ConfigError> {
+    pub(crate) fn check(&self, prefix: &str, dir: &str, o: &LinkSpec, traces: &mut Traces) -> Result<(), ConfigError> {
         // Name the key where it is written: the direction's table or the path's.
         let own_keys = serde_json::to_value(o).ok();
         let at = |k: &str| {
             let top = k.split(['.', '[']).next().unwrap_or(k);
             if own_keys.as_ref().and_then(|v| v.get(top)).is_some() {
-                format!("paths[{i}].{dir}.{k}")
+                format!("{prefix}.{dir}.{k}")
             } else {
-                format!("paths[{i}].{k}")
+                format!("{prefix}.{k}")
             }
         };
         let sources = [

@@ -82,7 +82,9 @@ macro_rules! unit_serde {
 pub(crate) use unit_serde;
 
 mod link;
+mod topology;
 pub use link::{Aqm, Capacity, JitterCfg, LinkParams, LinkSpec, PathCfg, QueueLimit, ScheduleStep, Traces};
+pub use topology::{LinkCfg, RouteCfg, RouteTable};
 
 unit_serde!(
     Dur,
@@ -170,7 +172,11 @@ pub struct Scenario {
     /// Simulated time after which the run stops (downloads may finish earlier).
     pub duration: Dur,
     /// Paths between the client and the server host (one link each way).
+    #[serde(default)]
     pub paths: Vec<PathCfg>,
+    /// Links between any named nodes (general topologies), used through connection routes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkCfg>,
     /// Connections (MPTCP or single-path TCP).
     pub connections: Vec<ConnCfg>,
     #[serde(default)]
@@ -629,7 +635,16 @@ pub struct ConnCfg {
     /// Paths used, by name; the first carries the initial (MP_CAPABLE) subflow. A path may
     /// appear more than once: several subflows over the same path with different ports
     /// (like Linux's `ndiffports` path manager).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
+    /// Explicit routes over `[[links]]`, one per subflow (instead of `paths`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<RouteCfg>,
+    /// Node names of the two ends when routes are used (default `client` and `server`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
     /// Paths whose subflows are backups (used only when no regular subflow is usable).
     #[serde(default)]
     pub backup: Vec<String>,
@@ -774,11 +789,20 @@ impl Scenario {
             p.delay.get_or_insert(Dur::ZERO);
         }
         for (i, p) in self.paths.iter().enumerate() {
-            p.check(i, "up", &p.up, &mut traces)?;
-            p.check(i, "down", &p.down, &mut traces)?;
+            p.check(&format!("paths[{i}]"), "up", &p.up, &mut traces)?;
+            p.check(&format!("paths[{i}]"), "down", &p.down, &mut traces)?;
         }
+        for (i, l) in self.links.iter().enumerate() {
+            l.as_path().check(&format!("links[{i}]"), "", &LinkSpec::default(), &mut traces)?;
+        }
+        self.route_table()?;
         self.traces = traces;
         Ok(())
+    }
+
+    /// Parameters of general link `i` (`[[links]]`).
+    pub fn general_link(&self, i: usize) -> LinkParams {
+        self.links[i].as_path().resolve(&LinkSpec::default(), &self.traces)
     }
 
     /// Client → server and server → client parameters of path `i`.
@@ -792,8 +816,8 @@ impl Scenario {
         if self.duration == Dur::ZERO {
             return Err(ConfigError::new("duration", "must be > 0 (e.g. \"60s\")"));
         }
-        if self.paths.is_empty() {
-            return Err(ConfigError::new("paths", "at least one path is needed"));
+        if self.paths.is_empty() && self.links.is_empty() {
+            return Err(ConfigError::new("paths", "at least one path (or [[links]] with routes) is needed"));
         }
         if self.paths.len() > 64 {
             return Err(ConfigError::new(
@@ -828,8 +852,11 @@ impl Scenario {
                     format!("`{}` is used by two connections; names must be unique", c.name),
                 ));
             }
-            if c.paths.is_empty() {
-                return Err(ConfigError::new(at("paths"), "at least one path is needed"));
+            if c.paths.is_empty() == c.routes.is_empty() {
+                return Err(ConfigError::new(
+                    at("paths"),
+                    "give either paths (names of [[paths]]) or routes (over [[links]]), exactly one of them",
+                ));
             }
             for (j, p) in c.paths.iter().chain(c.backup.iter()).enumerate() {
                 if !names.contains(&p.as_str()) {
@@ -856,12 +883,12 @@ impl Scenario {
                 }
             }
             if c.kind == ConnKind::Tcp {
-                if c.paths.len() != 1 {
+                if c.paths.len() + c.routes.len() != 1 {
                     return Err(ConfigError::new(
                         at("paths"),
                         format!(
                             "a tcp connection uses exactly one path, {} given (use kind = \"mptcp\" for several)",
-                            c.paths.len()
+                            c.paths.len() + c.routes.len()
                         ),
                     ));
                 }

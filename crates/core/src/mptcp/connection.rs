@@ -31,7 +31,7 @@ pub struct Endpoint {
     pub mptcp: bool,
     /// This end sends the application data.
     pub is_sender: bool,
-    /// (path index, backup) of subflow i.
+    /// (route id, backup) of subflow i.
     pub paths: Vec<(usize, bool)>,
     pub(crate) params: Vec<TcpParams>,
     ts_len: u32,
@@ -57,15 +57,15 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    pub fn new(sc: &Scenario, conn: u32, cfg: &ConnCfg, is_client: bool) -> Endpoint {
+    /// `subflows`: the (route id, backup) of each subflow.
+    pub fn new(conn: u32, cfg: &ConnCfg, subflows: &[(usize, bool)], sc: &Scenario, is_client: bool) -> Endpoint {
         let mptcp = cfg.kind == ConnKind::Mptcp;
         let is_sender = (cfg.direction == Direction::Upload) == is_client;
         let t = &cfg.tcp;
         let ts_len = if t.timestamps { optlen::TIMESTAMPS } else { 0 };
         let mp_len = if mptcp { optlen::DSS_ACK_MAP } else { 0 };
         let smss = t.mss.min(t.mtu - IP_TCP_HEADER as u64 - ts_len as u64 - mp_len as u64);
-        let paths: Vec<(usize, bool)> =
-            cfg.paths.iter().map(|p| (sc.path_index(p).expect("validated path"), cfg.backup.contains(p))).collect();
+        let paths: Vec<(usize, bool)> = subflows.to_vec();
         let p = TcpParams {
             smss,
             iw: t.iw,
@@ -104,7 +104,7 @@ impl Endpoint {
             chunks: Vec::new(),
             peers: Vec::new(),
             views: Vec::new(),
-            last_rbuf_opti: vec![None; cfg.paths.len()],
+            last_rbuf_opti: vec![None; subflows.len()],
         }
     }
 

@@ -44,12 +44,16 @@ const LINK_METRICS: [&str; 2] = ["queue_packets", "queue_bytes"];
 
 impl Simulation {
     pub fn new(sc: &Scenario) -> Simulation {
-        let topo = Topology::two_host(sc);
+        let table = sc.route_table().expect("routes validated when the scenario was loaded");
+        let topo = Topology::build(sc, &table);
         let eps: Vec<[Endpoint; 2]> = sc
             .connections
             .iter()
             .enumerate()
-            .map(|(c, cfg)| [Endpoint::new(sc, c as u32, cfg, true), Endpoint::new(sc, c as u32, cfg, false)])
+            .map(|(c, cfg)| {
+                let subflows = &table.subflows[c];
+                [Endpoint::new(c as u32, cfg, subflows, sc, true), Endpoint::new(c as u32, cfg, subflows, sc, false)]
+            })
             .collect();
         let n_links = topo.links.len();
         let mut sim = Simulation {
@@ -85,7 +89,9 @@ impl Simulation {
         for c in 0..self.sc.connections.len() {
             let cfg = self.sc.connections[c].clone();
             let mut per_sf = Vec::new();
-            for p in &cfg.paths {
+            let labels: Vec<String> =
+                self.eps[c][0].paths.iter().map(|(r, _)| self.topo.route_names[*r].clone()).collect();
+            for p in &labels {
                 let mut ids = [0; SF_METRICS.len()];
                 for (k, m) in SF_METRICS.iter().enumerate() {
                     ids[k] = self.series("subflow", format!("{}/{}", cfg.name, p), m);

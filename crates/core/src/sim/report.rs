@@ -66,7 +66,8 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
             },
             max_rcv_ooo_bytes: rcv.rcv.max_ooo_bytes,
         });
-        for (i, p) in cfg.paths.iter().enumerate() {
+        for (i, &(route, backup)) in snd.paths.iter().enumerate() {
+            let p = &sim.topo.route_names[route];
             let s = snd.subflow(i);
             let r = rcv.subflow(i);
             let client = if sender_is_client { s } else { r };
@@ -78,7 +79,7 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
                 connection: cfg.name.clone(),
                 subflow: i as u32,
                 path: p.clone(),
-                backup: cfg.backup.contains(p),
+                backup,
                 established_s: secs(client.and_then(|s| s.stats.established_at)),
                 first_data_s: secs(r.and_then(|r| r.stats.first_data_at)),
                 bytes_sent: s.map_or(0, |s| s.stats.bytes_sent),
@@ -104,11 +105,15 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
         .topo
         .links
         .iter()
-        .zip(&sim.topo.link_path)
-        .map(|(l, &(path, up))| LinkResult {
+        .zip(sim.topo.link_path.iter().zip(&sim.topo.link_nodes))
+        .map(|(l, (on_path, (from, to)))| LinkResult {
             name: l.name.clone(),
-            path: sc.paths[path].name.clone(),
-            direction: if up { "up".into() } else { "down".into() },
+            path: on_path.map_or_else(String::new, |(p, _)| sc.paths[p].name.clone()),
+            direction: match on_path {
+                Some((_, true)) => "up".into(),
+                Some((_, false)) => "down".into(),
+                None => format!("{from}->{to}"),
+            },
             rate_bps: l.params.nominal_rate.bps(),
             delay_s: l.params.delay.secs_f64(),
             arrived_packets: l.stats.arrived,
