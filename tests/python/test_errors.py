@@ -109,7 +109,7 @@ def test_malformed_json_names_the_line(tmp_path):
         (["--set", "paths.7.rate=1Mbit"], ["--set paths.7.rate", "out of range"]),
         (["--set", "paths.wifi.rate=fast"], ["paths[0].rate", "not a bit rate"]),
         (["--set", "paths.wifi.rtae=1Mbit"], ["paths[0].rtae", "did you mean `rate`"]),
-        (["--set", "connections.mptcp.scheduler=roundrobin"], ["connections[0].scheduler", "`minrtt`"]),
+        (["--set", "connections.mptcp.scheduler=roundrobbin"], ["connections[0].scheduler", "`minrtt`", "did you mean `roundrobin`"]),
     ],
 )
 def test_bad_overrides(args, fragments, two_path, tmp_path):
