@@ -206,6 +206,62 @@ def scenarios() -> None:
         click.echo(f"{name:<{width}}  {desc}")
 
 
+@cli.command(epilog="Writes OUT/<name>/ (comparison.csv, section.md, data and figures) and, for several, OUT/index.html.")
+@click.argument("names", nargs=-1)
+@click.option("--list", "list_", is_flag=True, help="List the reproductions and exit.")
+@click.option("--quick", is_flag=True, help="Fewer repetitions (the whole set in minutes); the default uses the papers' counts.")
+@click.option("--jobs", type=click.IntRange(1), default=2, show_default=True, help="Parallel worker processes.")
+@click.option("--out", default="report", show_default=True, type=click.Path(file_okay=False), help="Report directory.")
+def reproduce(names: tuple[str, ...], list_: bool, quick: bool, jobs: int, out: str) -> None:
+    """Reproduce the seed papers' figures and tables (NAME ... or `all`), beside the papers' numbers."""
+    from pathlib import Path
+
+    from mptcplab import experiments
+
+    known = experiments.names()
+    if list_:
+        width = max((len(n) for n in known), default=0)
+        for n in known:
+            mod = experiments.load(n)
+            click.echo(f"{n:<{width}}  {mod.TITLE} ({mod.SOURCE})")
+        return
+    if not names:
+        raise click.UsageError("give reproduction names, `all`, or --list")
+    chosen = known if "all" in names else list(names)
+    for n in chosen:
+        if n not in known:
+            from mptcplab.errors import config_error
+            from mptcplab.scenario import _core_hint
+
+            raise config_error("reproduce", f"no reproduction named `{n}`; known: {', '.join(known)}, all{_core_hint(n, known)}")
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from mptcplab import __version__
+    from mptcplab.experiments.report import run_reproductions, write_index
+
+    root = Path(out)
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("ETA"), TimeRemainingColumn(), transient=False,
+    ) as bar:
+        overall = bar.add_task("reproductions", total=len(chosen))
+        current = bar.add_task("", total=None)
+
+        def on_start(name: str) -> None:
+            bar.update(overall, completed=chosen.index(name))
+            bar.update(current, description=name, completed=0, total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(current, completed=done, total=total)
+
+        results = run_reproductions(chosen, root, quick, jobs, on_start, progress)
+        bar.update(overall, completed=len(chosen))
+    index = write_index(results, root, quick, __version__)
+    for r in results:
+        click.echo(f"{r.name}: {r.verdict} ({r.runtime_s:.1f} s) -> {root / r.name}/section.md")
+    click.echo(f"report: {index}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs the command line, turning user errors into one line and exit code 2."""
     try:
