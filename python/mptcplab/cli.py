@@ -1,4 +1,4 @@
-"""The ``mptcplab`` command line: run, sweep, plot, check, scenarios.
+"""The ``mptcplab`` command line: run, sweep, plot, check, scenarios, presets.
 
 Every user error is printed as one line ``error: <file>: <key path>: <message>`` with exit
 code 2 and no traceback. Heavy libraries (pandas, matplotlib, rich) are imported inside
@@ -18,7 +18,8 @@ from mptcplab.errors import ConfigError, describe
 
 EXAMPLES = """
 Scenarios are TOML files with human units (see docs/scenarios.md); a bundled
-scenario can be named without its path (see `mptcplab scenarios`).
+scenario can be named without its path (see `mptcplab scenarios`); link presets are
+listed by `mptcplab presets`.
 
 \b
 Examples:
@@ -293,6 +294,29 @@ def reproduce(names: tuple[str, ...], list_: bool, quick: bool, jobs: int, out: 
     for r in results:
         click.echo(f"{r.name}: {r.verdict} ({r.runtime_s:.1f} s) -> {root / r.name}/section.md")
     click.echo(f"report: {index}")
+
+
+@cli.command()
+@click.argument("name", required=False)
+def presets(name: str | None) -> None:
+    """List the link presets (`preset = "NAME"` on a path or link), or print NAME's file with
+    its sources and derivation."""
+    from mptcplab import _core
+
+    items = _core.presets()
+    if name is None:
+        width = max((len(n) for n, _, _ in items), default=0)
+        for n, desc, _ in items:
+            click.echo(f"{n:<{width}}  {desc}")
+        return
+    for n, _, source in items:
+        if n == name:
+            click.echo(source, nl=False)
+            return
+    names = [n for n, _, _ in items]
+    from mptcplab.scenario import _core_hint
+
+    raise click.ClickException(f"no preset named `{name}`{_core_hint(name, names)}; presets: {', '.join(names)}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -82,8 +82,10 @@ macro_rules! unit_serde {
 pub(crate) use unit_serde;
 
 mod link;
+mod preset;
 mod topology;
 pub use link::{Aqm, Capacity, JitterCfg, LinkParams, LinkSpec, PathCfg, QueueLimit, ScheduleStep, Traces};
+pub use preset::{presets, PresetInfo};
 pub use topology::{LinkCfg, RouteCfg, RouteTable};
 
 unit_serde!(
@@ -810,6 +812,7 @@ impl Scenario {
 
     /// Checks every link and reads the trace files it names (once each).
     fn load_links(&mut self) -> Result<(), ConfigError> {
+        self.expand_presets()?;
         let mut traces = Traces::default();
         for p in self.paths.iter_mut() {
             // Fill the defaults in, so the resolved scenario shows them.
