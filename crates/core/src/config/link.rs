@@ -144,6 +144,8 @@ macro_rules! link_fields {
     };
 }
 
+pub(crate) use link_fields;
+
 link_fields!(
     /// Per-direction overrides of a path's link parameters.
     pub struct LinkSpec {}

@@ -13,44 +13,7 @@ use super::link::{JitterCfg, LinkSpec, QueueLimit, ScheduleStep};
 use super::{did_you_mean, Aqm, ConfigError, ConnCfg, Prob, Scenario};
 use crate::units::{Dur, Rate};
 
-macro_rules! general_link {
-    ($(#[$m:meta])* pub struct $name:ident { $($extra:tt)* }) => {
-        $(#[$m])*
-        #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-        #[serde(deny_unknown_fields)]
-        pub struct $name {
-            $($extra)*
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub preset: Option<String>,
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub rate: Option<Rate>,
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub trace: Option<String>,
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub rate_trace: Option<String>,
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub delay: Option<Dur>,
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub jitter: Option<JitterCfg>,
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub queue: Option<QueueLimit>,
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub aqm: Option<Aqm>,
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub loss: Option<Prob>,
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub loss_burst: Option<f64>,
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub drop: Option<Vec<u64>>,
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub schedule: Option<Vec<ScheduleStep>>,
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub schedule_period: Option<Dur>,
-        }
-    };
-}
-
-general_link!(
+super::link::link_fields!(
     /// A unidirectional link between two named nodes (same parameters as a path's).
     pub struct LinkCfg {
         pub name: String,
