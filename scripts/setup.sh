@@ -25,6 +25,12 @@ if ! command -v "$PYTHON" >/dev/null 2>&1; then
 elif ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
     apt_needed+=(python3-venv)
 fi
+# The test suite opens the reproduction report in a real headless browser, and reads the
+# simulator's packet captures with tshark.
+if [ "${MPTCPLAB_SETUP_TEST_TOOLS:-0}" = 1 ]; then
+    command -v chromium >/dev/null 2>&1 || apt_needed+=(chromium)
+    command -v tshark >/dev/null 2>&1 || apt_needed+=(tshark)
+fi
 if [ ${#apt_needed[@]} -gt 0 ]; then
     echo "setup: installing ${apt_needed[*]} with apt-get"
     apt-get update
@@ -42,7 +48,7 @@ fi
 
 # Rebuild only when something the extension or the package metadata depends on changed.
 stamp_file=.venv/.mptcplab-build-stamp
-stamp=$( (cat pyproject.toml Cargo.toml Cargo.lock; find crates -name '*.rs' -o -name Cargo.toml | LC_ALL=C sort | xargs cat) | sha256sum | cut -d' ' -f1)
+stamp=$( (cat pyproject.toml Cargo.toml Cargo.lock; find crates -name '*.rs' -o -name Cargo.toml -o -name '*.toml' -path '*/presets/*' | LC_ALL=C sort | xargs cat) | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp" ] || ! .venv/bin/python -c 'import mptcplab._core' >/dev/null 2>&1; then
     echo "setup: building and installing mptcplab (release build of the Rust extension)"
     .venv/bin/python -m pip install --quiet --upgrade pip

@@ -125,6 +125,13 @@ def write_index(results: Sequence[Result], out: Path, quick: bool, version: str)
         if links:
             parts.append(f"<p>Data: {links}</p>")
         parts.append(f"<p class='verdict {cls}'>Run time {r.runtime_s:.1f} s.</p></section>")
+    # Records on <body> how many figures the browser could load (checked by the test suite
+    # in a headless browser).
+    parts.append(
+        "<script>window.addEventListener('load', () => { const imgs = [...document.images]; "
+        "document.body.dataset.imagesTotal = imgs.length; "
+        "document.body.dataset.imagesLoaded = imgs.filter(i => i.complete && i.naturalWidth > 0).length; });</script>"
+    )
     parts.append("</body></html>")
     index = out / "index.html"
     index.write_text("\n".join(parts))
