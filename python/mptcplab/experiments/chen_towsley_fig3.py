@@ -3,7 +3,7 @@
 Single-path TCP downloads (Linux 3.11 window growth, I_w = 10, b = 2) of 8 KB, 32 KB, 128 KB,
 512 KB, 2 MB, 8 MB and 32 MB over each network alone: home WiFi, AT&T LTE, Verizon LTE and
 Sprint 3G (links below). The "average connection RTT" is the mean of all the sender's RTT
-samples over the download (the paper: per-packet RTTs from tcpdump, non-retransmitted
+samples over the download (the paper: per-packet RTTs from packet traces, non-retransmitted
 packets). Repetitions: WiFi runs differ by their loss seed; the cellular links have no random
 loss, so their runs differ by when the download starts within the capacity trace (every
 7 s from 0 s), as the paper's measurements were spread over hours and days. Mean ± standard
