@@ -15,7 +15,12 @@ __all__ = ["REGISTRY", "load", "names"]
 
 #: Reproduction name → module (under ``mptcplab.experiments``), in report order.
 REGISTRY: dict[str, str] = {
+    "chen-towsley-fig2": "chen_towsley_fig2",
+    "chen-towsley-fig3": "chen_towsley_fig3",
     "chen-towsley-fig5": "chen_towsley_fig5",
+    "chen-towsley-fig6": "chen_towsley_fig6",
+    "chen-towsley-fig7": "chen_towsley_fig7",
+    "chen-towsley-fig8": "chen_towsley_fig8",
 }
 
 

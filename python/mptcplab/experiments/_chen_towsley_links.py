@@ -1,0 +1,120 @@
+"""Links and TCP settings shared by the Chen & Towsley (seed 000) reproductions.
+
+Until the project has named link presets, the WiFi and cellular links are defined here from
+the seed's §III–V measurements. Every value is an assumption stated next to it; none was
+adjusted to move a reproduced number towards the paper's.
+
+- WiFi (home 802.11g router, §III): base RTT 30 ms ("stable average connection RTT of
+  approximately 30 ms", §V-A), Bernoulli loss 0.9 % (§IV), 20 Mbit/s (assumed: the practical
+  TCP rate of 802.11g; with 0.9 % loss the flow is loss-limited far below it, so the rate
+  hardly matters), a 50-packet queue (assumed, ≈ 30 ms at 20 Mbit/s: WiFi shows little
+  bufferbloat, §V-A).
+- Cellular: no random loss (< 0.03 % measured, §IV). Capacity from the Mahimahi traces of
+  real U.S. networks in ``../shared/traces/cellular/`` (relative to the repository root):
+  AT&T LTE → ``ATT-LTE-driving-2016`` (mean 4.6 Mbit/s), Verizon LTE → ``Verizon-LTE-short``
+  (5.0 Mbit/s), Sprint 3G EVDO → ``Verizon-EVDO-driving`` (0.52 Mbit/s, the only EVDO trace).
+  Base RTT: the smallest per-carrier average of Fig. 3 (60 ms LTE, 160 ms 3G). Queue: 1000
+  packets, the Linux default ``txqueuelen`` (the classic bufferbloat default), for every
+  carrier alike. Uplink (ACKs): a constant 5 Mbit/s (LTE) or 1 Mbit/s (3G), assumed.
+- Bufferbloated cellular (§V-C, Figs. 7-8): the paper only describes the RTTs it saw
+  (80 ms → 800 ms, up to 3.5 s between 20 and 32 s, 400 ms after 35 s). We script a cause,
+  not the RTT: base RTT 80 ms, a deep 3000-packet queue (4.5 MB, deeper than the 4 MiB send
+  buffer, so the loss-free cellular window can grow until the shared send buffer is full of
+  cellular data, the flow-starvation condition of §V-C), and a downlink capacity of
+  10 Mbit/s that drops to 4 Mbit/s between 20 and 32 s (a scripted capacity dip; all values
+  assumed).
+- TCP: Linux 3.11 as measured by the paper: I_w = 10, delayed ACKs b = 2, slow start +1 MSS
+  per ACK and congestion avoidance counting ACKs (``tcp.slow_start = ca_counting = per_ack``),
+  LIA ("coupled"), minRTT scheduler, 6 MB receive buffer (§V-C), 4 MiB send buffer (Linux's
+  ``tcp_wmem`` maximum; the paper does not give it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+#: Linux 3.11's window growth (seed 000's kernel), on every subflow.
+TCP_LINUX_311: dict[str, Any] = {"slow_start": "per_ack", "ca_counting": "per_ack", "iw": 10, "delack_segments": 2}
+
+WIFI: dict[str, Any] = {"rate": "20Mbit", "delay": "15ms", "queue": "50 packets", "loss": "0.9%"}
+
+#: carrier → (Mahimahi downlink trace, one-way delay, uplink rate).
+CARRIERS: dict[str, tuple[str, str, str]] = {
+    "AT&T": ("ATT-LTE-driving-2016.down", "30ms", "5Mbit"),
+    "Verizon": ("Verizon-LTE-short.down", "30ms", "5Mbit"),
+    "Sprint": ("Verizon-EVDO-driving.down", "80ms", "1Mbit"),
+}
+CELL_QUEUE = "1000 packets"
+
+#: Scripted severe bufferbloat (Figs. 7-8): base RTT 80 ms, deep queue, capacity dip 20-32 s.
+BLOAT_BASE_RTT_S = 0.080
+BLOAT_RATE_BPS = 10e6
+BLOAT_DIP_RATE_BPS = 4e6
+BLOAT_DIP = (20.0, 32.0)
+BLOATED: dict[str, Any] = {
+    "delay": "40ms",
+    "queue": "3000 packets",
+    "up": {"rate": "5Mbit"},
+    "down": {
+        "rate": "10Mbit",
+        "schedule": [{"at": "20s", "rate": "4Mbit"}, {"at": "32s", "rate": "10Mbit"}],
+    },
+}
+
+
+def traces_dir() -> Path:
+    """``../shared/traces/cellular`` relative to the repository root (data, not shipped)."""
+    root = Path(__file__).resolve().parents[3]
+    d = root.parent / "shared" / "traces" / "cellular"
+    if not d.is_dir():
+        raise FileNotFoundError(f"cellular traces not found at {d} (expected ../shared/traces/cellular)")
+    return d
+
+
+def cellular(carrier: str) -> dict[str, Any]:
+    """The path parameters (without ``name``) of ``carrier``'s cellular link."""
+    trace, delay, up = CARRIERS[carrier]
+    return {
+        "delay": delay,
+        "queue": CELL_QUEUE,
+        "up": {"rate": up},
+        "down": {"trace": str(traces_dir() / trace)},
+    }
+
+
+def path(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, **spec}
+
+
+def mptcp(
+    app: dict[str, Any],
+    paths: tuple[str, ...] = ("wifi", "cell"),
+    tcp: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A 2-flow MPTCP download connection named ``mptcp`` (WiFi first, as in the paper)."""
+    return {
+        "name": "mptcp",
+        "kind": "mptcp",
+        "paths": list(paths),
+        "cc": "lia",
+        "scheduler": "minrtt",
+        "rcvbuf": "6MB",
+        "app": app,
+        "tcp": {**TCP_LINUX_311, **(tcp or {})},
+        **extra,
+    }
+
+
+def save_figure(ctx: Any, fig: Any, stem: str) -> list[Path]:
+    """Saves ``fig`` as PNG and SVG under the reproduction's directory and closes it."""
+    import matplotlib.pyplot as plt
+
+    out = []
+    for ext in ("png", "svg"):
+        p = ctx.path(f"{stem}.{ext}")
+        fig.savefig(p)
+        out.append(p)
+    plt.close(fig)
+    return out
