@@ -8,7 +8,11 @@
 //!
 //! Variants:
 //! * `base`  — drop-tail queues of 1 × BDP: fast 400 packets (600 KB), slow 25 packets (37.5 KB);
-//! * `bloat` — queues of 2 s at each link's rate: fast 120 MB, slow 500 KB.
+//! * `bloat` — queues of 2 s at each link's rate: fast 120 MB, slow 500 KB;
+//! * `jitter` — `base` with 1 ms of Pareto jitter on every link (order kept);
+//! * `trace` — `base` with both capacities given as Mahimahi traces of the same rates
+//!   (480 Mbit/s = 40 opportunities per ms; 2 Mbit/s = one every 6 ms), generated at start;
+//! * `pcap` — `base` with packet captures on (one file per host, written to a temp dir).
 //!
 //! Usage: `cargo run --release -p mptcplab-core --example bench -- [VARIANT|all] [REPS] [SECONDS] [SCHED[/CC]]`
 //! (defaults: all, 5 repetitions, 60 s simulated, minrtt/lia); SCHED is a scheduler name
@@ -22,9 +26,52 @@ const VARIANTS: &[(&str, &str, &str, &str)] = &[
     // name, fast queue, slow queue, description
     ("base", "400 packets", "25 packets", "1 x BDP queues (fast 400 pkt = 600 KB, slow 25 pkt = 37.5 KB)"),
     ("bloat", "120MB", "500KB", "2 s queues (fast 120 MB, slow 500 KB)"),
+    ("jitter", "400 packets", "25 packets", "base + 1 ms Pareto jitter on every link"),
+    ("trace", "400 packets", "25 packets", "base with Mahimahi traces of the same capacities"),
+    ("pcap", "400 packets", "25 packets", "base with packet captures written"),
 ];
 
-fn scenario(fast_q: &str, slow_q: &str, secs: f64, sched: &str, cc: &str) -> Scenario {
+/// Writes Mahimahi traces of 480 and 2 Mbit/s (1500-byte opportunities) for the `trace` variant.
+fn traces() -> (String, String) {
+    let dir = std::env::temp_dir().join(format!("mptcplab-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let fast = dir.join("fast.trace");
+    let slow = dir.join("slow.trace");
+    let mut f = String::new();
+    for ms in 1..=1000 {
+        for _ in 0..40 {
+            f += &format!("{ms}\n");
+        }
+    }
+    std::fs::write(&fast, f).expect("write trace");
+    let s: String = (1..=500).map(|k| format!("{}\n", 6 * k)).collect();
+    std::fs::write(&slow, s).expect("write trace");
+    (fast.display().to_string(), slow.display().to_string())
+}
+
+/// The per-variant lines added to the fast and slow paths and the output table.
+fn extras(name: &str) -> (String, String, String) {
+    match name {
+        "jitter" => {
+            let j = "jitter = { amount = \"1ms\", distribution = \"pareto\" }".to_string();
+            (j.clone(), j, String::new())
+        }
+        "trace" => {
+            let (f, s) = traces();
+            (format!("trace = \"{f}\""), format!("trace = \"{s}\""), String::new())
+        }
+        "pcap" => {
+            let dir = std::env::temp_dir().join(format!("mptcplab-bench-pcap-{}", std::process::id()));
+            (String::new(), String::new(), format!("[output]\npcap = {{ dir = \"{}\" }}", dir.display()))
+        }
+        _ => (String::new(), String::new(), String::new()),
+    }
+}
+
+fn scenario(name: &str, fast_q: &str, slow_q: &str, secs: f64, sched: &str, cc: &str) -> Scenario {
+    let (fast_extra, slow_extra, output) = extras(name);
+    let fast_cap = if fast_extra.starts_with("trace") { fast_extra.clone() } else { format!("rate = \"480Mbit\"\n{fast_extra}") };
+    let slow_cap = if slow_extra.starts_with("trace") { slow_extra.clone() } else { format!("rate = \"2Mbit\"\n{slow_extra}") };
     let toml = format!(
         r#"
 name = "bench"
@@ -32,12 +79,12 @@ duration = "{secs}s"
 seed = 1
 [[paths]]
 name = "fast"
-rate = "480Mbit"
+{fast_cap}
 delay = "5ms"
 queue = "{fast_q}"
 [[paths]]
 name = "slow"
-rate = "2Mbit"
+{slow_cap}
 delay = "75ms"
 queue = "{slow_q}"
 [[connections]]
@@ -49,6 +96,7 @@ scheduler = "{sched}"
 sndbuf = "1GiB"
 rcvbuf = "1GiB"
 app = {{ kind = "bulk" }}
+{output}
 "#
     );
     Scenario::from_toml_str(&toml).unwrap_or_else(|e| panic!("bench scenario: {e}"))
@@ -106,7 +154,7 @@ fn main() {
     println!();
     let mut summaries = Vec::new();
     for &&(name, fq, sq, desc) in &selected {
-        let sc = scenario(fq, sq, secs, sched, cc);
+        let sc = scenario(name, fq, sq, secs, sched, cc);
         let hwm_reset = reset_hwm();
         println!("variant `{name}`: {desc}");
         println!(
