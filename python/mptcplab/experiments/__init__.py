@@ -16,6 +16,10 @@ __all__ = ["REGISTRY", "load", "names"]
 #: Reproduction name → module (under ``mptcplab.experiments``), in report order.
 REGISTRY: dict[str, str] = {
     "chen-towsley-fig5": "chen_towsley_fig5",
+    "kato": "kato",
+    "stms": "stms",
+    "nsdi12-fig4": "nsdi12_fig4",
+    "olia": "olia",
 }
 
 
