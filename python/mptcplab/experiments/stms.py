@@ -285,7 +285,8 @@ def _figures(ctx: Context, table: Any, host: Any, dyn_ts: Any, plt: Any) -> list
         ax.set_xlabel("in-network buffer (KB)")
         ax.set_title("buffer on both paths" if reading == "both" else "buffer on the fast path only (slow: 750 KB)")
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("throughput (Mbit/s), 20 vs 200 ms RTT, 6 MB host buffers")
+    axes[0].set_ylabel("throughput (Mbit/s)")
+    fig.suptitle("20 vs 200 ms RTT, 30 Mbit/s per path, 6 MB host buffers", fontsize=10)
     axes[0].legend(fontsize=7)
     save(fig, "in_network_buffer")
 
