@@ -25,9 +25,11 @@ if ! command -v "$PYTHON" >/dev/null 2>&1; then
 elif ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
     apt_needed+=(python3-venv)
 fi
-# The test suite opens the reproduction report in a real headless browser.
-if [ "${MPTCPLAB_SETUP_BROWSER:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
-    apt_needed+=(chromium)
+# The test suite opens the reproduction report in a real headless browser, and reads the
+# simulator's packet captures with tshark.
+if [ "${MPTCPLAB_SETUP_TEST_TOOLS:-0}" = 1 ]; then
+    command -v chromium >/dev/null 2>&1 || apt_needed+=(chromium)
+    command -v tshark >/dev/null 2>&1 || apt_needed+=(tshark)
 fi
 if [ ${#apt_needed[@]} -gt 0 ]; then
     echo "setup: installing ${apt_needed[*]} with apt-get"

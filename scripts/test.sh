@@ -3,7 +3,7 @@
 # and the Python tests (API, command line, units, errors).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MPTCPLAB_SETUP_BROWSER=1 bash scripts/setup.sh
+MPTCPLAB_SETUP_TEST_TOOLS=1 bash scripts/setup.sh
 if [ -f "$HOME/.cargo/env" ]; then
     # shellcheck disable=SC1091
     . "$HOME/.cargo/env"

@@ -22,6 +22,9 @@ def run(
 def check(scenario_json: str) -> str:
     """Validates a scenario; returns it fully resolved as pretty JSON. Raises ConfigError."""
 
+def presets() -> list[tuple[str, str, str]]:
+    """The bundled link presets: (name, one-line description, TOML source with its derivation)."""
+
 def parse_duration_ns(text: str) -> int: ...
 def format_duration_ns(ns: int) -> str: ...
 def parse_rate_bps(text: str) -> int: ...

@@ -1,4 +1,4 @@
-"""The ``mptcplab`` command line: run, sweep, plot, check, scenarios.
+"""The ``mptcplab`` command line: run, sweep, plot, check, scenarios, presets.
 
 Every user error is printed as one line ``error: <file>: <key path>: <message>`` with exit
 code 2 and no traceback. Heavy libraries (pandas, matplotlib, rich) are imported inside
@@ -18,7 +18,8 @@ from mptcplab.errors import ConfigError, describe
 
 EXAMPLES = """
 Scenarios are TOML files with human units (see docs/scenarios.md); a bundled
-scenario can be named without its path (see `mptcplab scenarios`).
+scenario can be named without its path (see `mptcplab scenarios`); link presets are
+listed by `mptcplab presets`.
 
 \b
 Examples:
@@ -95,11 +96,44 @@ def _print_tables(summary: dict[str, Any]) -> None:
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Seed replacing the scenario's (same seed, same result).")
 @click.option("--out", type=click.Path(file_okay=False), help="Write the run directory here (replaced atomically).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of tables.")
-def run(scenario: str, overrides: tuple[str, ...], seed: int | None, out: str | None, as_json: bool) -> None:
+@click.option("--pcap", "pcap_dir", type=click.Path(file_okay=False),
+              help="Write packet captures (pcap, real TCP/MPTCP headers) into this directory.")
+@click.option("--pcap-per", type=click.Choice(["host", "interface", "link"]), default="host", show_default=True,
+              help="One capture per host (all its interfaces), per host interface, or per link.")
+@click.option("--snaplen", type=click.IntRange(54), help="Bytes kept per captured packet (headers always whole).")
+def run(
+    scenario: str, overrides: tuple[str, ...], seed: int | None, out: str | None, as_json: bool,
+    pcap_dir: str | None, pcap_per: str, snaplen: int | None,
+) -> None:
     """Run SCENARIO (a file or a bundled name) and print a summary per connection, subflow and link."""
+    import os
+    import shutil
+    from pathlib import Path
+
     from mptcplab.runner import run as run_scenario
 
-    result = run_scenario(scenario, seed=seed, overrides=list(overrides))
+    sets = list(overrides)
+    tmp = None
+    if pcap_dir:
+        target = Path(pcap_dir)
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            from mptcplab.errors import config_error
+
+            raise config_error("--pcap", "exists and is not an empty directory; refusing to overwrite it", str(target))
+        tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+        sets += [f"output.pcap.dir={tmp}", f"output.pcap.per={pcap_per}"]
+        if snaplen:
+            sets.append(f"output.pcap.snaplen={snaplen}")
+    try:
+        result = run_scenario(scenario, seed=seed, overrides=sets)
+        if tmp is not None:
+            tmp.mkdir(parents=True, exist_ok=True)
+            if target.exists():
+                target.rmdir()
+            tmp.rename(target)
+    finally:
+        if tmp is not None and tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
     if out:
         result.to_dir(out)
     if as_json:
@@ -260,6 +294,29 @@ def reproduce(names: tuple[str, ...], list_: bool, quick: bool, jobs: int, out: 
     for r in results:
         click.echo(f"{r.name}: {r.verdict} ({r.runtime_s:.1f} s) -> {root / r.name}/section.md")
     click.echo(f"report: {index}")
+
+
+@cli.command()
+@click.argument("name", required=False)
+def presets(name: str | None) -> None:
+    """List the link presets (`preset = "NAME"` on a path or link), or print NAME's file with
+    its sources and derivation."""
+    from mptcplab import _core
+
+    items = _core.presets()
+    if name is None:
+        width = max((len(n) for n, _, _ in items), default=0)
+        for n, desc, _ in items:
+            click.echo(f"{n:<{width}}  {desc}")
+        return
+    for n, _, source in items:
+        if n == name:
+            click.echo(source, nl=False)
+            return
+    names = [n for n, _, _ in items]
+    from mptcplab.scenario import _core_hint
+
+    raise click.ClickException(f"no preset named `{name}`{_core_hint(name, names)}; presets: {', '.join(names)}")
 
 
 def main(argv: list[str] | None = None) -> None:

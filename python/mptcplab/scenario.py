@@ -5,11 +5,13 @@ file into plain data, applies overrides such as ``paths.wifi.rate=10Mbit`` and a
 engine to validate and resolve the result.
 
 Key paths are dot-separated. Inside a list, a segment selects an element by its ``name``
-(``paths.wifi``, ``connections.mptcp``) or by its index (``paths.0``).
+(``paths.wifi``, ``connections.mptcp``), by its index (``paths.0``), or every element whose
+name matches a shell-style pattern (``connections.type1-*``).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import tomllib
@@ -191,9 +193,11 @@ def _core_hint(given: str, allowed: list[str]) -> str:
 
 
 def _set(data: dict[str, Any], key: str, value: Any) -> None:
-    segs = key.split(".")
+    _set_in(data, key.split("."), value, "")
+
+
+def _set_in(data: Any, segs: list[str], value: Any, where: str) -> None:
     cur: Any = data
-    where = ""
     for n, seg in enumerate(segs):
         last = n == len(segs) - 1
         here = f"{where}.{seg}" if where else seg
@@ -204,6 +208,17 @@ def _set(data: dict[str, Any], key: str, value: Any) -> None:
                 if seg not in cur:
                     cur[seg] = {}
                 cur = cur[seg]
+        elif isinstance(cur, list) and any(ch in seg for ch in "*?["):
+            matches = [i for i, it in enumerate(cur) if isinstance(it, dict) and fnmatch.fnmatchcase(str(it.get("name")), seg)]
+            if not matches:
+                names = ", ".join(str(it.get("name")) for it in cur if isinstance(it, dict))
+                raise ValueError(f"no element of `{where}` matches `{seg}` (names: {names or 'none'})")
+            for i in matches:
+                if last:
+                    cur[i] = json.loads(json.dumps(value))
+                else:
+                    _set_in(cur[i], segs[n + 1 :], value, here)
+            return
         elif isinstance(cur, list):
             i = _element(cur, seg, where)
             if last:
@@ -246,7 +261,7 @@ def apply_overrides(
 def bundled_scenarios() -> list[tuple[str, Path, str]]:
     """``(name, path, description)`` of every bundled scenario, sorted by name."""
     out = []
-    for path in sorted(BUNDLED_DIR.glob("*.toml")):
+    for path in sorted(BUNDLED_DIR.glob("*.toml"), key=lambda p: p.stem):
         try:
             desc = str(tomllib.loads(path.read_text(encoding="utf-8")).get("description", ""))
         except (OSError, tomllib.TOMLDecodeError):

@@ -180,3 +180,22 @@ def test_importing_the_package_loads_no_heavy_library():
     code = "import sys, mptcplab; print(sorted(m for m in ('pandas', 'matplotlib', 'pyarrow', 'rich') if m in sys.modules))"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+def test_presets_lists_and_prints_the_derivation() -> None:
+    listed = mptcplab("presets")
+    assert listed.returncode == 0, listed.stderr
+    assert "att-lte" in listed.stdout and "home-wifi" in listed.stdout
+    shown = mptcplab("presets", "home-wifi")
+    assert shown.returncode == 0 and shown.stdout.startswith("#") and "0.9%" in shown.stdout
+    bad = mptcplab("presets", "att-lt")
+    assert bad.returncode != 0 and "did you mean `att-lte`" in bad.stderr
+
+
+def test_a_set_pattern_changes_every_matching_connection() -> None:
+    from mptcplab.scenario import load_scenario
+
+    sc = load_scenario("olia-scenario-a", ["connections.type1-*.cc=olia"])
+    ccs = {c["name"]: c["cc"] for c in sc.resolved["connections"]}
+    assert all(cc == "olia" for n, cc in ccs.items() if n.startswith("type1-"))
+    assert all(cc == "reno" for n, cc in ccs.items() if n.startswith("type2-"))

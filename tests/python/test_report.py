@@ -39,7 +39,7 @@ def test_unknown_reproductions_are_user_errors() -> None:
 def test_the_report_renders_every_figure_in_a_headless_browser(tmp_path: Path) -> None:
     chromium = shutil.which("chromium")
     if chromium is None:
-        pytest.fail("chromium is not installed: the test setup (MPTCPLAB_SETUP_BROWSER=1 scripts/setup.sh) installs it")
+        pytest.fail("chromium is not installed: the test setup (MPTCPLAB_SETUP_TEST_TOOLS=1 scripts/setup.sh) installs it")
     out = tmp_path / "report"
     subprocess.run([str(CLI), "reproduce", "chen-towsley-fig5", "--quick", "--out", str(out)], check=True,
                    capture_output=True, timeout=600)

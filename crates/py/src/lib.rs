@@ -79,6 +79,15 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>) -> PyResult
     Ok((summary, series, PyBytes::new(py, &t), PyBytes::new(py, &i), PyBytes::new(py, &v)))
 }
 
+/// The bundled link presets: `(name, one-line description, TOML source with its derivation)`.
+#[pyfunction]
+fn presets() -> Vec<(String, String, String)> {
+    mptcplab_core::config::presets()
+        .into_iter()
+        .map(|p| (p.name.to_string(), p.description, p.source.to_string()))
+        .collect()
+}
+
 /// Validates a scenario given as JSON and returns it fully resolved (every default filled
 /// in, units normalised) as pretty JSON.
 #[pyfunction]
@@ -139,6 +148,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration_ns, m)?)?;
     m.add_function(wrap_pyfunction!(format_duration_ns, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate_bps, m)?)?;

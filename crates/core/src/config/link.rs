@@ -102,6 +102,10 @@ macro_rules! link_fields {
         #[serde(deny_unknown_fields)]
         pub struct $name {
             $($extra)*
+            /// A named preset (`crates/core/presets/<name>.toml`, optionally `<name>.up` or
+            /// `<name>.down`) whose values fill in whatever is left unset here.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub preset: Option<String>,
             /// Bit rate, counted on full on-wire packets.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub rate: Option<Rate>,

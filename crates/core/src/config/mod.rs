@@ -82,8 +82,10 @@ macro_rules! unit_serde {
 pub(crate) use unit_serde;
 
 mod link;
+mod preset;
 mod topology;
 pub use link::{Aqm, Capacity, JitterCfg, LinkParams, LinkSpec, PathCfg, QueueLimit, ScheduleStep, Traces};
+pub use preset::{presets, PresetInfo};
 pub use topology::{LinkCfg, RouteCfg, RouteTable};
 
 unit_serde!(
@@ -686,6 +688,35 @@ pub struct OutputCfg {
     /// Hash every packet event into a trace digest (for determinism checks).
     #[serde(default)]
     pub trace_hash: bool,
+    /// Packet captures (pcap with real TCP/MPTCP headers), off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<PcapCfg>,
+}
+
+/// Where captures are taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CapturePoint {
+    /// One file per host of each connection, all its interfaces together:
+    /// `<connection>-<client|server>.pcap` (like `tcpdump -i any` on that host).
+    #[default]
+    Host,
+    /// One file per host interface: `<connection>-<client|server>-<path>.pcap`.
+    Interface,
+    /// One file per link: `<link>.pcap`, every packet offered to the link.
+    Link,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapCfg {
+    /// Directory to write the captures into (created if missing).
+    pub dir: String,
+    #[serde(default)]
+    pub per: CapturePoint,
+    /// Bytes kept of each packet (headers are kept whole; default: everything).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snaplen: Option<u32>,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -781,6 +812,7 @@ impl Scenario {
 
     /// Checks every link and reads the trace files it names (once each).
     fn load_links(&mut self) -> Result<(), ConfigError> {
+        self.expand_presets()?;
         let mut traces = Traces::default();
         for p in self.paths.iter_mut() {
             // Fill the defaults in, so the resolved scenario shows them.

@@ -21,6 +21,8 @@ macro_rules! general_link {
         pub struct $name {
             $($extra)*
             #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub preset: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
             pub rate: Option<Rate>,
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub trace: Option<String>,
@@ -65,6 +67,7 @@ impl LinkCfg {
             name: self.name.clone(),
             up: LinkSpec::default(),
             down: LinkSpec::default(),
+            preset: s.preset,
             rate: s.rate,
             trace: s.trace,
             rate_trace: s.rate_trace,
@@ -83,6 +86,7 @@ impl LinkCfg {
     /// The link's parameters as a path-level specification.
     pub fn spec(&self) -> LinkSpec {
         LinkSpec {
+            preset: self.preset.clone(),
             rate: self.rate,
             trace: self.trace.clone(),
             rate_trace: self.rate_trace.clone(),

@@ -38,6 +38,8 @@ pub struct ConnSender {
     /// M1 retransmissions and M2 window reductions (minRTT add-ons).
     pub opportunistic_retransmissions: u64,
     pub penalisations: u64,
+    /// (DSN, subflow) of M1 copies of the oldest unacknowledged data; cleared as DATA_ACK moves.
+    pub m1_copies: Vec<(Dsn, u8)>,
     app_blocked_since: Option<Time>,
     pub blocked_episodes: u64,
     pub blocked_ns: u64,
@@ -62,6 +64,7 @@ impl ConnSender {
             reinjected_bytes: 0,
             opportunistic_retransmissions: 0,
             penalisations: 0,
+            m1_copies: Vec::new(),
             app_blocked_since: None,
             blocked_episodes: 0,
             blocked_ns: 0,
@@ -164,6 +167,7 @@ impl ConnSender {
     pub fn on_data_ack(&mut self, data_ack: Dsn, wnd: u64) {
         if data_ack > self.data_una && data_ack <= self.snd_nxt.max(self.data_una) {
             self.data_una = data_ack;
+            self.m1_copies.retain(|&(d, _)| d >= data_ack);
             while let Some(f) = self.sent.front_mut() {
                 if f.1 <= data_ack.0 {
                     self.sent_bytes -= f.1 - f.0;

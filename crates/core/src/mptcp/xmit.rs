@@ -193,15 +193,29 @@ impl Endpoint {
             return false;
         }
         let fast = self.subflows[sf].as_ref().expect("picked subflow exists");
-        if holds(fast) {
-            return false; // already sent there
+        // Already sent there? Copies made here are remembered explicitly: they break the
+        // increasing-DSN order `find_dsn` relies on.
+        if holds(fast) || self.snd.m1_copies.contains(&(una, sf as u8)) {
+            return false;
         }
-        let Some(seg) = self.subflows.iter().flatten().find_map(|s| s.sb.find_dsn(una)) else {
+        // As `mptcp_rcv_buf_optimization`: only worth it on a subflow much faster than the one
+        // holding the segment (4·SRTT below the holder's), or if the holder's window is tiny.
+        let Some((seg, holder_ok)) = self.subflows.iter().enumerate().find_map(|(j, s)| {
+            let s = s.as_ref().filter(|_| j != sf)?;
+            let seg = s.sb.find_dsn(una)?;
+            let small = s.w.cwnd <= 4 * s.w.smss;
+            let slow = s.rtt.srtt().is_some_and(|r| r.0 > 4 * fast_srtt.0);
+            Some((*seg, small || slow))
+        }) else {
             return false;
         };
+        if !holder_ok {
+            return false;
+        }
         let n = (seg.dsn + seg.len as u64).dist(una).min(smss);
         self.send_on(now, sf, una, n, out);
         self.snd.opportunistic_retransmissions += 1;
+        self.snd.m1_copies.push((una, sf as u8));
         true
     }
 

@@ -4,15 +4,18 @@
 pub mod queue;
 mod report;
 
+use crate::config::CapturePoint;
 use crate::config::Scenario;
 use crate::mptcp::connection::Endpoint;
 use crate::net::link::Offer;
 use crate::net::packet::Packet;
 use crate::net::Topology;
 use crate::results::{RunOutput, SeriesMeta, TimeSeries};
+use crate::trace::pcap::{Capture, Point};
 use crate::trace::{TraceDigest, TraceEvent};
 use crate::units::Time;
 use queue::{Event, EventQueue};
+use std::collections::HashMap;
 
 /// One run of one scenario.
 pub struct Simulation {
@@ -29,6 +32,7 @@ pub struct Simulation {
     /// Scratch for packets a link hands over.
     arrived: Vec<Packet>,
     digest: Option<TraceDigest>,
+    pcap: Option<Capture>,
     data_packets: u64,
     ts: TimeSeries,
     /// Series index of (connection, subflow, metric k) for sampling.
@@ -68,6 +72,7 @@ impl Simulation {
             out: Vec::with_capacity(64),
             arrived: Vec::with_capacity(64),
             digest: sc.output.trace_hash.then(TraceDigest::default),
+            pcap: None,
             data_packets: 0,
             ts: TimeSeries::default(),
             sf_series: Vec::new(),
@@ -76,6 +81,30 @@ impl Simulation {
         };
         if sc.output.timeseries.is_some() {
             sim.register_series();
+        }
+        if let Some(cfg) = &sc.output.pcap {
+            let mut names = HashMap::new();
+            for (c, conn) in sc.connections.iter().enumerate() {
+                for &(route, _) in &table.subflows[c] {
+                    let label = &table.routes[route].0;
+                    for (client, side) in [(true, "client"), (false, "server")] {
+                        let stem = match cfg.per {
+                            CapturePoint::Host => format!("{}-{side}", conn.name),
+                            CapturePoint::Interface => format!("{}-{side}-{label}", conn.name),
+                            CapturePoint::Link => continue,
+                        };
+                        names.insert(Point::Host(c as u32, client, route), stem);
+                    }
+                }
+            }
+            if cfg.per == CapturePoint::Link {
+                for (l, link) in sim.topo.links.iter().enumerate() {
+                    names.insert(Point::Link(l as u32), link.name.clone());
+                }
+            }
+            let cap = Capture::new(std::path::Path::new(&cfg.dir), cfg.snaplen, sc.seed, names)
+                .unwrap_or_else(|e| panic!("packet capture: {e}"));
+            sim.pcap = Some(cap);
         }
         sim
     }
@@ -149,6 +178,9 @@ impl Simulation {
         }
         let end = if self.all_done() { self.now } else { self.end };
         self.now = end;
+        if let Some(cap) = self.pcap.as_mut() {
+            cap.finish().unwrap_or_else(|e| panic!("packet capture: {e}"));
+        }
         self.check_invariants();
         report::build(self, end)
     }
@@ -184,6 +216,10 @@ impl Simulation {
                 self.inject(p);
             } else {
                 let side = usize::from(p.to_server);
+                if let Some(cap) = self.pcap.as_mut() {
+                    let route = self.eps[c][usize::from(!p.to_server)].paths[p.subflow as usize].0;
+                    cap.record(Point::Host(p.conn, !p.to_server, route), t, &p, route);
+                }
                 self.eps[c][side].on_packet(t, &p, &mut self.out);
                 self.flush(c, side);
             }
@@ -229,6 +265,13 @@ impl Simulation {
     fn inject(&mut self, p: Packet) {
         let l = self.route_of(&p)[p.hop as usize] as usize;
         let now = self.now;
+        if let Some(cap) = self.pcap.as_mut() {
+            let route = self.eps[p.conn as usize][usize::from(!p.to_server)].paths[p.subflow as usize].0;
+            if p.hop == 0 {
+                cap.record(Point::Host(p.conn, p.to_server, route), now, &p, route);
+            }
+            cap.record(Point::Link(l as u32), now, &p, route);
+        }
         let uid = p.uid;
         let r = self.topo.links[l].offer(now, p);
         if let Some(d) = self.digest.as_mut() {

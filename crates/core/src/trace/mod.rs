@@ -4,6 +4,7 @@
 //! event only inside `if let Some(..)`.
 
 pub mod hist;
+pub mod pcap;
 
 use crate::units::Time;
 
