@@ -1,28 +1,27 @@
 """Khalili et al. (seed 004): scenarios A, B and C with LIA and OLIA, per-user throughput beside
 the slides' measurements and the optimal allocations.
 
-The slides give capacities and user counts but no topology pictures in text, no RTTs, queue
-sizes or run lengths. The topologies are ``mptcplab.models.khalili``'s reconstruction, built
-here with ``[[links]]`` and per-subflow routes (one connection per user, downloads):
+The bundled scenarios ``olia-scenario-a`` / ``-a-n30`` / ``-b`` / ``-c`` / ``-c-n30`` (their
+header comments give the reconstructed topologies and the reasoning): one bulk download per
+user, one connection each, downloads over ``[[links]]`` with explicit routes.
 
-- A: N1 type-1 users download through a server link of N1·C1; their second path crosses the
-  access link of the N2 type-2 users (N2·C2) and then the same server link. Type-2 users are
-  single-path TCP over their access link. C1 = C2 = 1 Mbit/s, (N1, N2) = (10, 10), (30, 10);
-  plus the baseline where type-1 users are single-path TCP over the server link.
+- A: N1 type-1 users download through a server bottleneck of N1·C1; their second path also
+  crosses the access link of the N2 type-2 users (N2·C2), who are single-path TCP. C1 = C2 =
+  1 Mbit/s, (N1, N2) = (10, 10), (30, 10); plus the baseline where type-1 users are
+  single-path TCP over their own path.
 - B: 15 blue MPTCP users with paths through X (27 Mbit/s) and through T (36 Mbit/s); 15 red
   users through T, single-path TCP ("red single-path") or MPTCP with a second path crossing
   X then T ("red multipath").
 - C: N1 multipath users own a link of N1·C1 and share a link of N2·C2 with N2 single-path
   TCP users.
 
-Assumptions (ours, not the slides'): every route has a 100 ms base RTT (50 ms each way; the
-delay sits on the first and last hop, the bottlenecks add none); bottleneck queues hold
-100 ms at their rate (drop-tail); the other links are 1 Gbit/s; single-path users run Reno;
-MSS 1448 B; 60 s runs with the first 20 s excluded (the slides do not say how long they
-measured); users start at random times within the first 2 s (the runs' only randomness:
-simultaneous starts make every repetition identical). The "with probing cost" optimum uses 1 MSS per base RTT on every path
-(``khalili.probe_rate_bps(1448, 0.1)`` = 0.116 Mbit/s), i.e. our RTT, not a value fitted to
-the slides' theory column.
+Assumptions (the scenarios', none on the slides): every route has a 100 ms base RTT;
+bottleneck queues hold 100 ms at their rate (drop-tail); other links 1 Gbit/s; single-path
+users run Reno, MPTCP users LIA or OLIA; 120 s runs with the first 20 s excluded (60 s in
+quick mode). Ours: users start at random times within the first 2 s, the runs' only
+randomness (simultaneous starts make every repetition identical). The "with probing cost"
+optimum is ``mptcplab.models.khalili``'s for 1 MSS per base RTT on every path
+(``probe_rate_bps(1448, 0.1)`` = 0.116 Mbit/s), our RTT, not a value fitted to the slides.
 """
 
 from __future__ import annotations
@@ -40,93 +39,31 @@ SOURCE = "seed 004, scenario A/B/C tables and 'Scenario A: OLIA performs close t
 
 C_BPS = 1e6
 RTT_S = 0.100
-FAT = "1Gbit"
 MSS = 1448
-
-
-def _link(name: str, a: str, b: str, rate: str, delay: str, bottleneck: bool = False) -> dict[str, Any]:
-    d: dict[str, Any] = {"name": name, "from": a, "to": b, "rate": rate, "delay": delay}
-    if bottleneck:
-        d["queue"] = "100ms"
-    return d
-
-
-def _mbit(x: float) -> str:
-    return f"{x / 1e6:g}Mbit"
-
-
-def _user(name: str, client: str, routes: list[tuple[str, list[str]]], up: str, cc: str | None) -> dict[str, Any]:
-    multipath = cc is not None and len(routes) > 1
-    c: dict[str, Any] = {
-        "name": name, "kind": "mptcp" if multipath else "tcp", "client": client, "server": "srv",
-        "routes": [{"name": rn, "up": [up], "down": down} for rn, down in (routes if multipath else routes[:1])],
-        "app": {"kind": "bulk"}, "cc": cc if multipath else "reno",
-    }
-    return c
-
-
-def scenario_a(n1: int, n2: int, cc: str | None, duration: str) -> dict[str, Any]:
-    """``cc`` = None: type-1 users single-path (the slides' first column)."""
-    links = [
-        _link("server1", "srv", "h1", _mbit(n1 * C_BPS), "45ms", True),
-        _link("h1_t1", "h1", "t1", FAT, "5ms"),
-        _link("h1_h2", "h1", "h2", FAT, "0ms"),
-        _link("srv_h2", "srv", "h2", FAT, "45ms"),
-        _link("ap2", "h2", "h3", _mbit(n2 * C_BPS), "0ms", True),
-        _link("h3_t1", "h3", "t1", FAT, "5ms"),
-        _link("h3_t2", "h3", "t2", FAT, "5ms"),
-        _link("t1_up", "t1", "srv", FAT, "50ms"),
-        _link("t2_up", "t2", "srv", FAT, "50ms"),
-    ]
-    conns = [_user(f"type1_{i:02d}", "t1", [("server1", ["server1", "h1_t1"]), ("via_ap2", ["server1", "h1_h2", "ap2", "h3_t1"])],
-                   "t1_up", cc) for i in range(n1)]
-    conns += [_user(f"type2_{i:02d}", "t2", [("ap2", ["srv_h2", "ap2", "h3_t2"])], "t2_up", None) for i in range(n2)]
-    return _scenario(f"olia-A-{n1}-{n2}", links, conns, duration)
-
-
-def scenario_b(red_multipath: bool, cc: str, duration: str, n_blue: int = 15, n_red: int = 15) -> dict[str, Any]:
-    links = [
-        _link("X", "srv", "hx", "27Mbit", "45ms", True),
-        _link("hx_b", "hx", "b", FAT, "5ms"),
-        _link("hx_ht", "hx", "ht", FAT, "0ms"),
-        _link("srv_ht", "srv", "ht", FAT, "45ms"),
-        _link("T", "ht", "hto", "36Mbit", "0ms", True),
-        _link("hto_b", "hto", "b", FAT, "5ms"),
-        _link("hto_r", "hto", "r", FAT, "5ms"),
-        _link("b_up", "b", "srv", FAT, "50ms"),
-        _link("r_up", "r", "srv", FAT, "50ms"),
-    ]
-    conns = [_user(f"blue_{i:02d}", "b", [("X", ["X", "hx_b"]), ("T", ["srv_ht", "T", "hto_b"])], "b_up", cc)
-             for i in range(n_blue)]
-    red_routes = [("T", ["srv_ht", "T", "hto_r"]), ("XT", ["X", "hx_ht", "T", "hto_r"])]
-    conns += [_user(f"red_{i:02d}", "r", red_routes, "r_up", cc if red_multipath else None) for i in range(n_red)]
-    return _scenario(f"olia-B-{'mp' if red_multipath else 'sp'}", links, conns, duration)
-
-
-def scenario_c(n1: int, n2: int, cc: str, duration: str) -> dict[str, Any]:
-    links = [
-        _link("own", "srv", "hm", _mbit(n1 * C_BPS), "45ms", True),
-        _link("hm_m", "hm", "m", FAT, "5ms"),
-        _link("srv_hs", "srv", "hs", FAT, "45ms"),
-        _link("shared", "hs", "hso", _mbit(n2 * C_BPS), "0ms", True),
-        _link("hso_m", "hso", "m", FAT, "5ms"),
-        _link("hso_s", "hso", "s", FAT, "5ms"),
-        _link("m_up", "m", "srv", FAT, "50ms"),
-        _link("s_up", "s", "srv", FAT, "50ms"),
-    ]
-    conns = [_user(f"multipath_{i:02d}", "m", [("own", ["own", "hm_m"]), ("shared", ["srv_hs", "shared", "hso_m"])], "m_up", cc)
-             for i in range(n1)]
-    conns += [_user(f"single_{i:02d}", "s", [("shared", ["srv_hs", "shared", "hso_s"])], "s_up", None) for i in range(n2)]
-    return _scenario(f"olia-C-{n1}-{n2}", links, conns, duration)
-
-
-def _scenario(name: str, links: list, conns: list, duration: str) -> dict[str, Any]:
-    return {"name": name, "duration": duration, "links": links, "connections": conns,
-            "output": {"warmup": WARMUP}}
-
-
-DURATION, WARMUP = "60s", "20s"
 STAGGER_S = 2.0
+QUICK_DURATION = "60s"
+
+#: (scenario, configuration, bundled scenario, overrides making the single-path baseline).
+CASES: list[tuple[str, str, str, dict[str, Any]]] = [
+    ("A", "N1=10,N2=10", "olia-scenario-a", {}),
+    ("A", "N1=30,N2=10", "olia-scenario-a-n30", {}),
+    ("B", "red single-path", "olia-scenario-b", {
+        "connections.red-*.kind": "tcp", "connections.red-*.cc": "reno",
+        "connections.red-*.routes": [{"name": "t", "up": ["red-s"], "down": ["s-tin", "T", "tout-red"]}]}),
+    ("B", "red multipath", "olia-scenario-b", {}),
+    ("C", "N1=10,N2=10", "olia-scenario-c", {}),
+    ("C", "N1=30,N2=10", "olia-scenario-c-n30", {}),
+]
+#: User types per scenario (the slides' and the models' names).
+USER_TYPES = {"A": ("type1", "type2"), "B": ("red", "blue"), "C": ("multipath", "single")}
+#: Connection-name prefix of a user type in the bundled scenarios, where it differs.
+PREFIX = {"multipath": "multi"}
+#: Connections whose congestion control is LIA or OLIA (the multipath users).
+MULTIPATH = {"A": ("type1",), "B": ("blue", "red"), "C": ("multi",)}
+SINGLE_PATH_A = {
+    "connections.type1-*.kind": "tcp", "connections.type1-*.cc": "reno",
+    "connections.type1-*.routes": [{"name": "own", "up": ["t1-s1"], "down": ["s1-core", "core-t1"]}],
+}
 
 
 def staggered(conns: list[dict[str, Any]], repeat: int) -> list[dict[str, Any]]:
@@ -136,16 +73,23 @@ def staggered(conns: list[dict[str, Any]], repeat: int) -> list[dict[str, Any]]:
 
     rng = random.Random(f"olia-start:{repeat}")
     return [{**c, "start": f"{rng.randrange(int(STAGGER_S * 1000))}ms"} for c in conns]
-#: (scenario, configuration, builder(cc, duration)); cc None = the single-path baseline.
-CASES: list[tuple[str, str, Any]] = [
-    ("A", "N1=10,N2=10", lambda cc, d: scenario_a(10, 10, cc, d)),
-    ("A", "N1=30,N2=10", lambda cc, d: scenario_a(30, 10, cc, d)),
-    ("B", "red single-path", lambda cc, d: scenario_b(False, cc, d)),
-    ("B", "red multipath", lambda cc, d: scenario_b(True, cc, d)),
-    ("C", "N1=10,N2=10", lambda cc, d: scenario_c(10, 10, cc, d)),
-    ("C", "N1=30,N2=10", lambda cc, d: scenario_c(30, 10, cc, d)),
-]
-USER_TYPES = {"A": ("type1", "type2"), "B": ("red", "blue"), "C": ("multipath", "single")}
+
+
+def case_scenario(scen: str, base: str, overrides: dict[str, Any], cc: str | None, quick: bool) -> Any:
+    """A bundled seed 004 scenario with the multipath users on ``cc`` (None: scenario A's
+    single-path baseline)."""
+    from mptcplab import load_scenario
+
+    ov: dict[str, Any] = dict(overrides)
+    if cc is None:
+        ov.update(SINGLE_PATH_A)
+    else:
+        for prefix in MULTIPATH[scen]:
+            if not any(k.startswith(f"connections.{prefix}-*.kind") for k in ov):
+                ov[f"connections.{prefix}-*.cc"] = cc
+    if quick:
+        ov["duration"] = QUICK_DURATION
+    return load_scenario(base, ov)
 
 
 def _theory(scen: str, config: str, probe: float) -> dict[str, float]:
@@ -177,16 +121,17 @@ def run(ctx: Context) -> Result:
     # A handful of sub-second runs per case: in quick mode a worker pool per case costs more
     # than it saves.
     rctx = dataclasses.replace(ctx, jobs=1) if ctx.quick else ctx
-    duration = DURATION
     rows = []
-    for scen, config, build in CASES:
+    duration = ""
+    for scen, config, base, overrides in CASES:
         ccs: list[str | None] = ["lia", "olia"] + ([None] if scen == "A" else [])
         for cc in ccs:
-            sc = build(cc, duration)
+            sc = case_scenario(scen, base, overrides, cc, ctx.quick)
+            duration = sc.data["duration"]
             tag = f"{scen}-{config}-{cc or 'single'}".replace(",", "_").replace("=", "").replace(" ", "_")
-            df = repeated(rctx, sc, {"connections": [staggered(sc["connections"], r) for r in range(reps)]}, 1, tag)
+            df = repeated(rctx, sc, {"connections": [staggered(sc.data["connections"], r) for r in range(reps)]}, 1, tag)
             for users in USER_TYPES[scen]:
-                cols = [c for c in df.columns if c.startswith(f"conn.{users}_") and c.endswith(".goodput_bps")]
+                cols = [c for c in df.columns if c.startswith(f"conn.{PREFIX.get(users, users)}-") and c.endswith(".goodput_bps")]
                 per_run = (df[cols].mean(axis=1) / 1e6).tolist()
                 m, ci, n = mean_ci95(per_run)
                 rows.append({"scenario": scen, "config": config, "cc": cc or "single-path", "users": users,
