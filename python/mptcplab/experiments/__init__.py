@@ -21,6 +21,10 @@ REGISTRY: dict[str, str] = {
     "chen-towsley-fig6": "chen_towsley_fig6",
     "chen-towsley-fig7": "chen_towsley_fig7",
     "chen-towsley-fig8": "chen_towsley_fig8",
+    "kato": "kato",
+    "stms": "stms",
+    "nsdi12-fig4": "nsdi12_fig4",
+    "olia": "olia",
 }
 
 
