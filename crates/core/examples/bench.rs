@@ -12,7 +12,8 @@
 //! * `jitter` — `base` with 1 ms of Pareto jitter on every link (order kept);
 //! * `trace` — `base` with both capacities given as Mahimahi traces of the same rates
 //!   (480 Mbit/s = 40 opportunities per ms; 2 Mbit/s = one every 6 ms), generated at start;
-//! * `pcap` — `base` with packet captures on (one file per host, written to a temp dir).
+//! * `pcap` — `base` with packet captures on (one file per host, headers only: snap length
+//!   128 B, written to a temp dir).
 //!
 //! Usage: `cargo run --release -p mptcplab-core --example bench -- [VARIANT|all] [REPS] [SECONDS] [SCHED[/CC]]`
 //! (defaults: all, 5 repetitions, 60 s simulated, minrtt/lia); SCHED is a scheduler name
@@ -28,7 +29,7 @@ const VARIANTS: &[(&str, &str, &str, &str)] = &[
     ("bloat", "120MB", "500KB", "2 s queues (fast 120 MB, slow 500 KB)"),
     ("jitter", "400 packets", "25 packets", "base + 1 ms Pareto jitter on every link"),
     ("trace", "400 packets", "25 packets", "base with Mahimahi traces of the same capacities"),
-    ("pcap", "400 packets", "25 packets", "base with packet captures written"),
+    ("pcap", "400 packets", "25 packets", "base with packet captures written (snap length 128 B)"),
 ];
 
 /// Writes Mahimahi traces of 480 and 2 Mbit/s (1500-byte opportunities) for the `trace` variant.
@@ -62,7 +63,7 @@ fn extras(name: &str) -> (String, String, String) {
         }
         "pcap" => {
             let dir = std::env::temp_dir().join(format!("mptcplab-bench-pcap-{}", std::process::id()));
-            (String::new(), String::new(), format!("[output]\npcap = {{ dir = \"{}\" }}", dir.display()))
+            (String::new(), String::new(), format!("[output]\npcap = {{ dir = \"{}\", snaplen = 128 }}", dir.display()))
         }
         _ => (String::new(), String::new(), String::new()),
     }
@@ -70,8 +71,10 @@ fn extras(name: &str) -> (String, String, String) {
 
 fn scenario(name: &str, fast_q: &str, slow_q: &str, secs: f64, sched: &str, cc: &str) -> Scenario {
     let (fast_extra, slow_extra, output) = extras(name);
-    let fast_cap = if fast_extra.starts_with("trace") { fast_extra.clone() } else { format!("rate = \"480Mbit\"\n{fast_extra}") };
-    let slow_cap = if slow_extra.starts_with("trace") { slow_extra.clone() } else { format!("rate = \"2Mbit\"\n{slow_extra}") };
+    let fast_cap =
+        if fast_extra.starts_with("trace") { fast_extra.clone() } else { format!("rate = \"480Mbit\"\n{fast_extra}") };
+    let slow_cap =
+        if slow_extra.starts_with("trace") { slow_extra.clone() } else { format!("rate = \"2Mbit\"\n{slow_extra}") };
     let toml = format!(
         r#"
 name = "bench"

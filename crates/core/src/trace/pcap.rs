@@ -8,7 +8,9 @@
 //! lengths. Keys, nonces and initial sequence numbers come from the run's seed; the initial
 //! data sequence number is derived from the key (SHA-256) as RFC 8684 §3.1 requires, so
 //! analysers can match mappings across subflows. Payload bytes are zeros; `snaplen` cuts
-//! records (the original length is kept).
+//! records (the original length is kept). Files are streamed through buffered writers, so
+//! memory stays bounded; with full payloads the cost is the disk's (≈ 3 kB per data packet
+//! and hop end), with a header-only snap length it is small (see BENCHMARKS.md).
 //!
 //! Addresses: client `10.1.r.1`, server `10.2.r.1` on route `r` (so the subflows of a
 //! connection use different address pairs), client port 40000 + 64·connection + subflow,
@@ -33,10 +35,20 @@ use crate::units::Time;
 const WSCALE: u32 = 7;
 const SERVER_PORT: u16 = 5201;
 
-/// Per-connection identities: the keys of both ends.
+/// Per-connection identities of both ends ([client, server]): keys and what SHA-256 derives
+/// from them (computed once per connection).
 #[derive(Clone, Copy, Debug)]
 struct ConnIds {
-    key: [u64; 2], // [client, server]
+    key: [u64; 2],
+    token: [u32; 2],
+    idsn: [u64; 2],
+}
+
+/// Per-subflow identities: initial sequence numbers and MP_JOIN nonces of both ends.
+#[derive(Clone, Copy, Debug)]
+struct SubIds {
+    isn: [u32; 2],
+    nonce: [u32; 2],
 }
 
 fn sha256(data: &[u8]) -> [u8; 32] {
@@ -74,13 +86,23 @@ impl Sink {
         Ok(Sink { out })
     }
 
-    fn record(&mut self, t: Time, frame: &[u8], orig_len: usize) -> std::io::Result<()> {
+    /// Writes one record: `headers`, then zero payload bytes up to `incl_len` in all.
+    fn record(&mut self, t: Time, headers: &[u8], incl_len: usize, orig_len: usize) -> std::io::Result<()> {
+        static ZEROS: [u8; 4096] = [0; 4096];
         let o = &mut self.out;
         o.write_all(&((t.0 / 1_000_000_000) as u32).to_le_bytes())?;
         o.write_all(&((t.0 % 1_000_000_000) as u32).to_le_bytes())?;
-        o.write_all(&(frame.len() as u32).to_le_bytes())?;
+        o.write_all(&(incl_len as u32).to_le_bytes())?;
         o.write_all(&(orig_len as u32).to_le_bytes())?;
-        o.write_all(frame)
+        let h = headers.len().min(incl_len);
+        o.write_all(&headers[..h])?;
+        let mut zeros = incl_len - h;
+        while zeros > 0 {
+            let n = zeros.min(ZEROS.len());
+            o.write_all(&ZEROS[..n])?;
+            zeros -= n;
+        }
+        Ok(())
     }
 }
 
@@ -98,10 +120,12 @@ pub struct Capture {
     dir: PathBuf,
     snaplen: usize,
     seed: u64,
-    names: HashMap<Point, String>,
-    /// Open files by name (several capture points may share one, e.g. a host's interfaces).
-    sinks: HashMap<String, Sink>,
+    /// Capture point → file index (several points may share a file, e.g. a host's interfaces).
+    points: HashMap<Point, usize>,
+    files: Vec<String>,
+    sinks: Vec<Option<Sink>>,
     ids: HashMap<u32, ConnIds>,
+    subs: HashMap<(u32, u8), SubIds>,
     frame: Vec<u8>,
     pub error: Option<String>,
 }
@@ -110,13 +134,26 @@ impl Capture {
     /// `names` gives each capture point its file stem.
     pub fn new(dir: &Path, snaplen: Option<u32>, seed: u64, names: HashMap<Point, String>) -> Result<Capture, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+        let mut files: Vec<String> = Vec::new();
+        let mut points = HashMap::new();
+        let mut sorted: Vec<_> = names.into_iter().collect();
+        sorted.sort_by(|a, b| a.1.cmp(&b.1));
+        for (p, n) in sorted {
+            let i = files.iter().position(|f| *f == n).unwrap_or_else(|| {
+                files.push(n);
+                files.len() - 1
+            });
+            points.insert(p, i);
+        }
         Ok(Capture {
             dir: dir.to_path_buf(),
             snaplen: snaplen.map_or(usize::MAX, |s| s as usize),
             seed,
-            names,
-            sinks: HashMap::new(),
+            sinks: (0..files.len()).map(|_| None).collect(),
+            points,
+            files,
             ids: HashMap::new(),
+            subs: HashMap::new(),
             frame: Vec::with_capacity(1600),
             error: None,
         })
@@ -126,18 +163,22 @@ impl Capture {
         let seed = self.seed;
         *self.ids.entry(conn).or_insert_with(|| {
             let mut r = Rng::stream(seed, &format!("pcap:conn{conn}"));
-            ConnIds { key: [r.next_u64(), r.next_u64()] }
+            let key = [r.next_u64(), r.next_u64()];
+            let (t0, i0) = token_idsn(key[0]);
+            let (t1, i1) = token_idsn(key[1]);
+            ConnIds { key, token: [t0, t1], idsn: [i0, i1] }
         })
     }
 
-    /// The MP_JOIN nonce of one end of subflow `subflow`.
-    fn nonce(&self, conn: u32, subflow: u8, client: bool) -> u32 {
-        Rng::stream(self.seed, &format!("pcap:nonce:{conn}:{subflow}:{client}")).next_u64() as u32
-    }
-
-    fn isn(&self, conn: u32, subflow: u8, client: bool) -> u32 {
-        let mut r = Rng::stream(self.seed, &format!("pcap:isn:{conn}:{subflow}:{client}"));
-        r.next_u64() as u32
+    fn subs(&mut self, conn: u32, subflow: u8) -> SubIds {
+        let seed = self.seed;
+        *self.subs.entry((conn, subflow)).or_insert_with(|| {
+            let mut r = Rng::stream(seed, &format!("pcap:subflow:{conn}:{subflow}"));
+            SubIds {
+                isn: [r.next_u64() as u32, r.next_u64() as u32],
+                nonce: [r.next_u64() as u32, r.next_u64() as u32],
+            }
+        })
     }
 
     /// Records `p` at capture point `at`, seen at time `t`. `route` is the packet's route.
@@ -145,32 +186,29 @@ impl Capture {
         if self.error.is_some() {
             return;
         }
-        let Some(name) = self.names.get(&at) else { return };
-        let name = name.clone();
+        let Some(&file) = self.points.get(&at) else { return };
         self.build(p, route);
-        let len = self.frame.len();
-        let cut = len.min(self.snaplen.max(54));
-        if !self.sinks.contains_key(&name) {
-            let path = self.dir.join(format!("{name}.pcap"));
+        let len = self.frame.len() + p.payload as usize;
+        let cut = len.min(self.snaplen.max(self.frame.len()));
+        if self.sinks[file].is_none() {
+            let path = self.dir.join(format!("{}.pcap", self.files[file]));
             match Sink::create(&path) {
-                Ok(s) => {
-                    self.sinks.insert(name.clone(), s);
-                }
+                Ok(s) => self.sinks[file] = Some(s),
                 Err(e) => {
                     self.error = Some(format!("cannot write `{}`: {e}", path.display()));
                     return;
                 }
             }
         }
-        let sink = self.sinks.get_mut(&name).expect("created");
-        if let Err(e) = sink.record(t, &self.frame[..cut], len) {
+        let sink = self.sinks[file].as_mut().expect("created");
+        if let Err(e) = sink.record(t, &self.frame, cut, len) {
             self.error = Some(format!("writing a capture failed: {e}"));
         }
     }
 
     /// Flushes every file.
     pub fn finish(&mut self) -> Result<(), String> {
-        for s in self.sinks.values_mut() {
+        for s in self.sinks.iter_mut().flatten() {
             s.out.flush().map_err(|e| format!("writing a capture failed: {e}"))?;
         }
         match self.error.take() {
@@ -179,14 +217,14 @@ impl Capture {
         }
     }
 
-    /// Serialises `p` into `self.frame`: Ethernet, IPv4, TCP with options, zero payload.
+    /// Serialises `p`'s headers into `self.frame`: Ethernet, IPv4, TCP with options.
     fn build(&mut self, p: &Packet, route: usize) {
         let ids = self.ids(p.conn);
+        let sub = self.subs(p.conn, p.subflow);
         let from_client = p.to_server;
         let (me, peer) = if from_client { (0, 1) } else { (1, 0) };
-        let nonce = [self.nonce(p.conn, p.subflow, true), self.nonce(p.conn, p.subflow, false)];
-        let my_isn = self.isn(p.conn, p.subflow, from_client);
-        let peer_isn = self.isn(p.conn, p.subflow, !from_client);
+        let nonce = sub.nonce;
+        let (my_isn, peer_isn) = (sub.isn[me], sub.isn[peer]);
         let cport = 40_000 + 64 * (p.conn as u16 % 300) + p.subflow as u16;
         let (sport, dport) = if from_client { (cport, SERVER_PORT) } else { (SERVER_PORT, cport) };
         let r = (route % 250) as u8;
@@ -216,9 +254,7 @@ impl Capture {
             opt.extend_from_slice(&tsval.to_be_bytes());
             opt.extend_from_slice(&0u32.to_be_bytes());
         }
-        let (my_token, my_idsn) = token_idsn(ids.key[me]);
-        let (peer_token, peer_idsn) = token_idsn(ids.key[peer]);
-        let _ = my_token;
+        let (my_idsn, peer_token, peer_idsn) = (ids.idsn[me], ids.token[peer], ids.idsn[peer]);
         match p.mp {
             MpOption::None => {}
             MpOption::CapableSyn => opt.extend_from_slice(&[30, 4, 0x01, 0x01]),
@@ -321,7 +357,8 @@ impl Capture {
         f.extend_from_slice(&(wnd as u16).to_be_bytes());
         f.extend_from_slice(&[0, 0, 0, 0]); // checksum, urgent
         f.extend_from_slice(&opt);
-        f.resize(f.len() + p.payload as usize, 0);
+        // The zero payload is not stored (the record writer adds it) and adds nothing to the
+        // checksum; its length is in the pseudo-header.
         // Pseudo-header checksum.
         let mut pseudo = [0u8; 12];
         pseudo[0..4].copy_from_slice(&src);
