@@ -65,9 +65,24 @@ pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; }
 """
 
 
+def _inline(text: str) -> str:
+    """Escapes text and renders **bold**, *italic* and `code`."""
+    import re
+
+    t = html.escape(text)
+    t = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", t)
+    t = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<i>\1</i>", t)
+    t = re.sub(r"``?(.+?)``?", r"<code>\1</code>", t)
+    return t
+
+
 def _md_table_to_html(md: str) -> str:
-    """Renders the report's Markdown sections (headings, paragraphs, pipe tables)."""
-    out, rows = [], []
+    """Renders the report's Markdown sections: paragraphs (lines joined until a blank line),
+    bullet lists, and pipe tables. The section heading is rendered separately."""
+    out: list[str] = []
+    rows: list[list[str]] = []
+    para: list[str] = []
+    items: list[str] = []
 
     def flush() -> None:
         if rows:
@@ -76,22 +91,37 @@ def _md_table_to_html(md: str) -> str:
             out.extend("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in body)
             out.append("</table>")
             rows.clear()
+        if para:
+            out.append("<p>" + _inline(" ".join(para)) + "</p>")
+            para.clear()
+        if items:
+            out.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in items) + "</ul>")
+            items.clear()
 
     for line in md.splitlines():
         s = line.strip()
         if s.startswith("|"):
-            cells = [html.escape(c.strip()) for c in s.strip("|").split("|")]
+            if para or items:
+                flush()
+            cells = [_inline(c.strip()) for c in s.strip("|").split("|")]
             if not all(set(c) <= set("-: ") for c in cells):
                 rows.append(cells)
             continue
-        flush()
-        if s.startswith("## "):
-            continue  # the section title is rendered separately
-        if s:
-            text = html.escape(s)
-            text = text.replace("**", "\0").split("\0")
-            text = "".join(f"<b>{t}</b>" if i % 2 else t for i, t in enumerate(text))
-            out.append(f"<p>{text}</p>")
+        if rows:
+            flush()
+        if not s or s.startswith("## "):
+            flush()
+            continue
+        if s.startswith(("- ", "* ")):
+            if para:
+                flush()
+            items.append(s[2:])
+        elif items and line.startswith("  "):
+            items[-1] += " " + s
+        else:
+            if items:
+                flush()
+            para.append(s)
     flush()
     return "\n".join(out)
 
