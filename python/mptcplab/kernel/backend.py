@@ -32,7 +32,7 @@ from mptcplab.kernel.support import check_supported
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
 
-__all__ = ["linkemu_binary", "run_linux"]
+__all__ = ["emulated_network", "linkemu_binary", "run_linux"]
 
 _live: set[netns.Network] = set()
 _procs: list[subprocess.Popen[str]] = []
@@ -165,11 +165,13 @@ def run_linux(
         return _run(sc, seed if seed is not None else sc.seed, emu, Path(pcap_dir) if pcap_dir else None)
 
 
-def _run(sc: Scenario, seed: int, emu: Path, pcap_dir: Path | None) -> RunResult:
+@contextmanager
+def emulated_network(sc: Scenario, seed: int, emu: Path | None = None) -> Iterator[netns.Network]:
+    """The namespaces, links and path manager of ``sc`` with one running emulator per path;
+    removed (emulators stopped, namespaces deleted) when the block ends. The emulators'
+    final counters are left in ``net.link_stats``."""
     res = sc.resolved
     paths = [p["name"] for p in res["paths"]]
-    conns = res["connections"]
-    duration = _secs(res["duration"])
     sysctls, route_opts, extra = _net_settings(sc)
     net = netns.Network(len(paths))
     _live.add(net)
@@ -177,91 +179,27 @@ def _run(sc: Scenario, seed: int, emu: Path, pcap_dir: Path | None) -> RunResult
     tmp = Path(tempfile.mkdtemp(prefix="mptcplab-kernel-"))
     try:
         net.create(sysctls, route_opts, mtu=extra["mtu"])
-        mptcp = [c for c in conns if c["kind"] == "mptcp"]
+        mptcp = [c for c in res["connections"] if c["kind"] == "mptcp"]
         if mptcp:
             idx = [paths.index(p) for p in mptcp[0]["paths"]]
             backup = {paths.index(p) for p in mptcp[0]["backup"]}
             net.mptcp(idx[1:], backup)
         scen_file = tmp / "scenario.json"
         scen_file.write_text(sc.to_json())
-        emus = []
         for i, name in enumerate(paths):
-            p = _popen(_ns_cmd(net.link, str(emu), "--scenario", str(scen_file), "--path", name,
+            p = _popen(_ns_cmd(net.link, str(emu or linkemu_binary()), "--scenario", str(scen_file), "--path", name,
                                "--client-if", f"a{i}", "--server-if", f"b{i}", "--seed", str(seed)))
             procs.append(p)
-            emus.append(p)
             _expect_line(p, "ready", f"the link emulator of path {name}")
-        captures = []
-        if pcap_dir is not None:
-            pcap_dir.mkdir(parents=True, exist_ok=True)
-            for i, name in enumerate(paths):
-                cap = _popen(_ns_cmd(net.client, "tcpdump", "-i", f"c{i}", "-s", "160", "-U", "-w", str(pcap_dir / f"{name}.pcap")))
-                procs.append(cap)
-                captures.append(cap)
-            time.sleep(0.5)
-        before = {"client": _nstat(net.client), "server": _nstat(net.server)}
-        t0 = time.monotonic() + 0.3
-        specs, apps = [], []
-        warmup = _secs(res["output"]["warmup"])
-        sample_s = _secs(res["output"]["timeseries"]) if res["output"].get("timeseries") else 0.1
-        for k, c in enumerate(conns):
-            first = paths.index(c["paths"][0])
-            app = c["app"]
-            stop = duration
-            if app["kind"] == "bulk" and app.get("stop"):
-                stop = min(stop, _secs(app["stop"]))
-            common = {
-                "kind": c["kind"], "t0": t0, "port": 5000 + k, "server_addr": netns.SERVER_ADDR,
-                "path_addr": netns.client_addr(first), "path": paths[first], "start_s": _secs(c["start"]),
-                "size": _size(app["size"]) if app["kind"] == "download" else None, "stop_s": stop,
-                "deadline_s": duration + 5, "cc": c["cc"], "sample_s": sample_s,
-                "path_of": {netns.client_addr(i): n for i, n in enumerate(paths)},
-            }
-            written = sc.data["connections"][k]
-            download = c["direction"] == "download"
-            server = dict(common, role="server", sender=download)
-            client = dict(common, role="client", sender=not download)
-            # Buffers set explicitly are fixed on the socket; otherwise the kernel autotunes.
-            for spec in (server, client):
-                if "sndbuf" in written and spec["sender"]:
-                    spec["sndbuf"] = _size(c["sndbuf"])
-                if "rcvbuf" in written and not spec["sender"]:
-                    spec["rcvbuf"] = _size(c["rcvbuf"])
-            specs.append((server, client))
-        py = sys.executable
-        for server, _ in specs:
-            p = _popen(_ns_cmd(net.server, py, "-m", "mptcplab.kernel.app", json.dumps(server)))
-            procs.append(p)
-            apps.append(p)
-            _expect_line(p, "listening", "the server application")
-        for _, client in specs:
-            p = _popen(_ns_cmd(net.client, py, "-m", "mptcplab.kernel.app", json.dumps(client)))
-            procs.append(p)
-            apps.append(p)
-        outputs = []
-        for p in apps:
-            try:
-                out, err = p.communicate(timeout=max(10.0, t0 + duration + 60 - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                raise RuntimeError("a connection's application did not finish in time") from None
-            if p.returncode != 0:
-                raise RuntimeError(f"a connection's application failed: {err.strip().splitlines()[-1] if err.strip() else p.returncode}")
-            outputs.append(json.loads(out.strip().splitlines()[-1]))
-        after = {"client": _nstat(net.client), "server": _nstat(net.server)}
-        links = []
-        for p in emus:
+        net.procs = procs
+        yield net
+        net.link_stats = []
+        for p in procs:
             p.send_signal(signal.SIGTERM)
             out, err = p.communicate(timeout=10)
             if p.returncode != 0:
                 raise RuntimeError(f"the link emulator failed: {err.strip()}")
-            links += json.loads(out.strip().splitlines()[-1])["links"]
-        for cap in captures:
-            cap.send_signal(signal.SIGTERM)
-            cap.communicate(timeout=10)
-        n = len(conns)
-        results = [(outputs[k], outputs[n + k]) for k in range(n)]  # (server, client)
-        nstat = {side: {k: after[side].get(k, 0) - before[side].get(k, 0) for k in after[side]} for side in after}
-        return build_result(sc, seed, results, links, nstat, warmup, duration, t0)
+            net.link_stats += json.loads(out.strip().splitlines()[-1])["links"]
     finally:
         for p in procs:
             if p.poll() is None:
@@ -272,3 +210,95 @@ def _run(sc: Scenario, seed: int, emu: Path, pcap_dir: Path | None) -> RunResult
         net.destroy()
         _live.discard(net)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run(sc: Scenario, seed: int, emu: Path, pcap_dir: Path | None) -> RunResult:
+    res = sc.resolved
+    paths = [p["name"] for p in res["paths"]]
+    conns = res["connections"]
+    duration = _secs(res["duration"])
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        with emulated_network(sc, seed, emu) as net:
+            outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs)
+        warmup = _secs(res["output"]["warmup"])
+        return build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            if p in _procs:
+                _procs.remove(p)
+
+
+def _traffic(
+    sc: Scenario, net: netns.Network, paths: list[str], conns: list[dict[str, Any]], duration: float,
+    pcap_dir: Path | None, procs: list[subprocess.Popen[str]],
+) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], dict[str, dict[str, int]], float]:
+    """Runs every connection's two ends; returns their reports (server, client), the nstat
+    differences and the run's time origin."""
+    res = sc.resolved
+    captures = []
+    if pcap_dir is not None:
+        pcap_dir.mkdir(parents=True, exist_ok=True)
+        for i, name in enumerate(paths):
+            cap = _popen(_ns_cmd(net.client, "tcpdump", "-i", f"c{i}", "-s", "160", "-U", "-w", str(pcap_dir / f"{name}.pcap")))
+            procs.append(cap)
+            captures.append(cap)
+        time.sleep(0.5)
+    before = {"client": _nstat(net.client), "server": _nstat(net.server)}
+    t0 = time.monotonic() + 0.3
+    specs, apps = [], []
+    sample_s = _secs(res["output"]["timeseries"]) if res["output"].get("timeseries") else 0.1
+    for k, c in enumerate(conns):
+        first = paths.index(c["paths"][0])
+        app = c["app"]
+        stop = duration
+        if app["kind"] == "bulk" and app.get("stop"):
+            stop = min(stop, _secs(app["stop"]))
+        common = {
+            "kind": c["kind"], "t0": t0, "port": 5000 + k, "server_addr": netns.SERVER_ADDR,
+            "path_addr": netns.client_addr(first), "path": paths[first], "start_s": _secs(c["start"]),
+            "size": _size(app["size"]) if app["kind"] == "download" else None, "stop_s": stop,
+            "deadline_s": duration + 5, "cc": c["cc"], "sample_s": sample_s,
+            "path_of": {netns.client_addr(i): n for i, n in enumerate(paths)},
+        }
+        written = sc.data["connections"][k]
+        download = c["direction"] == "download"
+        server = dict(common, role="server", sender=download)
+        client = dict(common, role="client", sender=not download)
+        # Buffers set explicitly are fixed on the socket; otherwise the kernel autotunes.
+        for spec in (server, client):
+            if "sndbuf" in written and spec["sender"]:
+                spec["sndbuf"] = _size(c["sndbuf"])
+            if "rcvbuf" in written and not spec["sender"]:
+                spec["rcvbuf"] = _size(c["rcvbuf"])
+        specs.append((server, client))
+    py = sys.executable
+    for server, _ in specs:
+        p = _popen(_ns_cmd(net.server, py, "-m", "mptcplab.kernel.app", json.dumps(server)))
+        procs.append(p)
+        apps.append(p)
+        _expect_line(p, "listening", "the server application")
+    for _, client in specs:
+        p = _popen(_ns_cmd(net.client, py, "-m", "mptcplab.kernel.app", json.dumps(client)))
+        procs.append(p)
+        apps.append(p)
+    outputs = []
+    for p in apps:
+        try:
+            out, err = p.communicate(timeout=max(10.0, t0 + duration + 60 - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise RuntimeError("a connection's application did not finish in time") from None
+        if p.returncode != 0:
+            last = err.strip().splitlines()[-1] if err.strip() else f"exit code {p.returncode}"
+            raise RuntimeError(f"a connection's application failed: {last}")
+        outputs.append(json.loads(out.strip().splitlines()[-1]))
+    after = {"client": _nstat(net.client), "server": _nstat(net.server)}
+    for cap in captures:
+        cap.send_signal(signal.SIGTERM)
+        cap.communicate(timeout=10)
+    n = len(conns)
+    nstat = {side: {k: after[side].get(k, 0) - before[side].get(k, 0) for k in after[side]} for side in after}
+    return [(outputs[k], outputs[n + k]) for k in range(n)], nstat, t0

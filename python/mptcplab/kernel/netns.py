@@ -128,6 +128,9 @@ class Network:
     n_paths: int
     prefix: str = field(default_factory=lambda: f"mplab-{os.getpid()}-{next(_runs)}-")
     created: list[str] = field(default_factory=list)
+    #: Processes of the run (the emulators), and their final counters once stopped.
+    procs: list[subprocess.Popen[str]] = field(default_factory=list)
+    link_stats: list[dict[str, object]] = field(default_factory=list)
 
     @property
     def client(self) -> str:
