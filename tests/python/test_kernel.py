@@ -38,6 +38,7 @@ def _available() -> str | None:
 
 pytestmark = pytest.mark.skipif(_available() is not None, reason=_available() or "")
 
+KERNEL_SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "kernel"
 PAYLOAD = 1448 / 1500  # payload per 1500-byte IP packet (MSS 1448 with timestamps)
 
 
@@ -177,9 +178,9 @@ def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
 ])
 def test_settings_the_kernel_cannot_honour_are_refused(key: str, value: str, words: str) -> None:
     with pytest.raises(ConfigError) as e:
-        run_linux("kernel-equal-paths", overrides={key: value})
+        run_linux(KERNEL_SCENARIOS / "kernel-equal-paths.toml", overrides={key: value})
     assert key in str(e.value) and words in str(e.value)
-    cli = subprocess.run([sys.executable, "-m", "mptcplab.cli", "run", "kernel-equal-paths", "--backend", "linux",
+    cli = subprocess.run([sys.executable, "-m", "mptcplab.cli", "run", str(KERNEL_SCENARIOS / "kernel-equal-paths.toml"), "--backend", "linux",
                           "--set", f"{key}={value}"], capture_output=True, text=True)
     assert cli.returncode == 2
     assert len(cli.stderr.strip().splitlines()) == 1 and key in cli.stderr
@@ -228,7 +229,7 @@ def test_leftovers_of_a_killed_run_are_removed_by_the_next_run(tmp_path: Path) -
 
 @pytest.mark.parametrize("name", ["kernel-equal-paths", "kernel-heterogeneous", "kernel-rcvbuf-limited"])
 def test_compare_prints_both_backends(name: str, tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "mptcplab.cli", "compare", name, "--runs", "1", "--set", "duration=5s",
+    out = subprocess.run([sys.executable, "-m", "mptcplab.cli", "compare", str(KERNEL_SCENARIOS / f"{name}.toml"), "--runs", "1", "--set", "duration=5s",
                           "--set", "output.warmup=1.5s", "--out", str(tmp_path)], capture_output=True, text=True)
     print(out.stdout)
     assert out.returncode == 0, out.stderr

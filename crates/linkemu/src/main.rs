@@ -123,7 +123,13 @@ fn run(args: Args) -> Result<(), String> {
     let socks: Vec<RawSocket> = socks.into_iter().collect::<Result<_, _>>().map_err(|e| e.to_string())?;
     let mut dirs = [
         Direction { link: Link::new(format!("{}.up", args.path), up, seed), from: 0, to: 1, tx_drops: 0, oversized: 0 },
-        Direction { link: Link::new(format!("{}.down", args.path), down, seed), from: 1, to: 0, tx_drops: 0, oversized: 0 },
+        Direction {
+            link: Link::new(format!("{}.down", args.path), down, seed),
+            from: 1,
+            to: 0,
+            tx_drops: 0,
+            oversized: 0,
+        },
     ];
     // SAFETY: installing async-signal-safe handlers (they only store to an atomic).
     unsafe {

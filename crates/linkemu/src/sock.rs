@@ -41,7 +41,9 @@ impl RawSocket {
         }
         let proto = ETH_P_ALL.to_be();
         let raw = check(
-            unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, proto as i32) },
+            unsafe {
+                libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, proto as i32)
+            },
             "socket(AF_PACKET)",
         )?;
         // SAFETY: `raw` is a new descriptor nobody else owns.

@@ -346,7 +346,7 @@ impl<P: WireLen> Link<P> {
     /// Completes transmissions and hands over every packet that has reached the far end.
     pub fn advance(&mut self, now: Time, out: &mut Vec<P>) {
         while let Mode::Codel { in_tx, .. } = &mut self.mode {
-            if !in_tx.as_ref().is_some_and(|(end, _, _)| *end <= now) {
+            if in_tx.as_ref().is_none_or(|(end, _, _)| *end > now) {
                 break;
             }
             let (end, pkt, lost) = in_tx.take().expect("checked above");
@@ -380,7 +380,9 @@ impl<P: WireLen> Link<P> {
     pub fn in_flight(&self) -> u64 {
         let held = match &self.mode {
             Mode::Fifo { .. } => 0,
-            Mode::Codel { queue, in_tx, .. } => queue.len() as u64 + u64::from(in_tx.as_ref().is_some_and(|(_, _, lost)| !lost)),
+            Mode::Codel { queue, in_tx, .. } => {
+                queue.len() as u64 + u64::from(in_tx.as_ref().is_some_and(|(_, _, lost)| !lost))
+            }
         };
         self.pipe.len() as u64 + held
     }
