@@ -10,8 +10,9 @@
 //! next instant a link hands a frame over; offer received frames to the link of their
 //! direction stamped with their arrival time; send every frame the links deliver.
 //!
-//! Deviations from the simulator: a frame is handed over at the first wake-up at or after its
-//! arrival time (scheduling latency of tens of microseconds); the rate is charged on the IP
+//! Deviations from the simulator: a frame is handed over at the first check at or after its
+//! arrival time (the loop sleeps until 200 µs before a deadline, then polls, so the lateness
+//! is a few microseconds); the rate is charged on the IP
 //! packet (the frame without its 14-byte Ethernet header), as the simulator charges its
 //! `wire_len`. Offloads (GRO/GSO/TSO) must be off on every interface so that frames are
 //! real, MTU-sized packets; a frame larger than the receive buffer is counted and dropped.
@@ -24,7 +25,6 @@ mod sock;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 use mptcplab_core::net::link::{Link, WireLen};
 use mptcplab_core::units::Time;
@@ -37,11 +37,21 @@ struct Frame(Vec<u8>);
 const ETH_HEADER: u32 = 14;
 /// Largest frame read (jumbo frames are not expected: offloads are off).
 const MAX_FRAME: usize = 65536;
+/// How long before a deadline the loop stops sleeping and polls (ns).
+const SPIN_NS: u64 = 200_000;
 
 impl WireLen for Frame {
     fn wire_len(&self) -> u32 {
         (self.0.len() as u32).saturating_sub(ETH_HEADER)
     }
+}
+
+/// A clock's reading in nanoseconds.
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is valid for the call.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -90,6 +100,8 @@ struct Direction {
     /// Frames the outgoing socket had no room for, and frames too large to read whole.
     tx_drops: u64,
     oversized: u64,
+    /// Time of the last frame offered (offers never go back in time).
+    last_offer: Time,
 }
 
 fn stats_json(d: &Direction, end: Time) -> serde_json::Value {
@@ -122,13 +134,21 @@ fn run(args: Args) -> Result<(), String> {
     let socks = [RawSocket::open(&args.client_if, 8 << 20), RawSocket::open(&args.server_if, 8 << 20)];
     let socks: Vec<RawSocket> = socks.into_iter().collect::<Result<_, _>>().map_err(|e| e.to_string())?;
     let mut dirs = [
-        Direction { link: Link::new(format!("{}.up", args.path), up, seed), from: 0, to: 1, tx_drops: 0, oversized: 0 },
+        Direction {
+            link: Link::new(format!("{}.up", args.path), up, seed),
+            from: 0,
+            to: 1,
+            tx_drops: 0,
+            oversized: 0,
+            last_offer: Time::ZERO,
+        },
         Direction {
             link: Link::new(format!("{}.down", args.path), down, seed),
             from: 1,
             to: 0,
             tx_drops: 0,
             oversized: 0,
+            last_offer: Time::ZERO,
         },
     ];
     // SAFETY: installing async-signal-safe handlers (they only store to an atomic).
@@ -138,8 +158,8 @@ fn run(args: Args) -> Result<(), String> {
         // Wake up within a microsecond of the requested instant, not the default 50 µs.
         libc::prctl(libc::PR_SET_TIMERSLACK, 1u64);
     }
-    let start = Instant::now();
-    let now = || Time(start.elapsed().as_nanos() as u64);
+    let start = clock_ns(libc::CLOCK_MONOTONIC);
+    let now = || Time(clock_ns(libc::CLOCK_MONOTONIC) - start);
     println!("ready");
     std::io::stdout().flush().map_err(|e| e.to_string())?;
 
@@ -150,22 +170,32 @@ fn run(args: Args) -> Result<(), String> {
     while !STOP.load(Ordering::Relaxed) {
         let t = now();
         let wake = dirs.iter().filter_map(|d| d.link.next_wake()).min();
-        // Wake at least every 100 ms so a signal is never missed for long.
+        // Wake at least every 100 ms so a signal is never missed for long. The last SPIN_NS
+        // before a deadline are polled without sleeping: a sleeping thread wakes up late by
+        // up to a few hundred microseconds on a loaded or virtualised host.
         let wait_ns = wake.map_or(100_000_000, |w| w.0.saturating_sub(t.0).min(100_000_000));
+        let wait_ns = if wait_ns > SPIN_NS { wait_ns - SPIN_NS } else { 0 };
         let ts = libc::timespec { tv_sec: (wait_ns / 1_000_000_000) as i64, tv_nsec: (wait_ns % 1_000_000_000) as i64 };
         // SAFETY: `pfds` and `ts` are valid for the call.
         let rc = unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as u64, &ts, std::ptr::null()) };
         if rc < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
             return Err(format!("ppoll: {}", std::io::Error::last_os_error()));
         }
+        // Frames are offered at the kernel's receive time (mapped from the realtime to the
+        // monotonic clock), never earlier than a frame already offered, never in the future.
+        let t = now();
+        let real_to_mono = clock_ns(libc::CLOCK_REALTIME) as i128 - (t.0 + start) as i128;
         for d in dirs.iter_mut() {
             let from = &socks[d.from];
-            while let Some(n) = from.recv(&mut buf).map_err(|e| format!("recv on {}: {e}", from.ifname))? {
+            while let Some((n, stamp)) = from.recv(&mut buf).map_err(|e| format!("recv on {}: {e}", from.ifname))? {
                 if n > buf.len() {
                     d.oversized += 1;
                     continue;
                 }
-                d.link.offer(now(), Frame(buf[..n].to_vec()));
+                let at = stamp.map_or(t.0, |r| (r as i128 - real_to_mono - start as i128).clamp(0, t.0 as i128) as u64);
+                let at = Time(at.max(d.last_offer.0));
+                d.last_offer = at;
+                d.link.offer(at, Frame(buf[..n].to_vec()));
             }
         }
         let t = now();

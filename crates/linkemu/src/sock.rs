@@ -51,6 +51,9 @@ impl RawSocket {
         set_int(raw, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1, "PACKET_IGNORE_OUTGOING")?;
         set_int(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, buf_bytes, "SO_RCVBUFFORCE")?;
         set_int(raw, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, buf_bytes, "SO_SNDBUFFORCE")?;
+        // The kernel's receive time of each frame, so that the emulator's own wake-up latency
+        // does not add to the emulated delay.
+        set_int(raw, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1, "SO_TIMESTAMPNS")?;
         // SAFETY: sockaddr_ll is plain data; zeroed is a valid initial value.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         sll.sll_family = libc::AF_PACKET as u16;
@@ -63,10 +66,19 @@ impl RawSocket {
         Ok(RawSocket { fd, ifname: ifname.to_string() })
     }
 
-    /// Receives one frame into `buf`; `None` when nothing is waiting.
-    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        // SAFETY: `buf` is valid for `buf.len()` bytes.
-        let n = unsafe { libc::recv(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_TRUNC) };
+    /// Receives one frame into `buf`: its length and the kernel's receive time (realtime
+    /// clock, ns); `None` when nothing is waiting.
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<(usize, Option<u64>)>> {
+        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+        let mut control = [0u64; 8];
+        // SAFETY: msghdr is plain data; zeroed is a valid initial value.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control);
+        // SAFETY: every pointer in `msg` is valid for the lengths given.
+        let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, libc::MSG_TRUNC) };
         if n < 0 {
             let e = io::Error::last_os_error();
             return match e.kind() {
@@ -74,7 +86,19 @@ impl RawSocket {
                 _ => Err(e),
             };
         }
-        Ok(Some(n as usize))
+        let mut stamp = None;
+        // SAFETY: the CMSG macros walk the control buffer the kernel filled in.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                    stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        Ok(Some((n as usize, stamp)))
     }
 
     /// Sends one frame; false if the kernel had no room for it (the frame is lost).
