@@ -174,7 +174,7 @@ fn run(args: Args) -> Result<(), String> {
         // before a deadline are polled without sleeping: a sleeping thread wakes up late by
         // up to a few hundred microseconds on a loaded or virtualised host.
         let wait_ns = wake.map_or(100_000_000, |w| w.0.saturating_sub(t.0).min(100_000_000));
-        let wait_ns = if wait_ns > SPIN_NS { wait_ns - SPIN_NS } else { 0 };
+        let wait_ns = wait_ns.saturating_sub(SPIN_NS);
         let ts = libc::timespec { tv_sec: (wait_ns / 1_000_000_000) as i64, tv_nsec: (wait_ns % 1_000_000_000) as i64 };
         // SAFETY: `pfds` and `ts` are valid for the call.
         let rc = unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as u64, &ts, std::ptr::null()) };
