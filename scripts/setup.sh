@@ -31,10 +31,17 @@ if [ "${MPTCPLAB_SETUP_TEST_TOOLS:-0}" = 1 ]; then
     command -v chromium >/dev/null 2>&1 || apt_needed+=(chromium)
     command -v tshark >/dev/null 2>&1 || apt_needed+=(tshark)
 fi
+# The Linux backend (run --backend linux) drives namespaces with iproute2 (ip, nstat), turns
+# NIC offloads off with ethtool, and captures with tcpdump (--pcap).
+command -v ip >/dev/null 2>&1 || apt_needed+=(iproute2)
+command -v nstat >/dev/null 2>&1 || apt_needed+=(iproute2)
+command -v ethtool >/dev/null 2>&1 || apt_needed+=(ethtool)
+command -v tcpdump >/dev/null 2>&1 || apt_needed+=(tcpdump)
 if [ ${#apt_needed[@]} -gt 0 ]; then
     echo "setup: installing ${apt_needed[*]} with apt-get"
     apt-get update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${apt_needed[@]}"
+    # shellcheck disable=SC2046
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(printf '%s\n' "${apt_needed[@]}" | sort -u)
 fi
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     echo "error: $PYTHON is $("$PYTHON" --version 2>&1); mptcplab needs Python >= 3.11 (set PYTHON=...)" >&2
@@ -57,3 +64,7 @@ if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp" ] || ! .venv/bin/python -c '
 else
     echo "setup: mptcplab is up to date in .venv"
 fi
+
+# The real-time link emulator of the Linux backend (target/release/mptcplab-linkemu).
+echo "setup: building the link emulator"
+cargo build --quiet --release --locked -p mptcplab-linkemu

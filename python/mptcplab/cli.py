@@ -64,7 +64,11 @@ def _print_tables(summary: dict[str, Any]) -> None:
         return t
 
     head = f"{summary.get('scenario') or 'scenario'}: seed {summary['seed']}, simulated {summary['end_s']:.3f} s"
-    console.print(f"[bold]{head}[/bold] ({summary['events']} events, {summary['data_packets']} data packets)")
+    tail = f"({summary['events']} events, {summary['data_packets']} data packets)"
+    if summary.get("backend") == "linux":
+        head = f"{summary.get('scenario') or 'scenario'}: Linux {summary['kernel']}, ran {summary['end_s']:.3f} s"
+        tail = f"({summary['data_packets']} data packets)"
+    console.print(f"[bold]{head}[/bold] {tail}")
     t = table("connections", ("name", "kind", "cc", "goodput (Mbit/s)", "delivered (MB)", "download time (s)", "reinjected (KB)"), 3)
     for c in summary["connections"]:
         t.add_row(
@@ -101,9 +105,12 @@ def _print_tables(summary: dict[str, Any]) -> None:
 @click.option("--pcap-per", type=click.Choice(["host", "interface", "link"]), default="host", show_default=True,
               help="One capture per host (all its interfaces), per host interface, or per link.")
 @click.option("--snaplen", type=click.IntRange(54), help="Bytes kept per captured packet (headers always whole).")
+@click.option("--backend", type=click.Choice(["sim", "linux"]), default="sim", show_default=True,
+              help="sim: the simulator; linux: this machine's MPTCP stack in namespaces of its own, "
+              "through emulated links, in real time (root).")
 def run(
     scenario: str, overrides: tuple[str, ...], seed: int | None, out: str | None, as_json: bool,
-    pcap_dir: str | None, pcap_per: str, snaplen: int | None,
+    pcap_dir: str | None, pcap_per: str, snaplen: int | None, backend: str,
 ) -> None:
     """Run SCENARIO (a file or a bundled name) and print a summary per connection, subflow and link."""
     import os
@@ -111,6 +118,20 @@ def run(
     from pathlib import Path
 
     from mptcplab.runner import run as run_scenario
+
+    if backend == "linux":
+        from mptcplab.kernel.backend import run_linux
+
+        result = run_linux(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir)
+        if out:
+            result.to_dir(out)
+        if as_json:
+            click.echo(json.dumps(result.summary, indent=2))
+        else:
+            _print_tables(result.summary)
+            if out:
+                click.echo(f"wrote {out}/")
+        return
 
     sets = list(overrides)
     tmp = None
@@ -161,7 +182,9 @@ def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
 @click.option("--repeat", type=click.IntRange(1), default=1, show_default=True, help="Runs per grid point, each with its own derived seed.")
 @click.option("--jobs", type=click.IntRange(1), default=1, show_default=True, help="Parallel worker processes.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Sweep directory (created, or resumed).")
-def sweep(scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], repeat: int, jobs: int, out: str) -> None:
+@click.option("--backend", type=click.Choice(["sim", "linux"]), default="sim", show_default=True,
+              help="linux: run every point on the kernel, one at a time.")
+def sweep(scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], repeat: int, jobs: int, out: str, backend: str) -> None:
     """Run SCENARIO over a grid of parameter values, in parallel, resumably."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -190,7 +213,7 @@ def sweep(scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], re
                 bar.update(task, completed=done)
 
         try:
-            df = run_sweep(base, grid, repeat=repeat, jobs=jobs, out=out, progress=progress)
+            df = run_sweep(base, grid, repeat=repeat, jobs=jobs, out=out, progress=progress, backend=backend)
         except SweepInterrupted as e:
             bar.stop()
             click.echo(f"interrupted: {e.done} of {e.total} runs finished and kept in {out}/; "
@@ -201,6 +224,40 @@ def sweep(scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], re
             click.echo(f"error: {e} (finished runs are kept in {out}/)", err=True)
             sys.exit(1)
     click.echo(f"{len(df)} runs: wrote {out}/results.parquet and {out}/results.csv")
+
+
+@cli.command(epilog="Writes with --out: compare.json (both backends' summaries), compare.csv, compare.png.")
+@click.argument("scenario")
+@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help=SET_HELP)
+@click.option("--runs", type=click.IntRange(1), default=3, show_default=True, help="Runs per backend.")
+@click.option("--out", type=click.Path(file_okay=False), help="Write the comparison here.")
+def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | None) -> None:
+    """Run SCENARIO on the simulator (default scheduler, the kernel's congestion control) and on
+    the Linux kernel, RUNS times each, and print medians, ranges and relative differences."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from mptcplab.kernel.compare import compare as run_compare
+
+    def progress(backend: str, k: int) -> None:
+        click.echo(f"{backend}: run {k + 1} of {runs}", err=True)
+
+    res = run_compare(scenario, runs=runs, overrides=list(overrides), out=out, progress=progress)
+    t = Table(title=f"{res['scenario']}: simulator vs Linux, {runs} runs each (median \\[min, max])",
+              title_justify="left", box=box.SIMPLE_HEAD)
+    for col in ("metric", "simulator", "linux", "difference"):
+        t.add_column(col, justify="left" if col == "metric" else "right")
+
+    def cell(s: dict[str, float] | None) -> str:
+        return "-" if not s else f"{s['median']:.3f} \\[{s['min']:.3f}, {s['max']:.3f}]"
+
+    for r in res["rows"]:
+        diff = "-" if r["rel_diff"] is None else f"{100 * r['rel_diff']:+.1f}%"
+        t.add_row(r["metric"], cell(r["sim"]), cell(r["linux"]), diff)
+    Console(width=max(Console().width, 110)).print(t)
+    if out:
+        click.echo(f"wrote {out}/compare.csv, compare.json, compare.png")
 
 
 @cli.command()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mptcplab import _core
-from mptcplab.errors import config_error
+from mptcplab.errors import ConfigError, config_error
 from mptcplab.results import flat_metrics
 from mptcplab.scenario import Scenario, load_scenario, parse_value
 
@@ -182,12 +182,18 @@ class RunFailed(RuntimeError):
     """The engine failed on one run (a bug, not a user error)."""
 
 
-def _run_task(task: _Task) -> dict[str, Any]:
-    """Runs one grid point in a worker; returns the stored record."""
+def _run_task(task: _Task, backend: str = "sim") -> dict[str, Any]:
+    """Runs one grid point in a worker (or, for the Linux backend, in this process);
+    returns the stored record."""
     t0 = time.perf_counter()
     try:
-        summary_json, *_ = _core.run(task.scenario_json, task.seed)
-    except (KeyboardInterrupt, SystemExit):
+        if backend == "linux":
+            from mptcplab.kernel.backend import run_linux
+
+            summary_json = run_linux(json.loads(task.scenario_json), seed=task.seed).summary_json
+        else:
+            summary_json, *_ = _core.run(task.scenario_json, task.seed)
+    except (KeyboardInterrupt, SystemExit, ConfigError):
         raise
     except BaseException as e:  # an engine panic arrives as a BaseException; keep it picklable
         raise RunFailed(f"run {task.key} ({task.params}, seed {task.seed}) failed: {e}") from None
@@ -267,6 +273,7 @@ def sweep(
     jobs: int = 1,
     out: str | Path | None = None,
     progress: ProgressFn | None = None,
+    backend: str = "sim",
 ) -> pd.DataFrame:
     """Runs every combination of ``grid`` (key path → list of values) ``repeat`` times.
 
@@ -277,6 +284,8 @@ def sweep(
     are written there. ``jobs`` worker processes run in parallel. ``progress(done, total)``
     is called as runs finish. Raises :class:`SweepInterrupted` on Ctrl-C (finished runs
     kept) and :class:`ConfigError` for a bad grid, before anything is written.
+    ``backend="linux"`` runs each point on the kernel (see :mod:`mptcplab.kernel`), one at a
+    time whatever ``jobs`` says, since runs share the machine's real time.
     """
     if repeat < 1:
         raise config_error("--repeat", f"{repeat} must be >= 1")
@@ -293,7 +302,7 @@ def sweep(
         ):
             raise config_error("", "exists and is not an mptcplab sweep directory; refusing to write into it", str(out_dir))
         (out_dir / "runs").mkdir(parents=True, exist_ok=True)
-        spec = {"kind": "sweep", "source": base.source, "grid": dict(grid), "repeat": repeat, "parameters": keys}
+        spec = {"kind": "sweep", "backend": backend, "source": base.source, "grid": dict(grid), "repeat": repeat, "parameters": keys}
         _write_atomic(out_dir / "sweep.json", json.dumps(spec, indent=2, default=str) + "\n")
         for t in tasks:
             f = out_dir / "runs" / f"{t.key}.json"
@@ -325,9 +334,14 @@ def sweep(
         return _table(recs, keys)
 
     try:
-        if jobs == 1 or len(todo) <= 1:
+        if backend == "linux":
+            from mptcplab.kernel.support import check_supported
+
             for t in todo:
-                finish(_run_task(t))
+                check_supported(load_scenario(json.loads(t.scenario_json)))
+        if jobs == 1 or len(todo) <= 1 or backend == "linux":
+            for t in todo:
+                finish(_run_task(t, backend))
         else:
             import multiprocessing
 

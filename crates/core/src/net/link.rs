@@ -29,6 +29,21 @@ use crate::net::service::Service;
 use crate::rng::Rng;
 use crate::units::{Dur, Time};
 
+/// What a link needs to know about the items it carries: their size on the wire.
+///
+/// The simulator's links carry [`Packet`]s; the real-time emulator's carry raw frames.
+pub trait WireLen {
+    /// Bytes charged on the link's rate (the IP packet: headers and payload).
+    fn wire_len(&self) -> u32;
+}
+
+impl WireLen for Packet {
+    #[inline]
+    fn wire_len(&self) -> u32 {
+        self.wire_len
+    }
+}
+
 /// Per-link counters.
 #[derive(Clone, Debug, Default)]
 pub struct LinkStats {
@@ -55,7 +70,7 @@ pub enum Offer {
 }
 
 #[allow(clippy::large_enum_variant)] // one per link; boxing would add a pointer chase per packet
-enum Mode {
+enum Mode<P> {
     Fifo {
         waiting: VecDeque<(Time, u32)>,
         waiting_bytes: u64,
@@ -63,42 +78,42 @@ enum Mode {
     Codel {
         codel: Codel,
         /// (enqueue time, ordinal on the link, packet).
-        queue: VecDeque<(Time, u64, Packet)>,
+        queue: VecDeque<(Time, u64, P)>,
         bytes: u64,
         /// The packet being serialised: (end, packet, lost on the wire).
-        in_tx: Option<(Time, Packet, bool)>,
+        in_tx: Option<(Time, P, bool)>,
         limit: QueueLimit,
     },
 }
 
 /// A packet in a reordering pipe, ordered by (arrival time, sending order).
-struct Timed(Time, u64, Packet);
+struct Timed<P>(Time, u64, P);
 
-impl PartialEq for Timed {
+impl<P> PartialEq for Timed<P> {
     fn eq(&self, o: &Self) -> bool {
         (self.0, self.1) == (o.0, o.1)
     }
 }
-impl Eq for Timed {}
-impl PartialOrd for Timed {
+impl<P> Eq for Timed<P> {}
+impl<P> PartialOrd for Timed<P> {
     fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
 }
-impl Ord for Timed {
+impl<P> Ord for Timed<P> {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
         (self.0, self.1).cmp(&(o.0, o.1))
     }
 }
 
 /// Packets in propagation, by arrival time (ties in sending order).
-enum Pipe {
-    Fifo(VecDeque<(Time, Packet)>),
-    Reorder(BinaryHeap<Reverse<Timed>>, u64),
+enum Pipe<P> {
+    Fifo(VecDeque<(Time, P)>),
+    Reorder(BinaryHeap<Reverse<Timed<P>>>, u64),
 }
 
-impl Pipe {
-    fn push(&mut self, t: Time, p: Packet) {
+impl<P> Pipe<P> {
+    fn push(&mut self, t: Time, p: P) {
         match self {
             Pipe::Fifo(q) => q.push_back((t, p)),
             Pipe::Reorder(h, n) => {
@@ -113,7 +128,7 @@ impl Pipe {
             Pipe::Reorder(h, _) => h.peek().map(|e| e.0 .0),
         }
     }
-    fn pop(&mut self) -> Option<Packet> {
+    fn pop(&mut self) -> Option<P> {
         match self {
             Pipe::Fifo(q) => q.pop_front().map(|e| e.1),
             Pipe::Reorder(h, _) => h.pop().map(|e| e.0 .2),
@@ -147,14 +162,15 @@ impl<T: Copy> Steps<T> {
     }
 }
 
-pub struct Link {
+/// A unidirectional link carrying items of type `P` (the simulator's [`Packet`] by default).
+pub struct Link<P = Packet> {
     pub name: String,
     pub params: LinkParams,
     service: Service,
     /// When the transmitter finishes the last packet accepted (FIFO mode).
     free_at: Time,
-    mode: Mode,
-    pipe: Pipe,
+    mode: Mode<P>,
+    pipe: Pipe<P>,
     loss: LossModel,
     delay: Steps<Dur>,
     loss_rate: Steps<f64>,
@@ -163,8 +179,8 @@ pub struct Link {
     pub stats: LinkStats,
 }
 
-impl Link {
-    pub fn new(name: String, params: LinkParams, seed: u64) -> Link {
+impl<P: WireLen> Link<P> {
+    pub fn new(name: String, params: LinkParams, seed: u64) -> Link<P> {
         let loss =
             LossModel::new(Rng::stream(seed, &format!("link:{name}:loss")), params.loss_burst, params.drop.clone());
         let jitter_rng = Rng::stream(seed, &format!("link:{name}:jitter"));
@@ -246,7 +262,7 @@ impl Link {
     }
 
     /// Offers a packet to the link at `now`.
-    pub fn offer(&mut self, now: Time, pkt: Packet) -> Offer {
+    pub fn offer(&mut self, now: Time, pkt: P) -> Offer {
         self.stats.arrived += 1;
         let ordinal = self.stats.arrived;
         match self.mode {
@@ -254,13 +270,14 @@ impl Link {
             Mode::Codel { .. } => {
                 let Mode::Codel { queue, bytes, limit, .. } = &self.mode else { unreachable!() };
                 let (n, b, limit) = (queue.len() as u64, *bytes, *limit);
-                if !self.fits(limit, n, b, pkt.wire_len, Dur::ZERO, now) {
+                if !self.fits(limit, n, b, pkt.wire_len(), Dur::ZERO, now) {
                     self.stats.queue_drops += 1;
                     return Offer::QueueDrop;
                 }
+                let len = pkt.wire_len();
                 let Mode::Codel { queue, bytes, .. } = &mut self.mode else { unreachable!() };
                 queue.push_back((now, ordinal, pkt));
-                *bytes += pkt.wire_len as u64;
+                *bytes += len as u64;
                 self.stats.max_queue_packets = self.stats.max_queue_packets.max(queue.len() as u64);
                 self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(*bytes);
                 self.start_next(now);
@@ -269,22 +286,22 @@ impl Link {
         }
     }
 
-    fn offer_fifo(&mut self, now: Time, pkt: Packet, ordinal: u64) -> Offer {
+    fn offer_fifo(&mut self, now: Time, pkt: P, ordinal: u64) -> Offer {
         let start = self.free_at.max(now);
         let Mode::Fifo { waiting, waiting_bytes } = &mut self.mode else { unreachable!() };
         prune(waiting, waiting_bytes, now);
         let (n, b) = (waiting.len() as u64, *waiting_bytes);
-        if start > now && !self.fits(self.params.queue, n, b, pkt.wire_len, start.since(now), now) {
+        if start > now && !self.fits(self.params.queue, n, b, pkt.wire_len(), start.since(now), now) {
             self.stats.queue_drops += 1;
             return Offer::QueueDrop;
         }
-        let end = self.service.finish(start, pkt.wire_len as u64);
+        let end = self.service.finish(start, pkt.wire_len() as u64);
         self.free_at = end;
         self.stats.busy_ns += end.since(start).0;
         if start > now {
             let Mode::Fifo { waiting, waiting_bytes } = &mut self.mode else { unreachable!() };
-            waiting.push_back((start, pkt.wire_len));
-            *waiting_bytes += pkt.wire_len as u64;
+            waiting.push_back((start, pkt.wire_len()));
+            *waiting_bytes += pkt.wire_len() as u64;
             self.stats.max_queue_packets = self.stats.max_queue_packets.max(waiting.len() as u64);
             self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(*waiting_bytes);
         }
@@ -308,7 +325,7 @@ impl Link {
                 codel.on_empty();
                 return;
             };
-            *bytes -= pkt.wire_len as u64;
+            *bytes -= pkt.wire_len() as u64;
             if codel.on_dequeue(now, now.since(enq), *bytes) == Verdict::Drop {
                 self.stats.aqm_drops += 1;
                 continue;
@@ -317,7 +334,7 @@ impl Link {
             if lost {
                 self.stats.loss_drops += 1;
             }
-            let end = self.service.finish(now, pkt.wire_len as u64);
+            let end = self.service.finish(now, pkt.wire_len() as u64);
             self.stats.busy_ns += end.since(now).0;
             self.free_at = end;
             let Mode::Codel { in_tx, .. } = &mut self.mode else { unreachable!() };
@@ -327,10 +344,12 @@ impl Link {
     }
 
     /// Completes transmissions and hands over every packet that has reached the far end.
-    pub fn advance(&mut self, now: Time, out: &mut Vec<Packet>) {
+    pub fn advance(&mut self, now: Time, out: &mut Vec<P>) {
         while let Mode::Codel { in_tx, .. } = &mut self.mode {
-            let Some((end, pkt, lost)) = in_tx.filter(|(end, _, _)| *end <= now) else { break };
-            *in_tx = None;
+            if in_tx.as_ref().is_none_or(|(end, _, _)| *end > now) {
+                break;
+            }
+            let (end, pkt, lost) = in_tx.take().expect("checked above");
             if !lost {
                 let t = self.arrival(end);
                 self.pipe.push(t, pkt);
@@ -340,7 +359,7 @@ impl Link {
         while self.pipe.head().is_some_and(|t| t <= now) {
             let p = self.pipe.pop().expect("head exists");
             self.stats.delivered += 1;
-            self.stats.delivered_bytes += p.wire_len as u64;
+            self.stats.delivered_bytes += p.wire_len() as u64;
             out.push(p);
         }
     }
@@ -361,7 +380,9 @@ impl Link {
     pub fn in_flight(&self) -> u64 {
         let held = match &self.mode {
             Mode::Fifo { .. } => 0,
-            Mode::Codel { queue, in_tx, .. } => queue.len() as u64 + u64::from(in_tx.is_some_and(|(_, _, lost)| !lost)),
+            Mode::Codel { queue, in_tx, .. } => {
+                queue.len() as u64 + u64::from(in_tx.as_ref().is_some_and(|(_, _, lost)| !lost))
+            }
         };
         self.pipe.len() as u64 + held
     }

@@ -1,0 +1,229 @@
+//! `mptcplab-linkemu`: a real-time link emulator for one path of a scenario.
+//!
+//! It forwards Ethernet frames between two interfaces (the client side and the server side
+//! of the path, usually veth ends in a namespace of their own) through the engine's sans-IO
+//! link model (`mptcplab_core::net::link::Link`): the same rate or capacity trace, queue
+//! limit, AQM, loss model, delay, jitter and schedule as a simulator run. Time is
+//! nanoseconds of the monotonic clock since the emulator started.
+//!
+//! The loop: wait (`ppoll`, nanosecond timeout) for a frame on either interface or for the
+//! next instant a link hands a frame over; offer received frames to the link of their
+//! direction stamped with their arrival time; send every frame the links deliver.
+//!
+//! Deviations from the simulator: a frame is handed over at the first check at or after its
+//! arrival time (the loop sleeps until 200 µs before a deadline, then polls, so the lateness
+//! is a few microseconds); the rate is charged on the IP
+//! packet (the frame without its 14-byte Ethernet header), as the simulator charges its
+//! `wire_len`. Offloads (GRO/GSO/TSO) must be off on every interface so that frames are
+//! real, MTU-sized packets; a frame larger than the receive buffer is counted and dropped.
+//!
+//! Usage: `mptcplab-linkemu --scenario FILE.json --path NAME --client-if IF --server-if IF
+//! [--seed N]`. It prints `ready` once both interfaces are open, and on SIGTERM or SIGINT one
+//! JSON line with each direction's counters, then exits.
+
+mod sock;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mptcplab_core::net::link::{Link, WireLen};
+use mptcplab_core::units::Time;
+use mptcplab_core::Scenario;
+use sock::RawSocket;
+
+/// An Ethernet frame as received.
+struct Frame(Vec<u8>);
+
+const ETH_HEADER: u32 = 14;
+/// Largest frame read (jumbo frames are not expected: offloads are off).
+const MAX_FRAME: usize = 65536;
+/// How long before a deadline the loop stops sleeping and polls (ns).
+const SPIN_NS: u64 = 200_000;
+
+impl WireLen for Frame {
+    fn wire_len(&self) -> u32 {
+        (self.0.len() as u32).saturating_sub(ETH_HEADER)
+    }
+}
+
+/// A clock's reading in nanoseconds.
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is valid for the call.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+struct Args {
+    scenario: String,
+    path: String,
+    client_if: String,
+    server_if: String,
+    seed: Option<u64>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut it = std::env::args().skip(1);
+    let (mut scenario, mut path, mut client_if, mut server_if, mut seed) = (None, None, None, None, None);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--scenario" => scenario = Some(value()?),
+            "--path" => path = Some(value()?),
+            "--client-if" => client_if = Some(value()?),
+            "--server-if" => server_if = Some(value()?),
+            "--seed" => seed = Some(value()?.parse::<u64>().map_err(|e| format!("--seed: {e}"))?),
+            _ => return Err(format!("unknown argument {flag}")),
+        }
+    }
+    let need = |v: Option<String>, name: &str| v.ok_or_else(|| format!("{name} is required"));
+    Ok(Args {
+        scenario: need(scenario, "--scenario")?,
+        path: need(path, "--path")?,
+        client_if: need(client_if, "--client-if")?,
+        server_if: need(server_if, "--server-if")?,
+        seed,
+    })
+}
+
+/// One direction: frames read on `from` cross `link` and leave on `to`.
+struct Direction {
+    link: Link<Frame>,
+    from: usize,
+    to: usize,
+    /// Frames the outgoing socket had no room for, and frames too large to read whole.
+    tx_drops: u64,
+    oversized: u64,
+    /// Time of the last frame offered (offers never go back in time).
+    last_offer: Time,
+}
+
+fn stats_json(d: &Direction, end: Time) -> serde_json::Value {
+    let s = &d.link.stats;
+    serde_json::json!({
+        "name": d.link.name,
+        "arrived_packets": s.arrived,
+        "delivered_packets": s.delivered,
+        "delivered_bytes": s.delivered_bytes,
+        "queue_drops": s.queue_drops,
+        "aqm_drops": s.aqm_drops,
+        "loss_drops": s.loss_drops,
+        "max_queue_packets": s.max_queue_packets,
+        "max_queue_bytes": s.max_queue_bytes,
+        "utilisation": d.link.utilisation(end),
+        "tx_drops": d.tx_drops,
+        "oversized": d.oversized,
+        "end_s": end.secs_f64(),
+        "rate_bps": d.link.params.nominal_rate.bps(),
+        "delay_s": d.link.params.delay.secs_f64(),
+    })
+}
+
+fn run(args: Args) -> Result<(), String> {
+    let text = std::fs::read_to_string(&args.scenario).map_err(|e| format!("{}: {e}", args.scenario))?;
+    let sc = Scenario::from_json_str(&text).map_err(|e| format!("{}: {}: {}", args.scenario, e.path, e.message))?;
+    let i = sc.path_index(&args.path).ok_or_else(|| format!("the scenario has no path named {}", args.path))?;
+    let seed = args.seed.unwrap_or(sc.seed);
+    let [up, down] = sc.links_of(i);
+    let socks = [RawSocket::open(&args.client_if, 8 << 20), RawSocket::open(&args.server_if, 8 << 20)];
+    let socks: Vec<RawSocket> = socks.into_iter().collect::<Result<_, _>>().map_err(|e| e.to_string())?;
+    let mut dirs = [
+        Direction {
+            link: Link::new(format!("{}.up", args.path), up, seed),
+            from: 0,
+            to: 1,
+            tx_drops: 0,
+            oversized: 0,
+            last_offer: Time::ZERO,
+        },
+        Direction {
+            link: Link::new(format!("{}.down", args.path), down, seed),
+            from: 1,
+            to: 0,
+            tx_drops: 0,
+            oversized: 0,
+            last_offer: Time::ZERO,
+        },
+    ];
+    // SAFETY: installing async-signal-safe handlers (they only store to an atomic).
+    unsafe {
+        libc::signal(libc::SIGTERM, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        // Wake up within a microsecond of the requested instant, not the default 50 µs.
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1u64);
+    }
+    let start = clock_ns(libc::CLOCK_MONOTONIC);
+    let now = || Time(clock_ns(libc::CLOCK_MONOTONIC) - start);
+    println!("ready");
+    std::io::stdout().flush().map_err(|e| e.to_string())?;
+
+    let mut buf = vec![0u8; MAX_FRAME];
+    let mut out = Vec::new();
+    let mut pfds: Vec<libc::pollfd> =
+        socks.iter().map(|s| libc::pollfd { fd: s.raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+    while !STOP.load(Ordering::Relaxed) {
+        let t = now();
+        let wake = dirs.iter().filter_map(|d| d.link.next_wake()).min();
+        // Wake at least every 100 ms so a signal is never missed for long. The last SPIN_NS
+        // before a deadline are polled without sleeping: a sleeping thread wakes up late by
+        // up to a few hundred microseconds on a loaded or virtualised host.
+        let wait_ns = wake.map_or(100_000_000, |w| w.0.saturating_sub(t.0).min(100_000_000));
+        let wait_ns = wait_ns.saturating_sub(SPIN_NS);
+        let ts = libc::timespec { tv_sec: (wait_ns / 1_000_000_000) as i64, tv_nsec: (wait_ns % 1_000_000_000) as i64 };
+        // SAFETY: `pfds` and `ts` are valid for the call.
+        let rc = unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as u64, &ts, std::ptr::null()) };
+        if rc < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return Err(format!("ppoll: {}", std::io::Error::last_os_error()));
+        }
+        // Frames are offered at the kernel's receive time (mapped from the realtime to the
+        // monotonic clock), never earlier than a frame already offered, never in the future.
+        let t = now();
+        let real_to_mono = clock_ns(libc::CLOCK_REALTIME) as i128 - (t.0 + start) as i128;
+        for d in dirs.iter_mut() {
+            let from = &socks[d.from];
+            while let Some((n, stamp)) = from.recv(&mut buf).map_err(|e| format!("recv on {}: {e}", from.ifname))? {
+                if n > buf.len() {
+                    d.oversized += 1;
+                    continue;
+                }
+                let at = stamp.map_or(t.0, |r| (r as i128 - real_to_mono - start as i128).clamp(0, t.0 as i128) as u64);
+                let at = Time(at.max(d.last_offer.0));
+                d.last_offer = at;
+                d.link.offer(at, Frame(buf[..n].to_vec()));
+            }
+        }
+        let t = now();
+        for d in dirs.iter_mut() {
+            d.link.advance(t, &mut out);
+            for f in out.drain(..) {
+                let to = &socks[d.to];
+                if !to.send(&f.0).map_err(|e| format!("send on {}: {e}", to.ifname))? {
+                    d.tx_drops += 1;
+                }
+            }
+        }
+    }
+    let end = now();
+    let stats: Vec<_> = dirs.iter().map(|d| stats_json(d, end)).collect();
+    println!("{}", serde_json::json!({ "links": stats }));
+    Ok(())
+}
+
+fn main() {
+    // Die with the process that started us, so a killed run leaves no emulator behind.
+    // SAFETY: a plain prctl call.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+    }
+    let result = parse_args().and_then(run);
+    if let Err(e) = result {
+        eprintln!("mptcplab-linkemu: error: {e}");
+        std::process::exit(2);
+    }
+}

@@ -1,0 +1,199 @@
+"""One end of a connection of the Linux backend, run inside a namespace:
+``python -m mptcplab.kernel.app SPEC_JSON``.
+
+The client connects (from its first path's address) and the server accepts; whichever end
+is the sender writes a non-repeating byte stream (bulk until a stop time, or a given number
+of bytes), the other reads it to the end. Both hash what they send or receive (SHA-256),
+record the receiver's progress, and sample their socket (``TCP_INFO``, or ``MPTCP_INFO``
+and every subflow's ``TCP_INFO``) at a fixed interval. At the end the process prints one
+JSON object on stdout. Times are seconds since ``t0``, a ``time.monotonic()`` instant
+shared by every process of the run (namespaces share the monotonic clock).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from typing import Any
+
+from mptcplab.kernel import sockinfo
+
+CHUNK = 64 * 1024
+SO_SNDBUFFORCE = 32
+SO_RCVBUFFORCE = 33
+
+
+class Sampler(threading.Thread):
+    """Samples a socket's per-subflow state every ``interval`` seconds until stopped."""
+
+    def __init__(self, sock: socket.socket, spec: dict[str, Any], t0: float) -> None:
+        super().__init__(daemon=True)
+        self.sock, self.spec, self.t0 = sock, spec, t0
+        self.interval = float(spec["sample_s"])
+        self.samples: list[list[Any]] = []
+        self.last: dict[str, dict[str, Any]] = {}
+        self.first_seen: dict[str, float] = {}
+        self.mptcp: dict[str, int] = {}
+        self.stop_event = threading.Event()
+        self.lock = threading.Lock()
+
+    def path_of(self, local: Any, remote: Any) -> str | None:
+        client = local if self.spec["role"] == "client" else remote
+        return self.spec["path_of"].get(client[0]) if client else None
+
+    def sample(self) -> None:
+        t = time.monotonic() - self.t0
+        try:
+            if self.spec["kind"] == "mptcp":
+                subs = sockinfo.subflows(self.sock)
+                info = sockinfo.mptcp_info(self.sock)
+            else:
+                subs = [{"local": (self.spec["path_addr"], 0), "remote": None, "info": sockinfo.tcp_info(self.sock)}]
+                info = {}
+        except OSError:
+            return
+        with self.lock:
+            if info:
+                self.mptcp = info
+            for s in subs:
+                path = self.path_of(s["local"], s["remote"]) if self.spec["kind"] == "mptcp" else self.spec["path"]
+                if path is None:
+                    continue
+                ti = s["info"]
+                self.first_seen.setdefault(path, t)
+                self.last[path] = dataclasses.asdict(ti)
+                self.samples.append([t, path, ti.cwnd_bytes, ti.srtt_s, ti.bytes_sent, ti.bytes_acked, ti.bytes_received])
+
+    def run(self) -> None:
+        while not self.stop_event.wait(self.interval):
+            self.sample()
+
+    def finish(self) -> None:
+        self.stop_event.set()
+        self.join()
+        self.sample()
+
+
+def _socket(spec: dict[str, Any]) -> socket.socket:
+    proto = socket.IPPROTO_MPTCP if spec["kind"] == "mptcp" else socket.IPPROTO_TCP
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, spec["cc"].encode())
+    if spec.get("sndbuf"):
+        s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, int(spec["sndbuf"]))
+    if spec.get("rcvbuf"):
+        s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, int(spec["rcvbuf"]))
+    return s
+
+
+def _send(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str, Any]) -> None:
+    size = spec.get("size")
+    stop = t0 + float(spec["stop_s"])
+    base = bytearray(os.urandom(CHUNK))
+    h = hashlib.sha256()
+    sent = 0
+    k = 0
+    sock.settimeout(0.2)
+    while size is None or sent < size:
+        if time.monotonic() >= stop:
+            break
+        base[:8] = k.to_bytes(8, "little")
+        k += 1
+        n = CHUNK if size is None else min(CHUNK, size - sent)
+        view = memoryview(base)[:n]
+        while view:
+            try:
+                m = sock.send(view)
+            except TimeoutError:
+                if time.monotonic() >= stop:
+                    break
+                continue
+            h.update(view[:m])
+            sent += m
+            view = view[m:]
+        if view:
+            break
+    out.update(bytes=sent, sha256=h.hexdigest(), send_done_t=time.monotonic() - t0)
+    sock.shutdown(socket.SHUT_WR)
+    # Wait for the receiver to read everything and close: then every byte is acknowledged.
+    sock.settimeout(max(1.0, stop + 30 - time.monotonic()))
+    try:
+        while sock.recv(4096):
+            pass
+    except (TimeoutError, OSError):
+        pass
+
+
+def _receive(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str, Any]) -> None:
+    h = hashlib.sha256()
+    buf = bytearray(256 * 1024)
+    got = 0
+    progress: list[tuple[float, int]] = []
+    first = last = None
+    deadline = t0 + float(spec["deadline_s"])
+    sock.settimeout(1.0)
+    while time.monotonic() < deadline:
+        try:
+            n = sock.recv_into(buf)
+        except TimeoutError:
+            continue
+        if n == 0:
+            break
+        now = time.monotonic() - t0
+        if first is None:
+            first = now
+        last = now
+        h.update(memoryview(buf)[:n])
+        got += n
+        if not progress or now - progress[-1][0] >= 0.01:
+            progress.append((now, got))
+    if last is not None:
+        progress.append((last, got))
+    out.update(bytes=got, sha256=h.hexdigest(), first_byte_t=first, last_byte_t=last, progress=progress,
+               eof=time.monotonic() < deadline)
+
+
+def main(spec: dict[str, Any]) -> dict[str, Any]:
+    t0 = float(spec["t0"])
+    out: dict[str, Any] = {"role": spec["role"]}
+    if spec["role"] == "server":
+        lst = _socket(spec)
+        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lst.bind((spec["server_addr"], spec["port"]))
+        lst.listen(1)
+        print("listening", flush=True)
+        lst.settimeout(max(1.0, t0 + float(spec["deadline_s"]) - time.monotonic()))
+        sock, _ = lst.accept()
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, spec["cc"].encode())
+        out["accepted_t"] = time.monotonic() - t0
+    else:
+        sock = _socket(spec)
+        sock.bind((spec["path_addr"], 0))
+        delay = t0 + float(spec["start_s"]) - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        out["connect_t"] = time.monotonic() - t0
+        sock.connect((spec["server_addr"], spec["port"]))
+        out["established_t"] = time.monotonic() - t0
+    out["cc"] = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
+    sampler = Sampler(sock, spec, t0)
+    sampler.sample()
+    sampler.start()
+    if spec["sender"]:
+        _send(sock, spec, t0, out)
+    else:
+        _receive(sock, spec, t0, out)
+    sampler.finish()
+    out.update(samples=sampler.samples, subflows=sampler.last, first_seen=sampler.first_seen, mptcp=sampler.mptcp)
+    sock.close()
+    return out
+
+
+if __name__ == "__main__":
+    result = main(json.loads(sys.argv[1]))
+    print(json.dumps(result), flush=True)

@@ -1,0 +1,304 @@
+"""``run --backend linux``: a scenario on the host's own MPTCP stack.
+
+The run builds its namespaces (:mod:`mptcplab.kernel.netns`), starts one link emulator per
+path in the link namespace (the ``mptcplab-linkemu`` binary: the engine's link model in real
+time), starts both ends of every connection (:mod:`mptcplab.kernel.app`) over
+``IPPROTO_MPTCP`` or TCP sockets, reads ``nstat`` before and after, and turns what the
+processes report into the simulator's result schema (:mod:`mptcplab.kernel.summary`).
+Everything it created is removed on success, error, Ctrl-C and SIGTERM.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from mptcplab import _core
+from mptcplab.errors import config_error
+from mptcplab.kernel import netns
+from mptcplab.kernel.summary import build_result
+from mptcplab.kernel.support import check_supported
+from mptcplab.results import RunResult
+from mptcplab.scenario import Overrides, Scenario, load_scenario
+
+__all__ = ["emulated_network", "linkemu_binary", "run_linux"]
+
+_live: set[netns.Network] = set()
+_procs: list[subprocess.Popen[str]] = []
+
+
+def _cleanup_all() -> None:
+    for p in list(_procs):
+        if p.poll() is None:
+            p.kill()
+    for net in list(_live):
+        net.destroy()
+        _live.discard(net)
+
+
+atexit.register(_cleanup_all)
+
+
+def linkemu_binary() -> Path:
+    """The emulator binary: ``$MPTCPLAB_LINKEMU``, or the workspace's release build."""
+    env = os.environ.get("MPTCPLAB_LINKEMU")
+    if env:
+        return Path(env)
+    root = Path(__file__).resolve().parents[3]
+    return root / "target" / "release" / "mptcplab-linkemu"
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM (and SIGHUP) raise KeyboardInterrupt while the run is live, so that cleanup runs."""
+    if threading_main():
+        old = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
+    else:
+        old = {}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def threading_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _ns_cmd(ns: str, *cmd: str) -> list[str]:
+    return ["ip", "netns", "exec", ns, *cmd]
+
+
+def _popen(cmd: list[str]) -> subprocess.Popen[str]:
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _procs.append(p)
+    return p
+
+
+def _expect_line(p: subprocess.Popen[str], want: str, what: str) -> None:
+    assert p.stdout is not None
+    line = p.stdout.readline().strip()
+    if line != want:
+        err = p.stderr.read() if p.stderr and p.poll() is not None else ""
+        raise RuntimeError(f"{what} did not start: {(err or line).strip()}")
+
+
+def _nstat(ns: str) -> dict[str, int]:
+    out = netns.run(_ns_cmd(ns, "nstat", "-a", "-z", "-s", "--json")).stdout
+    counters = json.loads(out).get("kernel", {})
+    return {k: int(v) for k, v in counters.items() if k.startswith(("MPTcpExt", "TcpExt", "Tcp"))}
+
+
+def _secs(text: str) -> float:
+    return _core.parse_duration_ns(text) / 1e9
+
+
+def _size(text: str) -> int:
+    return int(_core.parse_size_bytes(text))
+
+
+def _net_settings(sc: Scenario) -> tuple[dict[str, str], list[list[str]], dict[str, int]]:
+    """Namespace sysctls, per-path route attributes and the buffer limits."""
+    conns = sc.resolved["connections"]
+    tcp = conns[0]["tcp"] if conns else {}
+    written = [c.get("tcp") or {} for c in sc.data.get("connections", [])]
+    sysctls = {
+        "net.ipv4.tcp_slow_start_after_idle": "1" if tcp.get("idle_restart", True) else "0",
+        "net.ipv4.tcp_timestamps": "1" if tcp.get("timestamps", True) else "0",
+    }
+    # Autotuning may grow buffers up to twice the largest configured size (the kernel counts
+    # overhead in its buffers, so a buffer of 2x holds about x of data).
+    rmax = max((_size(c["rcvbuf"]) for c in conns), default=6 << 20)
+    wmax = max((_size(c["sndbuf"]) for c in conns), default=4 << 20)
+    sysctls["net.ipv4.tcp_rmem"] = f"4096 131072 {2 * rmax}"
+    sysctls["net.ipv4.tcp_wmem"] = f"4096 16384 {2 * wmax}"
+    opts: list[str] = []
+    if any("iw" in w for w in written):
+        opts += ["initcwnd", str(tcp["iw"])]
+    if any("rto_min" in w for w in written):
+        opts += ["rto_min", f"{int(_secs(tcp['rto_min']) * 1000)}ms"]
+    mtu = int(tcp.get("mtu", 1500))
+    return sysctls, [list(opts) for _ in sc.resolved["paths"]], {"mtu": mtu}
+
+
+def run_linux(
+    scenario: str | Path | dict[str, Any] | Scenario,
+    seed: int | None = None,
+    overrides: Overrides = None,
+    pcap_dir: str | Path | None = None,
+) -> RunResult:
+    """Runs a two-host path scenario on the Linux kernel (root, MPTCP enabled).
+
+    Refuses with :class:`~mptcplab.ConfigError` (exit code 2 on the command line) a scenario
+    setting the kernel cannot honour, or a machine that cannot run it. Takes the scenario's
+    duration in wall-clock time (less for downloads that finish early).
+    """
+    sc = load_scenario(scenario, overrides)
+    check_supported(sc)
+    try:
+        netns.check_environment(pcap=pcap_dir is not None)
+    except netns.EnvironmentRefused as e:
+        raise config_error("--backend linux", str(e), sc.source) from None
+    emu = linkemu_binary()
+    if not emu.is_file():
+        raise config_error("--backend linux", f"the link emulator is not built ({emu}); run scripts/setup.sh", sc.source)
+    netns.cleanup_stale()
+    with _signals_interrupt():
+        return _run(sc, seed if seed is not None else sc.seed, emu, Path(pcap_dir) if pcap_dir else None)
+
+
+@contextmanager
+def emulated_network(sc: Scenario, seed: int, emu: Path | None = None) -> Iterator[netns.Network]:
+    """The namespaces, links and path manager of ``sc`` with one running emulator per path;
+    removed (emulators stopped, namespaces deleted) when the block ends. The emulators'
+    final counters are left in ``net.link_stats``."""
+    res = sc.resolved
+    paths = [p["name"] for p in res["paths"]]
+    sysctls, route_opts, extra = _net_settings(sc)
+    net = netns.Network(len(paths))
+    _live.add(net)
+    procs: list[subprocess.Popen[str]] = []
+    tmp = Path(tempfile.mkdtemp(prefix="mptcplab-kernel-"))
+    try:
+        net.create(sysctls, route_opts, mtu=extra["mtu"])
+        mptcp = [c for c in res["connections"] if c["kind"] == "mptcp"]
+        if mptcp:
+            idx = [paths.index(p) for p in mptcp[0]["paths"]]
+            backup = {paths.index(p) for p in mptcp[0]["backup"]}
+            net.mptcp(idx[1:], backup)
+        scen_file = tmp / "scenario.json"
+        scen_file.write_text(sc.to_json())
+        for i, name in enumerate(paths):
+            p = _popen(_ns_cmd(net.link, str(emu or linkemu_binary()), "--scenario", str(scen_file), "--path", name,
+                               "--client-if", f"a{i}", "--server-if", f"b{i}", "--seed", str(seed)))
+            procs.append(p)
+            _expect_line(p, "ready", f"the link emulator of path {name}")
+        net.procs = procs
+        yield net
+        net.link_stats = []
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+            out, err = p.communicate(timeout=10)
+            if p.returncode != 0:
+                raise RuntimeError(f"the link emulator failed: {err.strip()}")
+            net.link_stats += json.loads(out.strip().splitlines()[-1])["links"]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            if p in _procs:
+                _procs.remove(p)
+        net.destroy()
+        _live.discard(net)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run(sc: Scenario, seed: int, emu: Path, pcap_dir: Path | None) -> RunResult:
+    res = sc.resolved
+    paths = [p["name"] for p in res["paths"]]
+    conns = res["connections"]
+    duration = _secs(res["duration"])
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        with emulated_network(sc, seed, emu) as net:
+            outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs)
+        warmup = _secs(res["output"]["warmup"])
+        return build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            if p in _procs:
+                _procs.remove(p)
+
+
+def _traffic(
+    sc: Scenario, net: netns.Network, paths: list[str], conns: list[dict[str, Any]], duration: float,
+    pcap_dir: Path | None, procs: list[subprocess.Popen[str]],
+) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], dict[str, dict[str, int]], float]:
+    """Runs every connection's two ends; returns their reports (server, client), the nstat
+    differences and the run's time origin."""
+    res = sc.resolved
+    captures = []
+    if pcap_dir is not None:
+        pcap_dir.mkdir(parents=True, exist_ok=True)
+        for i, name in enumerate(paths):
+            cap = _popen(_ns_cmd(net.client, "tcpdump", "-i", f"c{i}", "-s", "160", "-U", "-w", str(pcap_dir / f"{name}.pcap")))
+            procs.append(cap)
+            captures.append(cap)
+        time.sleep(0.5)
+    before = {"client": _nstat(net.client), "server": _nstat(net.server)}
+    t0 = time.monotonic() + 0.3
+    specs, apps = [], []
+    sample_s = _secs(res["output"]["timeseries"]) if res["output"].get("timeseries") else 0.1
+    for k, c in enumerate(conns):
+        first = paths.index(c["paths"][0])
+        app = c["app"]
+        stop = duration
+        if app["kind"] == "bulk" and app.get("stop"):
+            stop = min(stop, _secs(app["stop"]))
+        common = {
+            "kind": c["kind"], "t0": t0, "port": 5000 + k, "server_addr": netns.SERVER_ADDR,
+            "path_addr": netns.client_addr(first), "path": paths[first], "start_s": _secs(c["start"]),
+            "size": _size(app["size"]) if app["kind"] == "download" else None, "stop_s": stop,
+            "deadline_s": duration + 5, "cc": c["cc"], "sample_s": sample_s,
+            "path_of": {netns.client_addr(i): n for i, n in enumerate(paths)},
+        }
+        written = sc.data["connections"][k]
+        download = c["direction"] == "download"
+        server = dict(common, role="server", sender=download)
+        client = dict(common, role="client", sender=not download)
+        # Buffers set explicitly are fixed on the socket; otherwise the kernel autotunes.
+        for spec in (server, client):
+            if "sndbuf" in written and spec["sender"]:
+                spec["sndbuf"] = _size(c["sndbuf"])
+            if "rcvbuf" in written and not spec["sender"]:
+                spec["rcvbuf"] = _size(c["rcvbuf"])
+        specs.append((server, client))
+    py = sys.executable
+    for server, _ in specs:
+        p = _popen(_ns_cmd(net.server, py, "-m", "mptcplab.kernel.app", json.dumps(server)))
+        procs.append(p)
+        apps.append(p)
+        _expect_line(p, "listening", "the server application")
+    for _, client in specs:
+        p = _popen(_ns_cmd(net.client, py, "-m", "mptcplab.kernel.app", json.dumps(client)))
+        procs.append(p)
+        apps.append(p)
+    outputs = []
+    for p in apps:
+        try:
+            out, err = p.communicate(timeout=max(10.0, t0 + duration + 60 - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise RuntimeError("a connection's application did not finish in time") from None
+        if p.returncode != 0:
+            last = err.strip().splitlines()[-1] if err.strip() else f"exit code {p.returncode}"
+            raise RuntimeError(f"a connection's application failed: {last}")
+        outputs.append(json.loads(out.strip().splitlines()[-1]))
+    after = {"client": _nstat(net.client), "server": _nstat(net.server)}
+    for cap in captures:
+        cap.send_signal(signal.SIGTERM)
+        cap.communicate(timeout=10)
+    n = len(conns)
+    nstat = {side: {k: after[side].get(k, 0) - before[side].get(k, 0) for k in after[side]} for side in after}
+    return [(outputs[k], outputs[n + k]) for k in range(n)], nstat, t0

@@ -1,0 +1,126 @@
+"""``mptcplab compare``: the same scenario on the simulator and on the Linux kernel.
+
+The simulator runs with what matches the kernel: the ``default`` scheduler (today's upstream
+``mptcp_subflow_get_send``) and the scenario's per-subflow congestion control (reno or
+cubic, which the kernel backend also requires). Each backend runs ``runs`` times (seeds
+``seed``, ``seed + 1``, ...); the report gives, per metric, each backend's median and range
+and the kernel's relative difference from the simulator.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mptcplab.kernel.support import check_supported
+from mptcplab.scenario import Overrides, Scenario, load_scenario
+
+__all__ = ["compare", "compare_metrics", "simulator_twin"]
+
+
+def simulator_twin(sc: Scenario) -> Scenario:
+    """The scenario as the simulator should run it to match the kernel."""
+    sets = {f"connections.{c['name']}.scheduler": "default" for c in sc.resolved["connections"] if c["kind"] == "mptcp"}
+    return sc.with_overrides(sets, label="compare")
+
+
+def compare_metrics(summary: dict[str, Any]) -> dict[str, float | None]:
+    """The numbers compared: per connection goodput and download time; per subflow goodput,
+    share, mean and minimum RTT."""
+    out: dict[str, float | None] = {}
+    for c in summary["connections"]:
+        out[f"{c['name']}: goodput (Mbit/s)"] = c["goodput_bps"] / 1e6
+        if c.get("download_time_s") is not None:
+            out[f"{c['name']}: download time (s)"] = c["download_time_s"]
+    for s in summary["subflows"]:
+        key = f"{s['connection']}/{s['path']}"
+        out[f"{key}: goodput (Mbit/s)"] = s["goodput_bps"] / 1e6
+        if any(t["connection"] == s["connection"] and t is not s for t in summary["subflows"]):
+            out[f"{key}: share"] = s["share"]
+        for f, label in (("mean_rtt_s", "mean RTT (ms)"), ("min_rtt_s", "min RTT (ms)")):
+            if s.get(f) is not None:
+                out[f"{key}: {label}"] = s[f] * 1e3
+    return out
+
+
+def _stats(values: list[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def compare(
+    scenario: str | Path | dict[str, Any] | Scenario, runs: int = 3, overrides: Overrides = None,
+    out: str | Path | None = None, progress: Callable[[str, int], None] | None = None,
+) -> dict[str, Any]:
+    """Runs both backends ``runs`` times; returns ``{"rows": [...], "sim": [...], "linux": [...]}``
+    where each row holds a metric, both backends' statistics and ``rel_diff`` (kernel median
+    / simulator median − 1). With ``out``, writes ``compare.json``, ``compare.csv`` and
+    ``compare.png`` there."""
+    from mptcplab.kernel.backend import run_linux
+    from mptcplab.runner import run
+
+    sc = load_scenario(scenario, overrides)
+    check_supported(sc)
+    twin = simulator_twin(sc)
+    sims, kernels = [], []
+    for k in range(runs):
+        if progress:
+            progress("simulator", k)
+        sims.append(run(twin, seed=sc.seed + k).summary)
+    for k in range(runs):
+        if progress:
+            progress("linux", k)
+        kernels.append(run_linux(sc, seed=sc.seed + k).summary)
+    sm = [compare_metrics(s) for s in sims]
+    km = [compare_metrics(s) for s in kernels]
+    keys = list(dict.fromkeys([*sm[0], *km[0]]))
+    rows = []
+    for key in keys:
+        a = _stats([m[key] for m in sm if m.get(key) is not None])
+        b = _stats([m[key] for m in km if m.get(key) is not None])
+        rel = (b["median"] / a["median"] - 1) if a and b and a["median"] else None
+        rows.append({"metric": key, "sim": a, "linux": b, "rel_diff": rel})
+    result = {"scenario": sc.name, "runs": runs, "rows": rows, "sim": sims, "linux": kernels}
+    if out is not None:
+        _write(result, Path(out))
+    return result
+
+
+def _write(result: dict[str, Any], out: Path) -> None:
+    import csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare.json").write_text(json.dumps(result, indent=2) + "\n")
+    with open(out / "compare.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["metric", "sim_median", "sim_min", "sim_max", "linux_median", "linux_min", "linux_max", "rel_diff"])
+        for r in result["rows"]:
+            a, b = r["sim"] or {}, r["linux"] or {}
+            w.writerow([r["metric"], a.get("median"), a.get("min"), a.get("max"), b.get("median"), b.get("min"), b.get("max"), r["rel_diff"]])
+    _plot(result, out / "compare.png")
+
+
+def _plot(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in result["rows"] if r["sim"] and r["linux"] and "goodput" in r["metric"]]
+    fig, ax = plt.subplots(figsize=(max(5, 1.4 * len(rows)), 3.6))
+    xs = range(len(rows))
+    for off, name, color in ((-0.2, "sim", "tab:blue"), (0.2, "linux", "tab:orange")):
+        med = [r[name]["median"] for r in rows]
+        err = [[r[name]["median"] - r[name]["min"] for r in rows], [r[name]["max"] - r[name]["median"] for r in rows]]
+        ax.bar([x + off for x in xs], med, width=0.4, yerr=err, capsize=3, label="simulator" if name == "sim" else "Linux kernel", color=color)
+    ax.set_xticks(list(xs), [r["metric"].replace(": goodput (Mbit/s)", "") for r in rows], rotation=20, ha="right")
+    ax.set_ylabel("goodput (Mbit/s)")
+    ax.set_title(f"{result['scenario']}: median and range of {result['runs']} runs each", fontsize=10)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

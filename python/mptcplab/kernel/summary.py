@@ -1,0 +1,157 @@
+"""The Linux backend's results in the simulator's schema (``crates/core/src/results.rs``):
+a summary with ``connections``, ``subflows`` and ``links``, and a long-format time series.
+
+Sources: the receiving application's progress (goodput, download time), the sending
+socket's per-subflow ``TCP_INFO`` (cwnd, srtt, bytes sent and acknowledged, retransmissions),
+the receiving socket's (bytes received per subflow, hence the shares), ``MPTCP_INFO``
+(connection-level bytes acknowledged and re-sent), the emulators' link counters and
+``nstat`` (the ``MPTcpExt*`` counters, added to the summary as ``nstat``). Fields the kernel
+does not expose are 0 (e.g. ``idle_restarts``, ``ooo_delay``) and listed in ``not_measured``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from array import array
+from bisect import bisect_right
+from typing import Any
+
+from mptcplab.results import RunResult
+from mptcplab.scenario import Scenario
+
+__all__ = ["build_result"]
+
+NOT_MEASURED = [
+    "opportunistic_retransmissions", "penalisations", "duplicate_bytes", "sndbuf_blocked_episodes",
+    "sndbuf_blocked_time_s", "ooo_delay", "max_rcv_ooo_bytes", "idle_restarts", "syn_retransmits",
+]
+
+
+def _at(progress: list[list[float]], t: float) -> float:
+    """Bytes received by time ``t`` (step function of the progress samples)."""
+    times = [p[0] for p in progress]
+    k = bisect_right(times, t)
+    return float(progress[k - 1][1]) if k else 0.0
+
+
+def _path_at(samples: list[list[Any]], path: str, t: float, col: int) -> float:
+    """Value of column ``col`` of ``path``'s last sample at or before ``t`` (0 before any)."""
+    v = 0.0
+    for s in samples:
+        if s[1] == path and s[0] <= t:
+            v = float(s[col])
+    return v
+
+
+def build_result(
+    sc: Scenario, seed: int, results: list[tuple[dict[str, Any], dict[str, Any]]], links: list[dict[str, Any]],
+    nstat: dict[str, dict[str, int]], warmup: float, duration: float, t0: float,
+) -> RunResult:
+    res = sc.resolved
+    conns_out, subs_out = [], []
+    series: list[tuple[str, str, str]] = []
+    ts_t, ts_i, ts_v = array("d"), array("I"), array("d")
+
+    def add_series(kind: str, entity: str, metric: str, points: list[tuple[float, float]]) -> None:
+        series.append((kind, entity, metric))
+        for t, v in points:
+            ts_t.append(t)
+            ts_i.append(len(series) - 1)
+            ts_v.append(v)
+
+    ends = []
+    for c, (server, client) in zip(res["connections"], results, strict=True):
+        download = c["direction"] == "download"
+        snd, rcv = (server, client) if download else (client, server)
+        size = None
+        if c["app"]["kind"] == "download":
+            from mptcplab import _core
+
+            size = int(_core.parse_size_bytes(c["app"]["size"]))
+        start = float(client["connect_t"])
+        completed = bool(rcv.get("eof")) and (size is None or rcv["bytes"] == size)
+        last = rcv.get("last_byte_t")
+        until = last if (size is not None and completed and last is not None) else duration
+        ends.append(until)
+        frm = max(start, warmup)
+        window = max(until - frm, 1e-9)
+        progress = rcv.get("progress") or []
+        got = _at(progress, until) - _at(progress, frm)
+        mptcp_info = snd.get("mptcp") or {}
+        snd_subs, rcv_subs = snd.get("subflows", {}), rcv.get("subflows", {})
+        name = c["name"]
+        sub_bytes = {}
+        for p in c["paths"]:
+            sub_bytes[p] = _path_at(rcv["samples"], p, until + 1e9, 6) - _path_at(rcv["samples"], p, frm, 6)
+        total = sum(sub_bytes.values()) or 1.0
+        for k, p in enumerate(c["paths"]):
+            si, ri = snd_subs.get(p), rcv_subs.get(p)
+            rtts = [s[3] for s in snd["samples"] if s[1] == p and s[3] > 0 and frm <= s[0] <= until]
+            first_data = next((s[0] for s in rcv["samples"] if s[1] == p and s[6] > 0), None)
+            subs_out.append({
+                "connection": name, "subflow": k, "path": p, "backup": p in c.get("backup", []),
+                "established_s": client.get("established_t") if k == 0 else client.get("first_seen", {}).get(p),
+                "first_data_s": first_data,
+                "bytes_sent": si["bytes_sent"] if si else 0,
+                "bytes_acked": si["bytes_acked"] if si else 0,
+                "data_bytes_received": ri["bytes_received"] if ri else 0,
+                "share": sub_bytes[p] / total if si else 0.0,
+                "goodput_bps": sub_bytes[p] * 8 / window,
+                "segments_sent": si["data_segs_out"] if si else 0,
+                "retransmitted_segments": si["total_retrans"] if si else 0,
+                "rtos": si["total_rto"] if si else 0,
+                "recovery_episodes": si["total_rto_recoveries"] if si else 0,
+                "idle_restarts": 0,
+                "syn_retransmits": 0,
+                "srtt_s": si["srtt_s"] if si else None,
+                "min_rtt_s": si["min_rtt_s"] if si else None,
+                "mean_rtt_s": sum(rtts) / len(rtts) if rtts else None,
+                "final_cwnd_bytes": si["cwnd_bytes"] if si else 0,
+                "final_ssthresh_bytes": si["ssthresh_bytes"] if si else None,
+            })
+            entity = f"{name}/{p}"
+            pts = [s for s in snd["samples"] if s[1] == p]
+            add_series("subflow", entity, "cwnd_bytes", [(s[0], float(s[2])) for s in pts])
+            add_series("subflow", entity, "srtt_s", [(s[0], float(s[3])) for s in pts])
+            add_series("subflow", entity, "bytes_acked", [(s[0], float(s[5])) for s in pts])
+        add_series("connection", name, "delivered_bytes", [(float(t), float(b)) for t, b in progress])
+        acked = mptcp_info.get("bytes_acked") if c["kind"] == "mptcp" else sum(s["bytes_acked"] for s in snd_subs.values())
+        conns_out.append({
+            "name": name, "kind": c["kind"], "cc": snd.get("cc", c["cc"]),
+            "scheduler": "default" if c["kind"] == "mptcp" else c["scheduler"],
+            "goodput_bps": got * 8 / window,
+            "delivered_bytes": rcv["bytes"], "written_bytes": snd["bytes"], "data_acked_bytes": acked or 0,
+            "start_s": start,
+            "download_time_s": (last - start) if (size is not None and completed) else None,
+            "completed": completed,
+            "reinjected_bytes": mptcp_info.get("bytes_retrans", 0),
+            "opportunistic_retransmissions": 0, "penalisations": 0, "duplicate_bytes": 0,
+            "sndbuf_blocked_episodes": 0, "sndbuf_blocked_time_s": 0.0,
+            "sndbuf_limited_time_s": sum(s["sndbuf_limited_s"] for s in snd_subs.values()),
+            "rwnd_limited_time_s": sum(s["rwnd_limited_s"] for s in snd_subs.values()),
+            "ooo_delay": {"samples": 0, "delayed_fraction": 0.0, "mean_s": 0.0, "p50_s": 0.0, "p99_s": 0.0, "max_s": 0.0},
+            "max_rcv_ooo_bytes": 0,
+            "sha256_sent": snd.get("sha256"), "sha256_received": rcv.get("sha256"),
+            "sha256_match": snd.get("sha256") == rcv.get("sha256") and snd["bytes"] == rcv["bytes"],
+            "mptcp_fallback": bool(c["kind"] == "mptcp" and (mptcp_info.get("flags", 0) & 1)),
+        })
+    links_out = []
+    for link in links:
+        path, direction = link["name"].rsplit(".", 1)
+        links_out.append({
+            "name": link["name"], "path": path, "direction": direction, "rate_bps": link["rate_bps"],
+            "delay_s": link["delay_s"], "arrived_packets": link["arrived_packets"],
+            "delivered_packets": link["delivered_packets"], "delivered_bytes": link["delivered_bytes"],
+            "queue_drops": link["queue_drops"], "aqm_drops": link["aqm_drops"], "loss_drops": link["loss_drops"],
+            "max_queue_packets": link["max_queue_packets"], "max_queue_bytes": link["max_queue_bytes"],
+            "utilisation": link["utilisation"], "emulator_tx_drops": link["tx_drops"],
+        })
+    summary = {
+        "scenario": res.get("name", ""), "seed": seed, "duration_s": duration,
+        "end_s": max(ends, default=duration), "events": 0,
+        "data_packets": sum(s["segments_sent"] for s in subs_out), "trace_hash": None,
+        "connections": conns_out, "subflows": subs_out, "links": links_out,
+        "backend": "linux", "kernel": os.uname().release, "nstat": nstat, "not_measured": NOT_MEASURED,
+    }
+    return RunResult(sc, json.dumps(summary), series, ts_t.tobytes(), ts_i.tobytes(), ts_v.tobytes())

@@ -1,0 +1,82 @@
+"""What the Linux backend can run: every scenario setting it cannot honour is refused with
+the key and the reason, never replaced by something else.
+
+A setting counts when the scenario writes it: an unset ``scheduler`` runs the kernel's only
+scheduler (``default``), while ``scheduler = "minrtt"`` is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mptcplab.errors import config_error
+from mptcplab.scenario import Scenario
+
+__all__ = ["KERNEL_CC", "check_supported"]
+
+#: Congestion controls the scenario schema names that upstream Linux has as a per-socket choice.
+KERNEL_CC = ("reno", "cubic")
+#: TCP settings the backend applies (sysctl, route attribute or link MTU).
+_TCP_KEYS = {"mtu", "iw", "rto_min", "idle_restart", "timestamps"}
+
+
+def _conn_key(c: dict[str, Any], k: str) -> str:
+    return f"connections.{c.get('name', '?')}.{k}"
+
+
+def check_supported(sc: Scenario) -> None:
+    """Raises :class:`ConfigError` naming the first setting the backend cannot honour."""
+    err = _first_unsupported(sc.data, sc.resolved)
+    if err is not None:
+        key, why = err
+        raise config_error(key, f"{why} (--backend linux)", sc.source)
+
+
+def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[str, str] | None:
+    if data.get("links"):
+        return "links", "general [[links]] topologies are not supported; use two-host [[paths]]"
+    if len(resolved["paths"]) > 8:
+        return "paths", "at most 8 paths (the kernel path manager's subflow limit)"
+    if (data.get("output") or {}).get("pcap"):
+        return "output.pcap", "the simulator's captures do not apply; use --pcap to capture the real interfaces"
+    mptcp_sets: list[tuple[str, ...]] = []
+    sysctl_values: dict[str, Any] = {}
+    for c, rc in zip(data.get("connections", []), resolved["connections"], strict=True):
+        if c.get("routes"):
+            return _conn_key(c, "routes"), "routes over [[links]] are not supported; use paths"
+        paths = rc["paths"]
+        if len(set(paths)) != len(paths):
+            return _conn_key(c, "paths"), "a path listed twice (several subflows on one path) is not supported"
+        if rc["kind"] == "tcp" and len(paths) != 1:
+            return _conn_key(c, "paths"), "a TCP connection uses exactly one path"
+        sched = c.get("scheduler")
+        if rc["kind"] == "mptcp" and sched is not None and sched != "default":
+            return _conn_key(c, "scheduler"), f"upstream Linux has only the `default` scheduler, not `{sched}`"
+        cc = rc["cc"]
+        if cc not in KERNEL_CC:
+            return _conn_key(c, "cc"), f"upstream Linux has no `{cc}` congestion control; use one of {', '.join(KERNEL_CC)}"
+        for k in ("cc_params", "sched_params"):
+            if c.get(k):
+                return _conn_key(c, k), "algorithm parameters are kernel-wide module settings and are not changed"
+        app = rc["app"]
+        if app["kind"] not in ("bulk", "download"):
+            return _conn_key(c, "app.kind"), f"the `{app['kind']}` application is not implemented; use bulk or download"
+        for k in (c.get("tcp") or {}):
+            if k not in _TCP_KEYS:
+                return _conn_key(c, f"tcp.{k}"), f"cannot be set per connection on Linux (supported: {', '.join(sorted(_TCP_KEYS))})"
+        tcp = rc["tcp"]
+        for k in ("idle_restart", "timestamps", "mtu"):
+            if sysctl_values.setdefault(k, tcp[k]) != tcp[k]:
+                return _conn_key(c, f"tcp.{k}"), "is a per-namespace setting and must be the same for every connection"
+        if rc["kind"] == "mptcp":
+            mptcp_sets.append(tuple(paths))
+            if len(set(mptcp_sets)) > 1:
+                return _conn_key(c, "paths"), "every MPTCP connection must use the same paths (the path manager is per namespace)"
+    return None
+
+
+def resolved_connections(sc: Scenario) -> list[dict[str, Any]]:
+    """The resolved connections, with the keys the scenario wrote marked."""
+    return [dict(rc, written=c) for c, rc in zip(sc.data.get("connections", []), sc.resolved["connections"], strict=True)]
+
+
