@@ -16,7 +16,11 @@
 //! - Idle restart: the epoch ends, so the curve restarts from the window after the idle period.
 //!
 //! Deviations from the reference:
-//! - HyStart (Linux's hybrid slow start) is omitted: slow start runs until a loss or ssthresh.
+//! - HyStart (Ha & Rhee, "Taming the elephants", 2011; Linux `hystart_update`) uses delay
+//!   detection only (Linux's default `hystart_detect` also has ACK-train detection): from a
+//!   window of 16 segments on, each round's minimum RTT over its first 8 samples is compared
+//!   with the lowest RTT seen; above it by clamp(min/8, 4 ms, 16 ms), slow start ends
+//!   (ssthresh = cwnd). Rounds end when the cumulative ACK passes the snd_nxt at their start.
 //! - Idle restart ends the epoch (older Linux; RFC 9438 §5.8 mentions both) instead of
 //!   shifting `epoch_start` by the idle time (Linux ≥ 4.1), since the controller is not told
 //!   how long the subflow idled.
@@ -55,6 +59,12 @@ struct PathState {
     ack_cnt: u64,
     /// W_est, the Reno-friendly window (bytes).
     w_est: u64,
+    /// HyStart: end of the current round (snd_nxt at its start), its minimum RTT over the
+    /// first samples, their number, and the lowest RTT seen.
+    round_end: Option<crate::units::Seq>,
+    curr_rtt: Option<Dur>,
+    samples: u32,
+    delay_min: Option<Dur>,
 }
 
 pub struct Cubic {
@@ -130,6 +140,9 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, ack: &Ack, w: &mut Window) {
         let mut acked = ack.acked;
+        if self.p.hystart && w.in_slow_start() {
+            self.hystart(ack, w);
+        }
         if w.in_slow_start() {
             acked = slow_start(w, acked);
             if acked == 0 {
@@ -156,11 +169,43 @@ impl CongestionControl for Cubic {
     }
 }
 
+/// HyStart's minimum samples per round and the window (segments) below which it is off.
+const HYSTART_MIN_SAMPLES: u32 = 8;
+const HYSTART_LOW_WINDOW: u64 = 16;
+
+impl Cubic {
+    /// Linux `hystart_update` (delay detection) for one ACK in slow start.
+    fn hystart(&mut self, ack: &Ack, w: &mut Window) {
+        let st = self.path(ack.sf);
+        if st.round_end.is_none_or(|end| ack.snd_una >= end) {
+            st.round_end = Some(ack.snd_nxt);
+            st.curr_rtt = None;
+            st.samples = 0;
+        }
+        let Some(rtt) = ack.rtt else { return };
+        st.delay_min = Some(st.delay_min.map_or(rtt, |m| m.min(rtt)));
+        if w.cwnd < HYSTART_LOW_WINDOW * w.smss {
+            return;
+        }
+        st.curr_rtt = Some(st.curr_rtt.map_or(rtt, |c| c.min(rtt)));
+        if st.samples < HYSTART_MIN_SAMPLES {
+            st.samples += 1;
+            return;
+        }
+        let min = st.delay_min.expect("set above");
+        let thresh = Dur((min.0 / 8).clamp(4_000_000, 16_000_000));
+        if st.curr_rtt.is_some_and(|c| c > min + thresh) {
+            w.ssthresh = w.cwnd;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cc::harness::*;
     use crate::config::{CaCounting, SlowStart};
+    use crate::units::Seq;
 
     const BETA: f64 = 717.0 / 1024.0;
     const C: f64 = 0.4;
@@ -295,5 +340,29 @@ mod tests {
             cc.on_ack(&ack(0, &peers), &mut w);
         }
         assert_eq!(w.cwnd, 42_000);
+    }
+
+    #[test]
+    fn hystart_leaves_slow_start_when_the_rtt_rises_by_the_threshold() {
+        // Base RTT 40 ms: the threshold is clamp(40/8 = 5 ms, 4, 16) = 5 ms. A round whose
+        // first 8 samples are all >= 46 ms ends slow start at the 9th sample; 44 ms does not.
+        for (rtt_ms, exits) in [(44u64, false), (46, true)] {
+            let mut cubic = Cubic::new(&CubicParams::default());
+            let p = [peer(20, 40)];
+            let mut w = Window { ssthresh: u64::MAX, ..window_of(&p[0]) };
+            let base = Ack { rtt: Some(Dur::from_ms(40)), snd_una: Seq(0), snd_nxt: Seq(20_000), ..ack(0, &p) };
+            cubic.on_ack(&base, &mut w);
+            // Next round: snd_una passes 20 000.
+            for k in 0..9u64 {
+                let a = Ack {
+                    rtt: Some(Dur::from_ms(rtt_ms)),
+                    snd_una: Seq(20_000 + k),
+                    snd_nxt: Seq(60_000),
+                    ..ack(0, &p)
+                };
+                cubic.on_ack(&a, &mut w);
+            }
+            assert_eq!(!w.in_slow_start(), exits, "rtt {rtt_ms} ms: cwnd {} ssthresh {}", w.cwnd, w.ssthresh);
+        }
     }
 }

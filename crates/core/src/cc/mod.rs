@@ -70,6 +70,10 @@ pub struct Ack<'a> {
     pub acked: u64,
     /// RTT sample taken from this ACK, if any (Karn's rule applied).
     pub rtt: Option<Dur>,
+    /// The subflow's cumulative ACK after this ACK, and its snd_nxt (round tracking, e.g.
+    /// HyStart: a round ends when the ACK passes the snd_nxt recorded at its start).
+    pub snd_una: crate::units::Seq,
+    pub snd_nxt: crate::units::Seq,
     /// Snapshot of every subflow of the connection (index = subflow).
     pub peers: &'a [PeerView],
 }
@@ -205,7 +209,15 @@ pub(crate) mod harness {
 
     /// An ACK of one full segment on `sf` at time zero.
     pub fn ack(sf: usize, peers: &[PeerView]) -> Ack<'_> {
-        Ack { now: Time::ZERO, sf, acked: peers[sf].smss, rtt: peers[sf].latest_rtt, peers }
+        Ack {
+            now: Time::ZERO,
+            sf,
+            acked: peers[sf].smss,
+            rtt: peers[sf].latest_rtt,
+            snd_una: Default::default(),
+            snd_nxt: Default::default(),
+            peers,
+        }
     }
 
     pub fn window_of(p: &PeerView) -> Window {

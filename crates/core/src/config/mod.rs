@@ -282,11 +282,14 @@ pub struct CubicParams {
     pub fast_convergence: bool,
     /// Reno-friendly region (RFC 9438 §4.3): grow at least as an AIMD flow with the same β.
     pub tcp_friendliness: bool,
+    /// HyStart (Ha & Rhee, 2011; Linux `hystart=1`, delay detection): leave slow start when
+    /// the RTT of a round rises clearly above the minimum, before the queue overflows.
+    pub hystart: bool,
 }
 
 impl Default for CubicParams {
     fn default() -> Self {
-        CubicParams { beta: 717.0 / 1024.0, c: 0.4, fast_convergence: true, tcp_friendliness: true }
+        CubicParams { beta: 717.0 / 1024.0, c: 0.4, fast_convergence: true, tcp_friendliness: true, hystart: true }
     }
 }
 

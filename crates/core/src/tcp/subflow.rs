@@ -314,7 +314,15 @@ impl Subflow {
             _ => {}
         }
         if out.acked_bytes > 0 && !was_recovery && self.ca != CaState::Recovery && self.cwnd_limited() {
-            let ev = Ack { now, sf: self.idx as usize, acked: out.acked_bytes, rtt, peers };
+            let ev = Ack {
+                now,
+                sf: self.idx as usize,
+                acked: out.acked_bytes,
+                rtt,
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_nxt,
+                peers,
+            };
             cc.on_ack(&ev, &mut self.w);
         }
         // RFC 6298 (5.2)/(5.3).
