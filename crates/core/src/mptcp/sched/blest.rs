@@ -18,7 +18,7 @@
 //! - subflows without an RTT estimate are used without the check; backups only when no
 //!   regular subflow is usable.
 
-use super::{Pick, SchedCtx, Scheduler};
+use super::{FastOrSlow, Pick, SchedCtx, Scheduler};
 use crate::config::BlestParams;
 
 pub struct Blest {
@@ -43,16 +43,11 @@ impl Scheduler for Blest {
     }
 
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
-        let Some(f) = ctx.fastest() else { return Pick::Wait };
-        let xf = &ctx.subflows[f];
-        if xf.has_room {
-            return Pick::New { sf: f, skip: 0 };
-        }
-        let Some(s) = ctx.lowest_rtt_with_room(Some(f)) else { return Pick::Wait };
-        let xs = &ctx.subflows[s];
-        let (Some(rtt_f), Some(rtt_s)) = (xf.srtt_s(), xs.srtt_s()) else {
-            return Pick::New { sf: s, skip: 0 };
+        let (f, s, rtt_f, rtt_s) = match ctx.fast_or_slow() {
+            FastOrSlow::Decided(p) => return p,
+            FastOrSlow::Choose { fast, slow, rtt_f, rtt_s } => (fast, slow, rtt_f, rtt_s),
         };
+        let (xf, xs) = (&ctx.subflows[f], &ctx.subflows[s]);
         let mss_f = xf.smss as f64;
         let x = Blest::fast_bytes_per_slow_rtt(mss_f, xf.cwnd as f64 / mss_f, rtt_f.max(1e-9), rtt_s);
         let room = ctx.rwnd as f64 - (xs.in_flight + xs.smss) as f64;

@@ -13,7 +13,7 @@
 //! SMSS; subflows without an RTT estimate are used without the check; backups only when no
 //! regular subflow is usable.
 
-use super::{Pick, SchedCtx, Scheduler};
+use super::{FastOrSlow, Pick, SchedCtx, Scheduler};
 use crate::config::EcfParams;
 
 pub struct Ecf {
@@ -33,16 +33,11 @@ impl Scheduler for Ecf {
     }
 
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
-        let Some(f) = ctx.fastest() else { return Pick::Wait };
-        let xf = &ctx.subflows[f];
-        if xf.has_room {
-            return Pick::New { sf: f, skip: 0 };
-        }
-        let Some(s) = ctx.lowest_rtt_with_room(Some(f)) else { return Pick::Wait };
-        let xs = &ctx.subflows[s];
-        let (Some(rtt_f), Some(rtt_s)) = (xf.srtt_s(), xs.srtt_s()) else {
-            return Pick::New { sf: s, skip: 0 };
+        let (f, s, rtt_f, rtt_s) = match ctx.fast_or_slow() {
+            FastOrSlow::Decided(p) => return p,
+            FastOrSlow::Choose { fast, slow, rtt_f, rtt_s } => (fast, slow, rtt_f, rtt_s),
         };
+        let (xf, xs) = (&ctx.subflows[f], &ctx.subflows[s]);
         let k = ctx.unsent as f64 / xf.smss as f64;
         let cwnd_f = (xf.cwnd as f64 / xf.smss as f64).max(1.0);
         let cwnd_s = (xs.cwnd as f64 / xs.smss as f64).max(1.0);

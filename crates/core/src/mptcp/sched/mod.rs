@@ -117,6 +117,33 @@ impl SchedCtx<'_> {
     }
 }
 
+/// The question blocking-aware schedulers (BLEST, ECF) answer: the fastest subflow has no
+/// room; should the next segment go to a slower one now, or wait for the fast one?
+pub enum FastOrSlow {
+    /// Settled without a choice to make: the fast subflow has room, nothing else can send,
+    /// or RTTs are not known yet.
+    Decided(Pick),
+    /// Subflow `fast` is full, `slow` (the fastest other subflow with room) could send; their
+    /// smoothed RTTs in seconds.
+    Choose { fast: usize, slow: usize, rtt_f: f64, rtt_s: f64 },
+}
+
+impl SchedCtx<'_> {
+    /// See [`FastOrSlow`].
+    pub fn fast_or_slow(&self) -> FastOrSlow {
+        let Some(f) = self.fastest() else { return FastOrSlow::Decided(Pick::Wait) };
+        let xf = &self.subflows[f];
+        if xf.has_room {
+            return FastOrSlow::Decided(Pick::New { sf: f, skip: 0 });
+        }
+        let Some(s) = self.lowest_rtt_with_room(Some(f)) else { return FastOrSlow::Decided(Pick::Wait) };
+        match (xf.srtt_s(), self.subflows[s].srtt_s()) {
+            (Some(rtt_f), Some(rtt_s)) => FastOrSlow::Choose { fast: f, slow: s, rtt_f, rtt_s },
+            _ => FastOrSlow::Decided(Pick::New { sf: s, skip: 0 }),
+        }
+    }
+}
+
 /// A scheduling decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pick {
