@@ -8,54 +8,36 @@ use common::*;
 /// the same path) against one TCP flow gets between 0.7× and 1.3× the TCP flow.
 #[test]
 fn lia_does_no_harm_at_a_shared_bottleneck() {
-    let out = sim(r#"
-        duration = "120s"
-        [[paths]]
-        name = "p"
-        rate = "20Mbit"
-        delay = "20ms"
-        queue = "70 packets"
-        [[connections]]
-        name = "mp"
-        kind = "mptcp"
-        paths = ["p", "p"]
-        cc = "lia"
-        app = { kind = "bulk" }
-        [[connections]]
-        name = "tcp"
-        kind = "tcp"
-        paths = ["p"]
-        app = { kind = "bulk" }
-        [output]
-        warmup = "10s"
-    "#);
-    let mp = out.summary.connection("mp").goodput_bps;
-    let tcp = out.summary.connection("tcp").goodput_bps;
-    let r = mp / tcp;
-    assert!((0.7..=1.3).contains(&r), "MPTCP {mp} vs TCP {tcp}: ratio {r:.3}");
+    let ratio = |cc: &str| {
+        let out = sim(&format!(
+            r#"
+            duration = "120s"
+            [[paths]]
+            name = "p"
+            rate = "20Mbit"
+            delay = "20ms"
+            queue = "70 packets"
+            [[connections]]
+            name = "mp"
+            kind = "mptcp"
+            paths = ["p", "p"]
+            cc = "{cc}"
+            app = {{ kind = "bulk" }}
+            [[connections]]
+            name = "tcp"
+            kind = "tcp"
+            paths = ["p"]
+            app = {{ kind = "bulk" }}
+            [output]
+            warmup = "10s"
+        "#
+        ));
+        out.summary.connection("mp").goodput_bps / out.summary.connection("tcp").goodput_bps
+    };
+    let r = ratio("lia");
+    assert!((0.7..=1.3).contains(&r), "MPTCP/TCP goodput ratio {r:.3}");
     // And uncoupled Reno subflows take about twice the TCP share (the harm LIA avoids).
-    let out = sim(r#"
-        duration = "120s"
-        [[paths]]
-        name = "p"
-        rate = "20Mbit"
-        delay = "20ms"
-        queue = "70 packets"
-        [[connections]]
-        name = "mp"
-        kind = "mptcp"
-        paths = ["p", "p"]
-        cc = "reno"
-        app = { kind = "bulk" }
-        [[connections]]
-        name = "tcp"
-        kind = "tcp"
-        paths = ["p"]
-        app = { kind = "bulk" }
-        [output]
-        warmup = "10s"
-    "#);
-    let r_reno = out.summary.connection("mp").goodput_bps / out.summary.connection("tcp").goodput_bps;
+    let r_reno = ratio("reno");
     assert!(r_reno > 1.5 && r_reno > r, "uncoupled ratio {r_reno:.3} vs LIA {r:.3}");
 }
 
