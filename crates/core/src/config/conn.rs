@@ -1,0 +1,236 @@
+//! Connections, applications, TCP settings and outputs in the scenario schema.
+
+use serde::{Deserialize, Serialize};
+
+use super::algorithms::{CaCounting, CcKind, CcParams, SchedKind, SchedParams, SlowStart};
+use super::{ByteSize, RouteCfg};
+use crate::units::Dur;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnKind {
+    Tcp,
+    Mptcp,
+}
+
+/// Which host sends the application data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Server → client (a download; the client's request rides on its handshake ACK).
+    #[default]
+    Download,
+    /// Client → server.
+    Upload,
+}
+
+/// The application driving a connection.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum AppCfg {
+    /// Always has data (iperf-like) until `stop` (default: the end of the run).
+    Bulk {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop: Option<Dur>,
+    },
+    /// Transfers `size` bytes, then the connection is done.
+    Download { size: ByteSize },
+    /// Writes `size` bytes every `period` (first at the start), `count` times (default:
+    /// until the end): request/response or video-chunk traffic with idle gaps.
+    Periodic {
+        size: ByteSize,
+        period: Dur,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        count: Option<u64>,
+    },
+}
+
+fn d_mss() -> u64 {
+    1448
+}
+fn d_mtu() -> u64 {
+    1500
+}
+fn d_iw() -> u64 {
+    10
+}
+fn d_b() -> u64 {
+    2
+}
+fn d_delack() -> Dur {
+    Dur::from_ms(40)
+}
+fn d_true() -> bool {
+    true
+}
+fn d_rto_init() -> Dur {
+    Dur::from_secs(1)
+}
+fn d_rto_min() -> Dur {
+    Dur::from_ms(200)
+}
+fn d_rto_max() -> Dur {
+    Dur::from_secs(120)
+}
+fn d_dupthresh() -> u64 {
+    3
+}
+
+/// TCP mechanics of every subflow of a connection (both ends).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpCfg {
+    /// Maximum segment size (bytes) announced in the SYN (MTU − 40 − 12 B timestamps).
+    #[serde(default = "d_mss")]
+    pub mss: u64,
+    /// Path MTU (bytes): data segments carrying MPTCP options shrink so packets fit.
+    #[serde(default = "d_mtu")]
+    pub mtu: u64,
+    /// Initial congestion window (segments).
+    #[serde(default = "d_iw")]
+    pub iw: u64,
+    #[serde(default)]
+    pub slow_start: SlowStart,
+    /// What congestion avoidance counts towards its +1 segment per window.
+    #[serde(default)]
+    pub ca_counting: CaCounting,
+    /// Delayed ACK: acknowledge every b-th full-sized segment.
+    #[serde(default = "d_b")]
+    pub delack_segments: u64,
+    /// Delayed-ACK timer.
+    #[serde(default = "d_delack")]
+    pub delack_timeout: Dur,
+    /// RFC 2861 / Linux `tcp_slow_start_after_idle`.
+    #[serde(default = "d_true")]
+    pub idle_restart: bool,
+    /// RFC 7323 timestamps option (12 B per segment).
+    #[serde(default = "d_true")]
+    pub timestamps: bool,
+    #[serde(default = "d_rto_init")]
+    pub rto_initial: Dur,
+    #[serde(default = "d_rto_min")]
+    pub rto_min: Dur,
+    #[serde(default = "d_rto_max")]
+    pub rto_max: Dur,
+    /// Duplicate-ACK threshold (SACKed segments above a hole that mark it lost).
+    #[serde(default = "d_dupthresh")]
+    pub dupthresh: u64,
+}
+
+impl Default for TcpCfg {
+    fn default() -> Self {
+        TcpCfg {
+            mss: d_mss(),
+            mtu: d_mtu(),
+            iw: d_iw(),
+            slow_start: SlowStart::default(),
+            ca_counting: CaCounting::default(),
+            delack_segments: d_b(),
+            delack_timeout: d_delack(),
+            idle_restart: true,
+            timestamps: true,
+            rto_initial: d_rto_init(),
+            rto_min: d_rto_min(),
+            rto_max: d_rto_max(),
+            dupthresh: d_dupthresh(),
+        }
+    }
+}
+
+fn d_sndbuf() -> ByteSize {
+    ByteSize(4 * 1024 * 1024)
+}
+fn d_rcvbuf() -> ByteSize {
+    ByteSize(6 * 1024 * 1024)
+}
+
+/// One connection between the client and the server.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnCfg {
+    pub name: String,
+    pub kind: ConnKind,
+    /// Paths used, by name; the first carries the initial (MP_CAPABLE) subflow. A path may
+    /// appear more than once: several subflows over the same path with different ports
+    /// (like Linux's `ndiffports` path manager).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// Explicit routes over `[[links]]`, one per subflow (instead of `paths`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<RouteCfg>,
+    /// Node names of the two ends when routes are used (default `client` and `server`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// Paths whose subflows are backups (used only when no regular subflow is usable).
+    #[serde(default)]
+    pub backup: Vec<String>,
+    /// When the client sends its first SYN.
+    #[serde(default)]
+    pub start: Dur,
+    #[serde(default)]
+    pub direction: Direction,
+    pub app: AppCfg,
+    #[serde(default)]
+    pub cc: CcKind,
+    #[serde(default)]
+    pub cc_params: CcParams,
+    #[serde(default)]
+    pub scheduler: SchedKind,
+    #[serde(default)]
+    pub sched_params: SchedParams,
+    /// Connection-level send buffer (like `tcp_wmem` max): bytes written and not yet
+    /// DATA_ACKed.
+    #[serde(default = "d_sndbuf")]
+    pub sndbuf: ByteSize,
+    /// Connection-level receive buffer (like `tcp_rmem` max), shared by all subflows.
+    #[serde(default = "d_rcvbuf")]
+    pub rcvbuf: ByteSize,
+    #[serde(default)]
+    pub tcp: TcpCfg,
+}
+
+/// What to record besides the summary.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputCfg {
+    /// Sampling interval of the time series; absent = no time series (costs nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<Dur>,
+    /// Bytes delivered before this time are excluded from goodput.
+    #[serde(default)]
+    pub warmup: Dur,
+    /// Hash every packet event into a trace digest (for determinism checks).
+    #[serde(default)]
+    pub trace_hash: bool,
+    /// Packet captures (pcap with real TCP/MPTCP headers), off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<PcapCfg>,
+}
+
+/// Where captures are taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CapturePoint {
+    /// One file per host of each connection, all its interfaces together:
+    /// `<connection>-<client|server>.pcap` (like `tcpdump -i any` on that host).
+    #[default]
+    Host,
+    /// One file per host interface: `<connection>-<client|server>-<path>.pcap`.
+    Interface,
+    /// One file per link: `<link>.pcap`, every packet offered to the link.
+    Link,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapCfg {
+    /// Directory to write the captures into (created if missing).
+    pub dir: String,
+    #[serde(default)]
+    pub per: CapturePoint,
+    /// Bytes kept of each packet (headers are kept whole; default: everything).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snaplen: Option<u32>,
+}
