@@ -16,7 +16,8 @@
 //! connection use different address pairs), client port 40000 + 64·connection + subflow,
 //! server port 5201.
 //!
-//! Deviations: no IPv4 options, no ECN bits, the TCP window field carries the advertised
+//! Deviations: TSecr echoes the latest TSval captured from the peer rather than the one of
+//! the segment being acknowledged; no IPv4 options, no ECN bits, the TCP window field carries the advertised
 //! window scaled by 2^7 (rounded up), no DATA_FIN / FIN (the engine models no teardown),
 //! no ADD_ADDR (the engine's hosts know every path).
 
@@ -126,6 +127,8 @@ pub struct Capture {
     sinks: Vec<Option<Sink>>,
     ids: HashMap<u32, ConnIds>,
     subs: HashMap<(u32, u8), SubIds>,
+    /// Latest TSval sent by each end of each subflow: (connection, subflow, from client).
+    last_tsval: HashMap<(u32, u8, bool), u32>,
     frame: Vec<u8>,
     pub error: Option<String>,
 }
@@ -154,6 +157,7 @@ impl Capture {
             files,
             ids: HashMap::new(),
             subs: HashMap::new(),
+            last_tsval: HashMap::new(),
             frame: Vec::with_capacity(1600),
             error: None,
         })
@@ -242,17 +246,26 @@ impl Capture {
         // TCP options.
         let mut opt: Vec<u8> = Vec::with_capacity(40);
         let tsval = (p.sent_at.0 / 1_000_000) as u32;
+        // TSecr echoes the latest TSval this end has seen from its peer on the subflow
+        // (RFC 7323 §4.3, approximated by the latest packet sent the other way).
+        let seen = self.last_tsval.entry((p.conn, p.subflow, from_client)).or_insert(0);
+        *seen = (*seen).max(tsval);
+        let tsecr = if syn && !ack_flag {
+            0
+        } else {
+            self.last_tsval.get(&(p.conn, p.subflow, !from_client)).copied().unwrap_or(0)
+        };
         if syn {
             opt.extend_from_slice(&[2, 4, 0x05, 0xb4]); // MSS 1460
             opt.extend_from_slice(&[4, 2]); // SACK permitted
             opt.extend_from_slice(&[8, 10]);
             opt.extend_from_slice(&tsval.to_be_bytes());
-            opt.extend_from_slice(&0u32.to_be_bytes());
+            opt.extend_from_slice(&tsecr.to_be_bytes());
             opt.extend_from_slice(&[1, 3, 3, WSCALE as u8]); // NOP, window scale
         } else {
             opt.extend_from_slice(&[1, 1, 8, 10]);
             opt.extend_from_slice(&tsval.to_be_bytes());
-            opt.extend_from_slice(&0u32.to_be_bytes());
+            opt.extend_from_slice(&tsecr.to_be_bytes());
         }
         let (my_idsn, peer_token, peer_idsn) = (ids.idsn[me], ids.token[peer], ids.idsn[peer]);
         match p.mp {
