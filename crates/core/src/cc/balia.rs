@@ -98,7 +98,6 @@ impl CongestionControl for Balia {
 mod tests {
     use super::*;
     use crate::cc::harness::*;
-    use crate::cc::reno::Reno;
 
     #[test]
     fn per_ack_increase_matches_the_paper_by_hand() {
@@ -139,22 +138,6 @@ mod tests {
 
     #[test]
     fn one_subflow_balia_is_reno() {
-        let peers = [peer(17, 50)];
-        let mut a = window_of(&peers[0]);
-        let mut b = a;
-        let mut balia = Balia::new();
-        for i in 0..5000 {
-            let acked = 1000 + (i % 3) * 500;
-            let ev = Ack { acked, ..ack(0, &peers) };
-            balia.on_ack(&ev, &mut a);
-            Reno.on_ack(&ev, &mut b);
-            assert_eq!(a, b);
-            if i % 700 == 0 {
-                let (x, y) = (balia.ssthresh(Time::ZERO, 0, &a, &peers), Reno.ssthresh(Time::ZERO, 0, &b, &peers));
-                assert_eq!(x, y);
-                a.cwnd = x;
-                b.cwnd = y;
-            }
-        }
+        assert_single_subflow_is_reno(&mut Balia::new());
     }
 }

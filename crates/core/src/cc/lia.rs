@@ -102,7 +102,6 @@ impl CongestionControl for Lia {
 mod tests {
     use super::*;
     use crate::cc::harness::*;
-    use crate::cc::reno::Reno;
 
     #[test]
     fn alpha_and_increase_match_rfc6356_by_hand() {
@@ -132,23 +131,7 @@ mod tests {
 
     #[test]
     fn one_subflow_lia_is_reno() {
-        let peers = [peer(17, 50)];
-        let mut a = window_of(&peers[0]);
-        let mut b = a;
-        let mut lia = Lia::new(AlphaUpdate::PerRtt);
-        for i in 0..5000 {
-            let acked = 1000 + (i % 3) * 500;
-            let ev = Ack { acked, ..ack(0, &peers) };
-            lia.on_ack(&ev, &mut a);
-            Reno.on_ack(&ev, &mut b);
-            assert_eq!(a, b);
-            if i % 700 == 0 {
-                let (x, y) = (lia.ssthresh(Time::ZERO, 0, &a, &peers), Reno.ssthresh(Time::ZERO, 0, &b, &peers));
-                assert_eq!(x, y);
-                a.cwnd = x;
-                b.cwnd = y;
-            }
-        }
+        assert_single_subflow_is_reno(&mut Lia::new(AlphaUpdate::PerRtt));
     }
 
     #[test]

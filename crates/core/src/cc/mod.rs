@@ -231,6 +231,26 @@ pub(crate) mod harness {
         }
     }
 
+    /// Drives `cc` and Reno side by side with one subflow through 5000 ACKs of varying size
+    /// and a loss every 700 ACKs, asserting identical windows throughout.
+    pub fn assert_single_subflow_is_reno(cc: &mut dyn CongestionControl) {
+        let peers = [peer(17, 50)];
+        let mut a = window_of(&peers[0]);
+        let mut b = a;
+        for i in 0..5000 {
+            let ev = Ack { acked: 1000 + (i % 3) * 500, ..ack(0, &peers) };
+            cc.on_ack(&ev, &mut a);
+            reno::Reno.on_ack(&ev, &mut b);
+            assert_eq!(a, b, "{} after {i} ACKs", cc.name());
+            if i % 700 == 0 {
+                let (x, y) = (cc.ssthresh(Time::ZERO, 0, &a, &peers), reno::Reno.ssthresh(Time::ZERO, 0, &b, &peers));
+                assert_eq!(x, y, "{} loss response", cc.name());
+                a.cwnd = x;
+                b.cwnd = y;
+            }
+        }
+    }
+
     /// Average window increase per full-segment ACK on `sf` (in segments), measured over
     /// `n` ACKs with the peers' windows held fixed.
     pub fn increase_per_ack(cc: &mut dyn CongestionControl, sf: usize, peers: &[PeerView], n: u64) -> f64 {

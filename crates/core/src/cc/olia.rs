@@ -158,7 +158,6 @@ impl CongestionControl for Olia {
 mod tests {
     use super::*;
     use crate::cc::harness::*;
-    use crate::cc::reno::Reno;
 
     /// An OLIA controller whose paths have seen `ell[i]` bytes between their last two losses.
     fn with_inter_loss(peers: &[PeerView], ell: &[u64]) -> Olia {
@@ -235,22 +234,6 @@ mod tests {
 
     #[test]
     fn one_subflow_olia_is_reno() {
-        let peers = [peer(17, 50)];
-        let mut a = window_of(&peers[0]);
-        let mut b = a;
-        let mut olia = Olia::new();
-        for i in 0..5000 {
-            let acked = 1000 + (i % 3) * 500;
-            let ev = Ack { acked, ..ack(0, &peers) };
-            olia.on_ack(&ev, &mut a);
-            Reno.on_ack(&ev, &mut b);
-            assert_eq!(a, b);
-            if i % 700 == 0 {
-                let (x, y) = (olia.ssthresh(Time::ZERO, 0, &a, &peers), Reno.ssthresh(Time::ZERO, 0, &b, &peers));
-                assert_eq!(x, y);
-                a.cwnd = x;
-                b.cwnd = y;
-            }
-        }
+        assert_single_subflow_is_reno(&mut Olia::new());
     }
 }
