@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import socket
 import sys
 import threading
@@ -94,7 +93,9 @@ def _socket(spec: dict[str, Any]) -> socket.socket:
 def _send(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str, Any]) -> None:
     size = spec.get("size")
     stop = t0 + float(spec["stop_s"])
-    base = bytearray(os.urandom(CHUNK))
+    # Zeros plus a chunk counter, like the simulator's payload: random bytes would make packet
+    # analysers' heuristic dissectors misread truncated payloads as other protocols.
+    base = bytearray(CHUNK)
     h = hashlib.sha256()
     sent = 0
     k = 0

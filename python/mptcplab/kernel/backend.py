@@ -34,6 +34,10 @@ from mptcplab.scenario import Overrides, Scenario, load_scenario
 
 __all__ = ["emulated_network", "linkemu_binary", "run_linux"]
 
+# The simulator's captures use server port 5201 too; ports 5000-5003 would be decoded as other
+# protocols (GSM IPA) by packet analysers.
+SERVER_PORT = 5201
+
 _live: set[netns.Network] = set()
 _procs: list[subprocess.Popen[str]] = []
 
@@ -258,7 +262,7 @@ def _traffic(
         if app["kind"] == "bulk" and app.get("stop"):
             stop = min(stop, _secs(app["stop"]))
         common = {
-            "kind": c["kind"], "t0": t0, "port": 5000 + k, "server_addr": netns.SERVER_ADDR,
+            "kind": c["kind"], "t0": t0, "port": SERVER_PORT + k, "server_addr": netns.SERVER_ADDR,
             "path_addr": netns.client_addr(first), "path": paths[first], "start_s": _secs(c["start"]),
             "size": _size(app["size"]) if app["kind"] == "download" else None, "stop_s": stop,
             "deadline_s": duration + 5, "cc": c["cc"], "sample_s": sample_s,
