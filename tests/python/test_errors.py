@@ -40,6 +40,10 @@ FILE_ERRORS = {
                             "connections[0].start", ["not before the end"]),
     "loss over 100%": (('loss = "0.5%"', 'loss = "150%"'), "paths[0].loss", ["between 0 and 1"]),
     "queue of zero": (('queue = "40 packets"', 'queue = "0 packets"'), "paths[0].queue", ["at least one packet"]),
+    "RED thresholds reversed": (('queue = "40 packets"', 'queue = "40 packets"\naqm = { kind = "red", min = "30 packets", max = "10 packets" }'),
+                                "paths[0].aqm.max", ["must exceed min = 30 packets"]),
+    "RED thresholds in mixed units": (('queue = "40 packets"', 'queue = "40 packets"\naqm = { kind = "red", min = "5ms", max = "10 packets" }'),
+                                      "paths[0].aqm.min", ["both be times"]),
     "missing key": (('duration = "3s"\n', ''), "", ["missing field `duration`"]),
 }
 

@@ -121,6 +121,76 @@ fn delays(link: &mut Link, n: u64, gap: Dur) -> Vec<(u64, f64)> {
     got
 }
 
+/// RED (Floyd & Jacobson 1993) holds the average queue where its drop probability matches
+/// what the flows need. Eight Reno flows share 20 Mbit/s with a 40 ms base RTT (BDP 67
+/// packets) and a 300-packet hard limit; RED min 20, max 60 packets, max_p 2 %.
+///
+/// The equilibrium queue Q solves: drop fraction 2·p_b/(1 + p_b) (evenly spread drops, §7)
+/// with p_b = max_p (Q − min)/(max − min) equals the loss rate Mathis' law needs,
+/// 1.5 / W², W = C·(RTT₀ + Q/C)/(N·MSS). Mathis holds within ±25 % in throughput (check 3
+/// of the engine tests), i.e. the needed loss rate within ×0.64..×1.78, which brackets Q.
+/// Drop-tail with the same limit keeps at least (limit + BDP)/2 − BDP packets queued
+/// (the aggregate window halves from limit + BDP at a loss and still fills the pipe).
+#[test]
+fn red_holds_the_average_queue_where_its_drop_rate_meets_the_flows_need() {
+    let (rate, rtt0, n, min, max, max_p, limit) = (20e6, 0.04, 8.0, 20.0, 60.0, 0.02, 300.0);
+    let pkt = 1500.0;
+    let mss = 1448.0;
+    let run = |aqm: &str| {
+        let mut toml = format!(
+            "duration = \"60s\"\n[[paths]]\nname = \"p\"\nrate = \"20Mbit\"\ndelay = \"20ms\"\n\
+             queue = \"300 packets\"\n{aqm}\n"
+        );
+        for k in 0..n as usize {
+            toml += &format!(
+                "[[connections]]\nname = \"c{k}\"\nkind = \"tcp\"\npaths = [\"p\"]\nstart = \"{}ms\"\n\
+                 app = {{ kind = \"bulk\" }}\n",
+                k * 137
+            );
+        }
+        toml += "[output]\nwarmup = \"10s\"\ntimeseries = \"10ms\"\n";
+        sim(&toml)
+    };
+    let mean_queue = |out: &mptcplab_core::results::RunOutput| {
+        let q: Vec<f64> =
+            out.timeseries.points("p.down", "queue_bytes").iter().filter(|p| p.0 >= 10.0).map(|p| p.1 / pkt).collect();
+        q.iter().sum::<f64>() / q.len() as f64
+    };
+    // Solve the equilibrium by bisection for a given factor on the needed loss rate.
+    let q_eq = |factor: f64| {
+        let excess = |q: f64| {
+            let w = rate * (rtt0 + q * pkt * 8.0 / rate) / (n * mss * 8.0);
+            let need = factor * 1.5 / (w * w);
+            let p_b = max_p * (q - min) / (max - min);
+            2.0 * p_b / (1.0 + p_b) - need
+        };
+        let (mut lo, mut hi) = (min, max);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if excess(mid) > 0.0 {
+                hi = mid
+            } else {
+                lo = mid
+            }
+        }
+        lo
+    };
+    let (q_lo, q_hi) = (q_eq(0.64), q_eq(1.78));
+    let red = run("aqm = { kind = \"red\", min = \"20 packets\", max = \"60 packets\", max_p = \"2%\" }");
+    let q_red = mean_queue(&red);
+    let l = red.summary.link("p.down");
+    assert!(l.aqm_drops > 0 && l.queue_drops == 0, "{l:?}");
+    assert!((q_lo..=q_hi).contains(&q_red), "RED mean queue {q_red:.1} packets, equilibrium {q_lo:.1}..{q_hi:.1}");
+    let total: f64 = (0..n as usize).map(|k| red.summary.connection(&format!("c{k}")).goodput_bps).sum();
+    assert!(total >= 0.9 * rate * mss / pkt, "RED leaves the link idle: {total}");
+
+    let dt = run("");
+    let q_dt = mean_queue(&dt);
+    let bdp = rate * rtt0 / (pkt * 8.0);
+    assert!(q_dt >= (limit + bdp) / 2.0 - bdp, "drop-tail mean queue {q_dt:.1} packets");
+    assert!(dt.summary.link("p.down").aqm_drops == 0);
+}
+
 /// Jitter: the sample mean and standard deviation of the one-way delay match the
 /// distribution (mean 50 ms + serialisation, sd = J for normal/pareto, J/√3 for uniform);
 /// the order-keeping mode never reorders, the reordering mode does.

@@ -60,6 +60,27 @@ pub enum Aqm {
         #[serde(default = "codel_interval")]
         interval: Dur,
     },
+    /// RED (Floyd & Jacobson 1993); `queue` stays the hard limit. Thresholds on the average
+    /// queue in packets (1500 B each), bytes, or time at the link rate.
+    Red {
+        min: QueueLimit,
+        max: QueueLimit,
+        #[serde(default = "red_max_p")]
+        max_p: Prob,
+        #[serde(default = "red_weight")]
+        weight: f64,
+        #[serde(default)]
+        gentle: bool,
+    },
+}
+
+/// Floyd & Jacobson's recommended maximum drop probability.
+fn red_max_p() -> Prob {
+    Prob(0.1)
+}
+/// Floyd & Jacobson's recommended queue weight (§7: w_q ≥ 0.001, 0.002 in their simulations).
+fn red_weight() -> f64 {
+    0.002
 }
 
 fn codel_target() -> Dur {
@@ -67,6 +88,14 @@ fn codel_target() -> Dur {
 }
 fn codel_interval() -> Dur {
     Dur::from_ms(100)
+}
+
+fn show_queue(q: QueueLimit) -> String {
+    match q {
+        QueueLimit::Packets(p) => format!("{p} packets"),
+        QueueLimit::Bytes(b) => format!("{b} B"),
+        QueueLimit::Time(d) => d.to_string(),
+    }
 }
 
 /// Delay variation (netem-like).
@@ -407,10 +436,46 @@ impl PathCfg {
                 return Err(ConfigError::new(at("loss_burst"), format!("{b} must be a mean burst length >= 1 packet")));
             }
         }
-        if let Some(Aqm::Codel { target, interval }) = Self::pick(&o.aqm, &self.aqm) {
-            if target == Dur::ZERO || interval == Dur::ZERO {
-                return Err(ConfigError::new(at("aqm"), "CoDel's target and interval must be > 0"));
+        match Self::pick(&o.aqm, &self.aqm) {
+            Some(Aqm::Codel { target, interval }) => {
+                if target == Dur::ZERO || interval == Dur::ZERO {
+                    return Err(ConfigError::new(at("aqm"), "CoDel's target and interval must be > 0"));
+                }
             }
+            Some(Aqm::Red { min, max, max_p, weight, .. }) => {
+                let bytes = |q: QueueLimit| match q {
+                    QueueLimit::Packets(p) => Some(p as f64 * crate::net::red::AVPKT as f64),
+                    QueueLimit::Bytes(b) => Some(b as f64),
+                    QueueLimit::Time(_) => None,
+                };
+                let same_unit = std::mem::discriminant(&min) == std::mem::discriminant(&max);
+                let ordered = match (min, max) {
+                    (QueueLimit::Time(a), QueueLimit::Time(b)) => a < b,
+                    _ => bytes(min).zip(bytes(max)).is_some_and(|(a, b)| a < b),
+                };
+                if !same_unit && (matches!(min, QueueLimit::Time(_)) || matches!(max, QueueLimit::Time(_))) {
+                    return Err(ConfigError::new(
+                        at("aqm.min"),
+                        "RED's min and max must both be times, or both packets/bytes",
+                    ));
+                }
+                if !ordered {
+                    return Err(ConfigError::new(
+                        at("aqm.max"),
+                        format!("{} must exceed min = {}", show_queue(max), show_queue(min)),
+                    ));
+                }
+                if bytes(min) == Some(0.0) {
+                    return Err(ConfigError::new(at("aqm.min"), "must be > 0"));
+                }
+                if !(max_p.0 > 0.0 && max_p.0 <= 1.0) {
+                    return Err(ConfigError::new(at("aqm.max_p"), format!("{} must lie in (0, 1]", max_p.0)));
+                }
+                if !(weight > 0.0 && weight <= 1.0) {
+                    return Err(ConfigError::new(at("aqm.weight"), format!("{weight} must lie in (0, 1]")));
+                }
+            }
+            None => {}
         }
         Ok(())
     }

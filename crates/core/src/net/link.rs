@@ -9,6 +9,7 @@
 //!   transmitter are those whose start lies in the future, which is what limits apply to
 //!   (the packet being serialised has left the queue, as in a Linux qdisc). A time limit
 //!   (like tc-tbf's `latency`) drops a packet whose wait would exceed it.
+//!   RED (optional) decides at the same moment, from the bytes waiting, before the limit.
 //! - CoDel: decisions are taken at dequeue time, so the transmitter is event-driven: the
 //!   driver wakes the link when a transmission ends.
 //!
@@ -25,6 +26,7 @@ use crate::net::codel::{Codel, Verdict};
 use crate::net::jitter;
 use crate::net::loss::LossModel;
 use crate::net::packet::Packet;
+use crate::net::red::{self, Red};
 use crate::net::service::Service;
 use crate::rng::Rng;
 use crate::units::{Dur, Time};
@@ -65,6 +67,8 @@ pub enum Offer {
     Accepted,
     /// Dropped at the tail of a full queue.
     QueueDrop,
+    /// Dropped on arrival by the AQM (RED).
+    AqmDrop,
     /// Serialised, then lost on the wire.
     Lost,
 }
@@ -74,6 +78,10 @@ enum Mode<P> {
     Fifo {
         waiting: VecDeque<(Time, u32)>,
         waiting_bytes: u64,
+        /// RED with its (min, max) thresholds, and when the last waiting packet entered
+        /// transmission (the queue has been empty since then when nothing waits).
+        red: Option<(Red, QueueLimit, QueueLimit)>,
+        last_start: Time,
     },
     Codel {
         codel: Codel,
@@ -192,7 +200,17 @@ impl<P: WireLen> Link<P> {
                 in_tx: None,
                 limit: params.queue,
             },
-            None => Mode::Fifo { waiting: VecDeque::new(), waiting_bytes: 0 },
+            Some(Aqm::Red { min, max, max_p, weight, gentle }) => Mode::Fifo {
+                waiting: VecDeque::new(),
+                waiting_bytes: 0,
+                red: Some((
+                    Red::new(max_p.0, weight, gentle, Rng::stream(seed, &format!("link:{name}:red"))),
+                    min,
+                    max,
+                )),
+                last_start: Time::ZERO,
+            },
+            None => Mode::Fifo { waiting: VecDeque::new(), waiting_bytes: 0, red: None, last_start: Time::ZERO },
         };
         let reorder = params.jitter.as_ref().is_some_and(|j| j.reorder);
         let pipe = if reorder { Pipe::Reorder(BinaryHeap::new(), 0) } else { Pipe::Fifo(VecDeque::new()) };
@@ -227,7 +245,7 @@ impl<P: WireLen> Link<P> {
     /// Packets and bytes waiting for the transmitter at `now`.
     pub fn backlog(&mut self, now: Time) -> (u64, u64) {
         match &mut self.mode {
-            Mode::Fifo { waiting, waiting_bytes } => {
+            Mode::Fifo { waiting, waiting_bytes, .. } => {
                 prune(waiting, waiting_bytes, now);
                 (waiting.len() as u64, *waiting_bytes)
             }
@@ -288,9 +306,24 @@ impl<P: WireLen> Link<P> {
 
     fn offer_fifo(&mut self, now: Time, pkt: P, ordinal: u64) -> Offer {
         let start = self.free_at.max(now);
-        let Mode::Fifo { waiting, waiting_bytes } = &mut self.mode else { unreachable!() };
+        let rate = self.service.nominal_bps(now);
+        let Mode::Fifo { waiting, waiting_bytes, red, last_start } = &mut self.mode else { unreachable!() };
         prune(waiting, waiting_bytes, now);
         let (n, b) = (waiting.len() as u64, *waiting_bytes);
+        if let Some((red, min, max)) = red {
+            let avpkt_time = Dur::from_secs_f64(red::AVPKT as f64 * 8.0 / rate.max(1.0));
+            let idle = (n == 0).then(|| now.since((*last_start).min(now)));
+            red.update_avg(b, idle, avpkt_time);
+            let bytes = |q: QueueLimit| match q {
+                QueueLimit::Packets(p) => (p * red::AVPKT) as f64,
+                QueueLimit::Bytes(b) => b as f64,
+                QueueLimit::Time(t) => rate * t.secs_f64() / 8.0,
+            };
+            if red.decide(bytes(*min), bytes(*max)) == red::Verdict::Drop {
+                self.stats.aqm_drops += 1;
+                return Offer::AqmDrop;
+            }
+        }
         if start > now && !self.fits(self.params.queue, n, b, pkt.wire_len(), start.since(now), now) {
             self.stats.queue_drops += 1;
             return Offer::QueueDrop;
@@ -298,8 +331,10 @@ impl<P: WireLen> Link<P> {
         let end = self.service.finish(start, pkt.wire_len() as u64);
         self.free_at = end;
         self.stats.busy_ns += end.since(start).0;
+        let Mode::Fifo { last_start, .. } = &mut self.mode else { unreachable!() };
+        *last_start = start;
         if start > now {
-            let Mode::Fifo { waiting, waiting_bytes } = &mut self.mode else { unreachable!() };
+            let Mode::Fifo { waiting, waiting_bytes, .. } = &mut self.mode else { unreachable!() };
             waiting.push_back((start, pkt.wire_len()));
             *waiting_bytes += pkt.wire_len() as u64;
             self.stats.max_queue_packets = self.stats.max_queue_packets.max(waiting.len() as u64);

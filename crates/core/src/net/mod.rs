@@ -5,6 +5,7 @@ pub mod jitter;
 pub mod link;
 pub mod loss;
 pub mod packet;
+pub mod red;
 pub mod service;
 
 use crate::config::{RouteTable, Scenario};

@@ -278,6 +278,7 @@ impl Simulation {
             d.record(now, TraceEvent::Enqueue { link: l as u32, uid });
             match r {
                 Offer::QueueDrop => d.record(now, TraceEvent::QueueDrop { link: l as u32, uid }),
+                Offer::AqmDrop => d.record(now, TraceEvent::AqmDrop { link: l as u32, uid }),
                 Offer::Lost => d.record(now, TraceEvent::LinkLoss { link: l as u32, uid }),
                 Offer::Accepted => {}
             }

@@ -15,6 +15,8 @@ pub enum TraceEvent {
     Enqueue { link: u32, uid: u64 },
     /// A packet was dropped because the queue was full.
     QueueDrop { link: u32, uid: u64 },
+    /// A packet was dropped on arrival by the AQM (RED).
+    AqmDrop { link: u32, uid: u64 },
     /// A packet was lost on the link (random loss).
     LinkLoss { link: u32, uid: u64 },
     /// A packet reached the far end of a link.
@@ -50,6 +52,7 @@ impl TraceDigest {
             TraceEvent::QueueDrop { link, uid } => (2, link, uid),
             TraceEvent::LinkLoss { link, uid } => (3, link, uid),
             TraceEvent::Deliver { link, uid } => (4, link, uid),
+            TraceEvent::AqmDrop { link, uid } => (5, link, uid),
         };
         self.mix(tag);
         self.mix(link as u64);
