@@ -200,6 +200,7 @@ mod properties {
             sndbuf in 3_000u64..4_000_000,
             seed in 0u64..1000,
             lia in any::<bool>(),
+            aqm in 0u8..3,
         ) {
             let n = if mptcp { rates.len() } else { 1 };
             let mut toml = format!("duration = \"8s\"\nseed = {seed}\n");
@@ -208,6 +209,12 @@ mod properties {
                     "[[paths]]\nname = \"p{i}\"\nrate = \"{}Mbit\"\ndelay = \"{}ms\"\nqueue = \"{} packets\"\nloss = \"{}%\"\n",
                     rates[i], delays[i], queues[i], loss[i] as f64 / 10.0
                 );
+                toml += &match aqm {
+                    1 => "aqm = { kind = \"codel\" }\n".to_string(),
+                    2 => format!("aqm = {{ kind = \"red\", min = \"{} packets\", max = \"{} packets\" }}\n",
+                                 queues[i] / 4 + 1, queues[i] / 2 + 2),
+                    _ => String::new(),
+                };
             }
             let paths: Vec<String> = (0..n).map(|i| format!("\"p{i}\"")).collect();
             let app = if bulk { "{ kind = \"bulk\" }".to_string() } else { format!("{{ kind = \"download\", size = \"{size}B\" }}") };

@@ -437,10 +437,8 @@ impl PathCfg {
             }
         }
         match Self::pick(&o.aqm, &self.aqm) {
-            Some(Aqm::Codel { target, interval }) => {
-                if target == Dur::ZERO || interval == Dur::ZERO {
-                    return Err(ConfigError::new(at("aqm"), "CoDel's target and interval must be > 0"));
-                }
+            Some(Aqm::Codel { target, interval }) if target == Dur::ZERO || interval == Dur::ZERO => {
+                return Err(ConfigError::new(at("aqm"), "CoDel's target and interval must be > 0"));
             }
             Some(Aqm::Red { min, max, max_p, weight, .. }) => {
                 let bytes = |q: QueueLimit| match q {
@@ -475,7 +473,7 @@ impl PathCfg {
                     return Err(ConfigError::new(at("aqm.weight"), format!("{weight} must lie in (0, 1]")));
                 }
             }
-            None => {}
+            Some(Aqm::Codel { .. }) | None => {}
         }
         Ok(())
     }
