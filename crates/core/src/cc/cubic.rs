@@ -16,11 +16,19 @@
 //! - Idle restart: the epoch ends, so the curve restarts from the window after the idle period.
 //!
 //! Deviations from the reference:
-//! - HyStart (Ha & Rhee, "Taming the elephants", 2011; Linux `hystart_update`) uses delay
-//!   detection only (Linux's default `hystart_detect` also has ACK-train detection): from a
-//!   window of 16 segments on, each round's minimum RTT over its first 8 samples is compared
-//!   with the lowest RTT seen; above it by clamp(min/8, 4 ms, 16 ms), slow start ends
-//!   (ssthresh = cwnd). Rounds end when the cumulative ACK passes the snd_nxt at their start.
+//! - HyStart (Ha & Rhee, "Taming the elephants", 2011; Linux `hystart_update` with its
+//!   default `hystart_detect` = ACK train + delay). From a window of 16 segments on, slow start
+//!   ends (ssthresh = cwnd) when either
+//!   - ACK train: the ACKs of a round keep arriving at most 2 ms apart (`hystart_ack_delta_us`)
+//!     for longer than (min RTT + ack delay)/2 after the round's first ACK — the round's
+//!     data already spans half the base RTT at the bottleneck, i.e. cwnd ≥ BDP/2. The ack delay
+//!     is min(1 ms, 4 × 64 KB / pacing rate), the pacing rate Linux computes in slow start,
+//!     2·cwnd/SRTT (`hystart_ack_delay` with a 64 KB GSO size); the halving is Linux's for an
+//!     unpaced socket (no fq qdisc, not BBR);
+//!   - delay: the round's minimum RTT over its first 8 samples exceeds the lowest RTT seen by
+//!     clamp(min/8, 4 ms, 16 ms).
+//!
+//!   Rounds end when the cumulative ACK reaches the snd_nxt at their start (Linux: passes it).
 //! - Idle restart ends the epoch (older Linux; RFC 9438 §5.8 mentions both) instead of
 //!   shifting `epoch_start` by the idle time (Linux ≥ 4.1), since the controller is not told
 //!   how long the subflow idled.
@@ -62,6 +70,9 @@ struct PathState {
     /// HyStart: end of the current round (snd_nxt at its start), its minimum RTT over the
     /// first samples, their number, and the lowest RTT seen.
     round_end: Option<crate::units::Seq>,
+    /// HyStart ACK train: the round's first ACK and the last ACK of its unbroken train.
+    round_start: Time,
+    last_ack: Time,
     curr_rtt: Option<Dur>,
     samples: u32,
     delay_min: Option<Dur>,
@@ -172,13 +183,20 @@ impl CongestionControl for Cubic {
 /// HyStart's minimum samples per round and the window (segments) below which it is off.
 const HYSTART_MIN_SAMPLES: u32 = 8;
 const HYSTART_LOW_WINDOW: u64 = 16;
+/// Largest gap between ACKs of one train (Linux `hystart_ack_delta_us`).
+const HYSTART_ACK_DELTA: Dur = Dur(2_000_000);
+/// GSO size in Linux's `hystart_ack_delay` (bytes; the 64 KB legacy maximum).
+const GSO_MAX_SIZE: f64 = 65_536.0;
 
 impl Cubic {
-    /// Linux `hystart_update` (delay detection) for one ACK in slow start.
+    /// Linux `hystart_update` (ACK-train and delay detection) for one ACK in slow start.
     fn hystart(&mut self, ack: &Ack, w: &mut Window) {
+        let srtt = ack.peers.get(ack.sf).and_then(|p| p.srtt);
         let st = self.path(ack.sf);
         if st.round_end.is_none_or(|end| ack.snd_una >= end) {
             st.round_end = Some(ack.snd_nxt);
+            st.round_start = ack.now;
+            st.last_ack = ack.now;
             st.curr_rtt = None;
             st.samples = 0;
         }
@@ -186,6 +204,18 @@ impl Cubic {
         st.delay_min = Some(st.delay_min.map_or(rtt, |m| m.min(rtt)));
         if w.cwnd < HYSTART_LOW_WINDOW * w.smss {
             return;
+        }
+        if ack.now.since(st.last_ack) <= HYSTART_ACK_DELTA {
+            st.last_ack = ack.now;
+            // Linux's slow-start pacing rate, 2·cwnd/SRTT (bytes/s), sets the ack delay.
+            let pacing = srtt.map(|s| 2.0 * w.cwnd as f64 / s.secs_f64().max(1e-9));
+            let ack_delay =
+                pacing.map_or(Dur::ZERO, |r| Dur::from_ms(1).min(Dur::from_secs_f64(4.0 * GSO_MAX_SIZE / r)));
+            let threshold = Dur((st.delay_min.expect("set above") + ack_delay).0 / 2);
+            if ack.now.since(st.round_start) > threshold {
+                w.ssthresh = w.cwnd;
+                return;
+            }
         }
         st.curr_rtt = Some(st.curr_rtt.map_or(rtt, |c| c.min(rtt)));
         if st.samples < HYSTART_MIN_SAMPLES {
@@ -340,6 +370,34 @@ mod tests {
             cc.on_ack(&ack(0, &peers), &mut w);
         }
         assert_eq!(w.cwnd, 42_000);
+    }
+
+    #[test]
+    fn hystart_ack_train_ends_slow_start_once_a_round_spans_half_the_base_rtt() {
+        // Base RTT 40 ms, cwnd 20 segments, SRTT 40 ms: Linux's pacing rate 2·cwnd/SRTT makes
+        // the ack delay min(1 ms, 4·64 KB / rate) = 1 ms, so the threshold is (40 + 1)/2 =
+        // 20.5 ms after the round's first ACK. ACKs 1 ms apart (a train) end slow start at
+        // the ACK 21 ms in, not at 20 ms; ACKs 3 ms apart break the train and never do (their
+        // RTT stays at the minimum, so delay detection stays quiet too).
+        for (gap_ms, acks, exits) in [(1u64, 20u64, false), (1, 21, true), (3, 40, false)] {
+            let mut cubic = Cubic::new(&CubicParams::default());
+            let p = [PeerView { srtt: Some(Dur::from_ms(40)), ..peer(20, 40) }];
+            let mut w = Window { ssthresh: u64::MAX, cwnd: 20 * 1000, ..window_of(&p[0]) };
+            let first = Ack { rtt: Some(Dur::from_ms(40)), snd_una: Seq(0), snd_nxt: Seq(1_000_000), ..ack(0, &p) };
+            cubic.on_ack(&first, &mut w);
+            for k in 1..=acks {
+                let a = Ack {
+                    now: Time::ZERO + Dur::from_ms(k * gap_ms),
+                    rtt: Some(Dur::from_ms(40)),
+                    snd_una: Seq(k),
+                    snd_nxt: Seq(1_000_000),
+                    ..ack(0, &p)
+                };
+                w.cwnd = 20 * 1000; // hold the window, as if the growth were not applied
+                cubic.on_ack(&a, &mut w);
+            }
+            assert_eq!(!w.in_slow_start(), exits, "gap {gap_ms} ms, {acks} ACKs: ssthresh {}", w.ssthresh);
+        }
     }
 
     #[test]

@@ -60,8 +60,9 @@ pub struct CubicParams {
     pub fast_convergence: bool,
     /// Reno-friendly region (RFC 9438 §4.3): grow at least as an AIMD flow with the same β.
     pub tcp_friendliness: bool,
-    /// HyStart (Ha & Rhee, 2011; Linux `hystart=1`, delay detection): leave slow start when
-    /// the RTT of a round rises clearly above the minimum, before the queue overflows.
+    /// HyStart (Ha & Rhee, 2011; Linux `hystart=1` with ACK-train and delay detection): leave
+    /// slow start when a round's ACK train spans half the base RTT or its RTT rises clearly
+    /// above the minimum, before the queue overflows.
     pub hystart: bool,
 }
 
