@@ -45,6 +45,8 @@ FILE_ERRORS = {
     "RED thresholds in mixed units": (('queue = "40 packets"', 'queue = "40 packets"\naqm = { kind = "red", min = "5ms", max = "10 packets" }'),
                                       "paths[0].aqm.min", ["both be times"]),
     "missing key": (('duration = "3s"\n', ''), "", ["missing field `duration`"]),
+    "unknown loss recovery": (('app = { kind = "bulk" }', 'app = { kind = "bulk" }\ntcp = { recovery = "rack" }'),
+                              "connections[0].tcp.recovery", ["unknown variant `rack`", "`rack_tlp`", "`rfc6675`"]),
 }
 
 

@@ -13,7 +13,9 @@
 //! * `trace` — `base` with both capacities given as Mahimahi traces of the same rates
 //!   (480 Mbit/s = 40 opportunities per ms; 2 Mbit/s = one every 6 ms), generated at start;
 //! * `pcap` — `base` with packet captures on (one file per host, headers only: snap length
-//!   128 B, written to a temp dir).
+//!   128 B, written to a temp dir);
+//! * `rack`, `rack-bloat` — `base` and `bloat` with Linux's loss recovery (RACK-TLP and
+//!   PRR: `tcp = { recovery = "rack_tlp", prr = true }`).
 //!
 //! Usage: `cargo run --release -p mptcplab-core --example bench -- [VARIANT|all] [REPS] [SECONDS] [SCHED[/CC]]`
 //! (defaults: all, 5 repetitions, 60 s simulated, minrtt/lia); SCHED is a scheduler name
@@ -30,6 +32,8 @@ const VARIANTS: &[(&str, &str, &str, &str)] = &[
     ("jitter", "400 packets", "25 packets", "base + 1 ms Pareto jitter on every link"),
     ("trace", "400 packets", "25 packets", "base with Mahimahi traces of the same capacities"),
     ("pcap", "400 packets", "25 packets", "base with packet captures written (snap length 128 B)"),
+    ("rack", "400 packets", "25 packets", "base with RACK-TLP and PRR"),
+    ("rack-bloat", "120MB", "500KB", "bloat with RACK-TLP and PRR"),
 ];
 
 /// Writes Mahimahi traces of 480 and 2 Mbit/s (1500-byte opportunities) for the `trace` variant.
@@ -71,6 +75,7 @@ fn extras(name: &str) -> (String, String, String) {
 
 fn scenario(name: &str, fast_q: &str, slow_q: &str, secs: f64, sched: &str, cc: &str) -> Scenario {
     let (fast_extra, slow_extra, output) = extras(name);
+    let tcp = if name.starts_with("rack") { "tcp = { recovery = \"rack_tlp\", prr = true }" } else { "" };
     let fast_cap =
         if fast_extra.starts_with("trace") { fast_extra.clone() } else { format!("rate = \"480Mbit\"\n{fast_extra}") };
     let slow_cap =
@@ -99,6 +104,7 @@ scheduler = "{sched}"
 sndbuf = "1GiB"
 rcvbuf = "1GiB"
 app = {{ kind = "bulk" }}
+{tcp}
 {output}
 "#
     );

@@ -310,3 +310,18 @@ pub enum CaCounting {
     /// RTT with delayed ACKs, the rule Eq. (10)'s 3b/8 term assumes.
     PerAck,
 }
+
+/// Loss detection of the TCP sender. The default stays RFC 6675 (the engine's model before
+/// RACK-TLP existed here): with Linux's RACK-TLP + PRR two seed reproductions change (see
+/// docs/scenarios.md, "Loss recovery").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Recovery {
+    /// RACK-TLP (RFC 8985; Linux `tcp_recovery = 1`, `tcp_early_retrans = 3`): time-based
+    /// loss detection, which also repairs lost retransmissions, and tail loss probes.
+    RackTlp,
+    /// RFC 6675 alone: a hole is lost once DupThresh segments above it are SACKed; lost
+    /// retransmissions and tail losses wait for the RTO.
+    #[default]
+    Rfc6675,
+}

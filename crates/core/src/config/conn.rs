@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::algorithms::{CaCounting, CcKind, CcParams, SchedKind, SchedParams, SlowStart};
+use super::algorithms::{CaCounting, CcKind, CcParams, Recovery, SchedKind, SchedParams, SlowStart};
 use super::{ByteSize, RouteCfg};
 use crate::units::Dur;
 
@@ -115,6 +115,13 @@ pub struct TcpCfg {
     /// Duplicate-ACK threshold (SACKed segments above a hole that mark it lost).
     #[serde(default = "d_dupthresh")]
     pub dupthresh: u64,
+    /// Loss detection: RFC 6675 DupThresh alone (default) or RACK-TLP (RFC 8985, Linux's).
+    #[serde(default)]
+    pub recovery: Recovery,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB as Linux) shapes the sending during
+    /// fast recovery; off (default): cwnd drops to ssthresh when recovery starts.
+    #[serde(default)]
+    pub prr: bool,
 }
 
 impl Default for TcpCfg {
@@ -133,6 +140,8 @@ impl Default for TcpCfg {
             rto_min: d_rto_min(),
             rto_max: d_rto_max(),
             dupthresh: d_dupthresh(),
+            recovery: Recovery::default(),
+            prr: false,
         }
     }
 }

@@ -540,6 +540,23 @@ mod tests {
     "#;
 
     #[test]
+    fn loss_recovery_is_chosen_by_name_and_a_wrong_name_lists_the_choices() {
+        let s = Scenario::from_toml_str(OK).unwrap();
+        assert_eq!((s.connections[0].tcp.recovery, s.connections[0].tcp.prr), (Recovery::Rfc6675, false));
+        let linux = OK.replace(
+            "app = { kind = \"bulk\" }",
+            "app = { kind = \"bulk\" }\ntcp = { recovery = \"rack_tlp\", prr = true }",
+        );
+        let s = Scenario::from_toml_str(&linux).unwrap();
+        assert_eq!((s.connections[0].tcp.recovery, s.connections[0].tcp.prr), (Recovery::RackTlp, true));
+        let bad = OK.replace("app = { kind = \"bulk\" }", "app = { kind = \"bulk\" }\ntcp = { recovery = \"rack\" }");
+        let e = Scenario::from_toml_str(&bad).unwrap_err().to_string();
+        for part in ["connections[0].tcp.recovery", "`rack`", "`rack_tlp`", "`rfc6675`"] {
+            assert!(e.contains(part), "{part} missing from: {e}");
+        }
+    }
+
+    #[test]
     fn a_valid_scenario_parses_with_defaults() {
         let s = Scenario::from_toml_str(OK).unwrap();
         assert_eq!(s.paths[0].rate, Some(Rate(8_000_000)));

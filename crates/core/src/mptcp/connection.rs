@@ -78,6 +78,8 @@ impl Endpoint {
             rto_initial: t.rto_initial,
             rto_min: t.rto_min,
             rto_max: t.rto_max,
+            recovery: t.recovery,
+            prr: t.prr,
         };
         let start = Time::ZERO + cfg.start;
         let warmup = Time::ZERO + sc.output.warmup;

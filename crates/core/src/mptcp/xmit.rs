@@ -219,6 +219,37 @@ impl Endpoint {
         true
     }
 
+    /// RACK reordering and tail-loss-probe timers of subflow `i` (`tcp::rack`, `tcp::tlp`).
+    /// A probe carries new data when the receive window admits some, else the last segment.
+    fn recovery_timers(&mut self, now: Time, i: usize, out: &mut Vec<Packet>) {
+        let Some(s) = self.subflows[i].as_ref() else { return };
+        if s.reo_at.is_none_or(|t| t > now) && s.tlp.at.is_none_or(|t| t > now) {
+            return;
+        }
+        self.snapshot_peers();
+        let s = self.subflows[i].as_mut().expect("subflow");
+        if !s.on_recovery_timers(now, self.cc.as_mut(), &self.peers) {
+            return;
+        }
+        let retrans = match self.snd.next_new(0, self.params[i].smss) {
+            Some((dsn, len)) => {
+                self.snd.mark_sent(dsn, len);
+                self.sched_views();
+                self.send_on(now, i, dsn, len, out);
+                self.sched.on_sent(i, dsn, len);
+                false
+            }
+            None => match s.probe_last(now) {
+                Some(seg) => {
+                    self.data_packet(now, i, seg, out);
+                    true
+                }
+                None => return,
+            },
+        };
+        self.subflows[i].as_mut().expect("subflow").on_probe_sent(now, retrans);
+    }
+
     /// The earliest pending timer.
     pub fn poll_timeout(&self, now: Time) -> Option<Time> {
         let mut t = self.persist_at;
@@ -229,7 +260,7 @@ impl Endpoint {
             };
         }
         for s in self.subflows.iter().flatten() {
-            for d in [s.hs_at, s.delack_at, s.rto_at].into_iter().flatten() {
+            for d in [s.hs_at, s.delack_at, s.xmit_timer_at()].into_iter().flatten() {
                 t = Some(t.map_or(d, |x| x.min(d)));
             }
         }
@@ -255,6 +286,9 @@ impl Endpoint {
             if s.delack_at.is_some_and(|t| t <= now) {
                 self.send_ack(now, i, out);
             }
+            // Linux keeps one timer slot: a due probe or reordering timer goes first (a probe
+            // restarts the RTO).
+            self.recovery_timers(now, i, out);
             let s = self.subflows[i].as_mut().expect("subflow");
             if s.rto_at.is_some_and(|t| t <= now) {
                 if s.sb.is_empty() {

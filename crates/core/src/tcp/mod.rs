@@ -1,6 +1,9 @@
 //! TCP mechanics shared by single-path connections and MPTCP subflows.
 
+pub mod prr;
+pub mod rack;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
 pub mod subflow;
+pub mod tlp;

@@ -11,11 +11,15 @@
 //! retransmission cursors (`lost_hint`, `retrans_hint`, as Linux's skb hints) only move
 //! forward, so every segment is visited O(1) times per recovery episode.
 //!
-//! Deviations: no lost-retransmission detection (RACK); a retransmission that is lost again
-//! is repaired by the RTO. No D-SACK / undo.
+//! With RACK (`tcp::rack`, which lives inside the scoreboard to see every delivery) segments
+//! are marked lost by send time instead; a retransmission lost again is marked again and the
+//! retransmission cursor moves back to it (Linux `tcp_verify_retransmit_hint`), a rare event
+//! (one per lost retransmission). Without RACK, a retransmission that is lost again is
+//! repaired by the RTO. Deviation: no D-SACK / undo.
 
 use std::collections::VecDeque;
 
+use crate::tcp::rack::Rack;
 use crate::units::{Dsn, Dur, Seq, Time};
 
 pub const SACKED: u8 = 1;
@@ -59,6 +63,8 @@ pub struct Acked {
     pub rtt: Option<Dur>,
     /// Whether any acknowledged segment had been retransmitted.
     pub had_retrans: bool,
+    /// Bytes delivered by this ACK for the first time (not SACKed before).
+    pub delivered: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -80,6 +86,8 @@ pub struct Scoreboard {
     sacked_ranges: VecDeque<(u64, u64)>,
     /// Scratch space for the not-yet-SACKed parts of a block.
     pieces: Vec<(u64, u64)>,
+    /// RACK state (RFC 8985), told about every delivered segment.
+    pub rack: Rack,
 }
 
 impl Scoreboard {
@@ -111,10 +119,49 @@ impl Scoreboard {
     }
 
     /// Records a newly transmitted segment (must follow the previous one in sequence).
-    pub fn push(&mut self, seg: SentSeg) {
+    /// Returns its absolute index.
+    pub fn push(&mut self, seg: SentSeg) -> u64 {
         debug_assert!(self.segs.back().is_none_or(|b| b.end() == seg.seq));
         self.out += seg.len as u64;
         self.segs.push_back(seg);
+        self.base + self.segs.len() as u64 - 1
+    }
+
+    /// The outstanding segment with absolute index `abs`, if not yet acknowledged.
+    pub fn seg_abs(&self, abs: u64) -> Option<&SentSeg> {
+        self.segs.get(abs.checked_sub(self.base)? as usize)
+    }
+
+    /// Marks the un-SACKed segment `abs` lost; a retransmission of it in flight counts as
+    /// lost too, and it becomes due for retransmission again.
+    pub fn mark_lost_abs(&mut self, abs: u64) {
+        let g = &mut self.segs[(abs - self.base) as usize];
+        debug_assert!(g.flags & SACKED == 0);
+        let len = g.len as u64;
+        if g.flags & LOST == 0 {
+            g.flags |= LOST;
+            self.lost += len;
+        } else if g.flags & RETRANS != 0 {
+            g.flags &= !RETRANS;
+            self.retrans -= len;
+        }
+        self.retrans_hint = self.retrans_hint.min(abs);
+    }
+
+    /// Tail loss probe without new data (RFC 8985 §7.3): sends the last segment again
+    /// without marking it lost; it becomes ever-retransmitted (no RTT sample) and its send
+    /// time moves to `now`. Returns it, or None if it is SACKed or lost.
+    pub fn probe_last(&mut self, now: Time) -> Option<SentSeg> {
+        let abs = self.base + self.segs.len().checked_sub(1)? as u64;
+        let g = self.segs.back_mut()?;
+        if g.flags & (SACKED | LOST) != 0 {
+            return None;
+        }
+        g.flags |= EVER_RETRANS;
+        g.sent_at = now;
+        let g = *g;
+        self.rack.on_sent(now, abs);
+        Some(g)
     }
 
     fn drop_front(&mut self) -> SentSeg {
@@ -143,6 +190,10 @@ impl Scoreboard {
         while let Some(f) = self.segs.front() {
             if f.end() <= ack {
                 let s = self.drop_front();
+                if !s.has(SACKED) {
+                    r.delivered += s.len as u64;
+                    self.rack.on_delivered(s.seq, s.end(), s.sent_at, s.flags, now);
+                }
                 r.bytes += s.len as u64;
                 r.segs += 1;
                 r.had_retrans |= s.has(EVER_RETRANS);
@@ -158,10 +209,13 @@ impl Scoreboard {
                 self.out -= n;
                 if flags & SACKED != 0 {
                     self.sacked -= n;
-                } else if flags & LOST != 0 {
-                    self.lost -= n;
-                    if flags & RETRANS != 0 {
-                        self.retrans -= n;
+                } else {
+                    r.delivered += n;
+                    if flags & LOST != 0 {
+                        self.lost -= n;
+                        if flags & RETRANS != 0 {
+                            self.retrans -= n;
+                        }
                     }
                 }
                 r.bytes += n;
@@ -239,6 +293,8 @@ impl Scoreboard {
                         if g.flags & EVER_RETRANS == 0 && rtt.is_none_or(|(t, _)| g.sent_at > t) {
                             rtt = Some((g.sent_at, now.since(g.sent_at)));
                         }
+                        let g = *g;
+                        self.rack.on_delivered(g.seq, g.end(), g.sent_at, g.flags, now);
                     }
                     i += 1;
                 }
@@ -323,6 +379,7 @@ impl Scoreboard {
         }
         self.lost = self.out - self.sacked;
         self.retrans = 0;
+        self.rack.clear_sent();
         self.lost_hint = self.base + self.segs.len() as u64;
         self.lost_hint_cnt = self.sacked_segs;
         self.retrans_hint = self.base;
@@ -353,11 +410,13 @@ impl Scoreboard {
         g.flags |= RETRANS | EVER_RETRANS;
         g.sent_at = now;
         self.retrans += g.len as u64;
+        let g = *g;
         let abs = self.base + pos as u64;
         if self.retrans_hint == abs {
             self.retrans_hint += 1;
         }
-        *g
+        self.rack.on_sent(now, abs);
+        g
     }
 
     /// The outstanding segment whose mapping contains `dsn`, assuming mappings increase

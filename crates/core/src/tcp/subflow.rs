@@ -3,9 +3,14 @@
 //! Sans-IO: methods take `now` and inputs and return what happened; the connection level
 //! (`mptcp::connection`) builds packets and owns the handshake. Mechanics implemented here:
 //! - sending: IW, cwnd in bytes, RFC 6675 pipe (`Scoreboard::in_flight`) gating;
-//! - ACK processing: cumulative and SACK, RFC 6675 loss marking, Linux congestion states
+//! - ACK processing: cumulative and SACK; loss marking by RACK (`tcp::rack`, RFC 8985, the
+//!   default) or by RFC 6675 DupThresh (`recovery = "rfc6675"`); Linux congestion states
 //!   `Open / Disorder / Recovery / Loss` (one window reduction per recovery episode, exit at
-//!   the recovery point), cwnd-limited gate before the congestion controller is told;
+//!   the recovery point with cwnd = ssthresh), cwnd-limited gate before the congestion
+//!   controller is told;
+//! - during fast recovery the window follows PRR (`tcp::prr`, RFC 6937), or with `prr = false`
+//!   drops to ssthresh when recovery begins;
+//! - tail loss probes (`tcp::tlp`, RFC 8985 §7) with RACK; the RACK reordering timer;
 //! - RTO (RFC 6298, Linux constants, exponential backoff, Karn's rule): cwnd to 1 SMSS,
 //!   ssthresh reduced once per loss episode, every un-SACKed segment marked lost and
 //!   retransmitted from snd_una;
@@ -14,10 +19,12 @@
 //!   min(cwnd, IW) and ssthresh raised to at least 3/4 of the old cwnd.
 
 use crate::cc::{Ack, CongestionControl, PeerView, Window};
-use crate::config::{CaCounting, SlowStart};
+use crate::config::{CaCounting, Recovery, SlowStart};
+use crate::tcp::prr::Prr;
 use crate::tcp::receiver::SubflowReceiver;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::{Scoreboard, SentSeg, EVER_RETRANS};
+use crate::tcp::tlp::{Tlp, TlpAck};
 use crate::units::{Dsn, Dur, Seq, Time};
 
 /// Per-subflow TCP parameters (resolved from the scenario).
@@ -36,6 +43,8 @@ pub struct TcpParams {
     pub rto_initial: Dur,
     pub rto_min: Dur,
     pub rto_max: Dur,
+    pub recovery: Recovery,
+    pub prr: bool,
 }
 
 /// Connection-setup state of the subflow.
@@ -106,6 +115,12 @@ pub struct Subflow {
     pub high_seq: Seq,
     pub rtt: RttEstimator,
     pub rto_at: Option<Time>,
+    /// RACK reordering timer (RFC 8985 §6.2 step 5).
+    pub reo_at: Option<Time>,
+    /// Tail loss probe state and timer.
+    pub tlp: Tlp,
+    /// PRR state while in fast recovery (with `prr` on).
+    pub prr: Option<Prr>,
     /// Last transmission of data (Linux `lsndtime`).
     pub lsndtime: Time,
     round_end: Seq,
@@ -127,6 +142,8 @@ impl Subflow {
     pub fn new(idx: u8, path: usize, backup: bool, state: State, p: TcpParams) -> Subflow {
         let w = Window::new(p.iw, p.smss, p.slow_start, p.ca_counting);
         let rtt = RttEstimator::new(p.rto_initial, p.rto_min, p.rto_max);
+        let mut sb = Scoreboard::default();
+        sb.rack.enabled = p.recovery == Recovery::RackTlp;
         Subflow {
             idx,
             path,
@@ -135,12 +152,15 @@ impl Subflow {
             p,
             snd_una: Seq(0),
             snd_nxt: Seq(0),
-            sb: Scoreboard::default(),
+            sb,
             w,
             ca: CaState::Open,
             high_seq: Seq(0),
             rtt,
             rto_at: None,
+            reo_at: None,
+            tlp: Tlp::default(),
+            prr: None,
             lsndtime: Time::ZERO,
             round_end: Seq(0),
             round_max_in_flight: 0,
@@ -220,14 +240,20 @@ impl Subflow {
     /// Records the transmission of new data `[snd_nxt, snd_nxt + len)` mapped to `dsn`.
     pub fn send_new(&mut self, now: Time, len: u64, dsn: Dsn) -> SentSeg {
         let seg = SentSeg { seq: self.snd_nxt, len: len as u32, flags: 0, dsn, sent_at: now };
-        self.sb.push(seg);
+        let abs = self.sb.push(seg);
+        self.sb.rack.on_sent(now, abs);
         self.snd_nxt += len;
         self.stats.dsn_sent_end = self.stats.dsn_sent_end.max(dsn.0 + len);
         self.note_sent(now, len);
+        // Linux `tcp_write_xmit` → `tcp_schedule_loss_probe(sk, false)`.
+        self.schedule_tlp(now, false);
         seg
     }
 
     fn note_sent(&mut self, now: Time, len: u64) {
+        if let Some(prr) = self.prr.as_mut() {
+            prr.on_sent(len);
+        }
         self.stats.bytes_sent += len;
         self.stats.segments_sent += 1;
         self.lsndtime = now;
@@ -267,17 +293,26 @@ impl Subflow {
         if ack > self.snd_nxt || self.state != State::Established {
             return out;
         }
+        let rack = self.p.recovery == Recovery::RackTlp;
+        self.sb.rack.begin_ack(self.rtt.min_rtt());
         let mut rtt = None;
-        if ack > self.snd_una {
+        let advanced = ack > self.snd_una;
+        // Bytes delivered for the first time by this ACK (Linux `tp->delivered` delta).
+        let mut delivered = 0;
+        if advanced {
             let a = self.sb.ack(ack, now);
             self.snd_una = ack;
             out.acked_bytes = a.bytes;
+            delivered += a.delivered;
             self.stats.bytes_acked += a.bytes;
             // Karn: no sample from a cumulative ACK covering retransmitted data.
             rtt = if a.had_retrans { None } else { a.rtt };
         }
+        let mut newly_sacked = 0;
         if !sack.is_empty() {
-            let (_, srtt) = self.sb.sack(sack, self.snd_una, now);
+            let (n, srtt) = self.sb.sack(sack, self.snd_una, now);
+            newly_sacked = n;
+            delivered += n;
             rtt = rtt.or(srtt);
         }
         if let Some(r) = rtt {
@@ -291,27 +326,50 @@ impl Subflow {
         }
         // Congestion state machine. The ACK that ends fast recovery does not grow the window
         // (Linux 3.x `tcp_may_raise_cwnd`): it acknowledges bytes SACKed long before.
+        // Loss detection of a tail loss probe (Linux `tcp_process_tlp_ack`): a loss the probe
+        // repaired costs one window reduction, done at once (CWR entered and left).
+        if self.tlp.on_ack(self.snd_una, advanced, newly_sacked > 0) == TlpAck::Repaired
+            && matches!(self.ca, CaState::Open | CaState::Disorder)
+        {
+            self.w.ssthresh = cc.ssthresh(now, self.idx as usize, &self.w, peers);
+            self.w.cwnd = self.w.ssthresh.max(self.w.smss);
+            self.w.cnt = 0;
+        }
         let was_recovery = self.ca == CaState::Recovery;
         if matches!(self.ca, CaState::Recovery | CaState::Loss) && self.snd_una >= self.high_seq {
             if self.ca == CaState::Recovery {
+                // Linux `tcp_end_cwnd_reduction`.
                 self.w.cwnd = self.w.ssthresh.max(self.w.smss);
             }
             self.ca = CaState::Open;
+            self.prr = None;
         }
-        self.sb.mark_lost(self.p.dupthresh);
+        let newly_lost = if rack {
+            if self.sb.rack.take_advanced() {
+                self.rack_detect(now)
+            } else {
+                0
+            }
+        } else {
+            u64::from(self.sb.mark_lost(self.p.dupthresh))
+        };
         match self.ca {
             CaState::Open | CaState::Disorder if self.sb.lost_bytes() > 0 => {
-                self.high_seq = self.snd_nxt;
-                self.w.ssthresh = cc.ssthresh(now, self.idx as usize, &self.w, peers);
-                self.w.cwnd = self.w.ssthresh;
-                self.w.cnt = 0;
-                self.ca = CaState::Recovery;
-                self.stats.recoveries += 1;
+                self.enter_recovery(now, cc, peers);
                 out.entered_recovery = true;
             }
             CaState::Open if self.sb.sacked_bytes() > 0 => self.ca = CaState::Disorder,
             CaState::Disorder if self.sb.sacked_bytes() == 0 => self.ca = CaState::Open,
             _ => {}
+        }
+        if self.ca == CaState::Recovery {
+            // PRR-SSRB when the ACK advanced snd_una and revealed no new loss, else PRR-CRB.
+            let (pipe, ssthresh, smss) = (self.sb.in_flight(), self.w.ssthresh, self.w.smss);
+            if let Some(cwnd) =
+                self.prr.as_mut().and_then(|p| p.on_ack(delivered, pipe, ssthresh, smss, advanced && newly_lost == 0))
+            {
+                self.w.cwnd = cwnd;
+            }
         }
         if out.acked_bytes > 0 && !was_recovery && self.ca != CaState::Recovery && self.cwnd_limited() {
             let ev = Ack {
@@ -328,10 +386,114 @@ impl Subflow {
         // RFC 6298 (5.2)/(5.3).
         if self.sb.is_empty() {
             self.rto_at = None;
+            self.reo_at = None;
         } else if out.acked_bytes > 0 {
             self.rto_at = Some(now + self.rtt.rto());
         }
+        // Linux `tcp_set_xmit_timer` after an ACK that acknowledged new data.
+        if out.acked_bytes > 0 {
+            self.schedule_tlp(now, true);
+        }
+        if matches!(self.ca, CaState::Recovery | CaState::Loss) {
+            self.tlp.at = None;
+        }
         out
+    }
+
+    /// Linux `tcp_init_cwnd_reduction` + `tcp_enter_recovery`: one window reduction for the
+    /// episode, which ends when snd_una reaches the current snd_nxt.
+    fn enter_recovery(&mut self, now: Time, cc: &mut dyn CongestionControl, peers: &[PeerView]) {
+        self.high_seq = self.snd_nxt;
+        self.w.ssthresh = cc.ssthresh(now, self.idx as usize, &self.w, peers);
+        if self.p.prr {
+            self.prr = Some(Prr::start(self.w.cwnd));
+        } else {
+            self.w.cwnd = self.w.ssthresh;
+        }
+        self.w.cnt = 0;
+        self.ca = CaState::Recovery;
+        self.stats.recoveries += 1;
+        self.tlp.high_seq = None;
+        self.tlp.at = None;
+    }
+
+    /// One RACK loss-detection pass; re-arms the reordering timer. Returns the segments
+    /// newly marked lost.
+    fn rack_detect(&mut self, now: Time) -> u64 {
+        let in_recovery = matches!(self.ca, CaState::Recovery | CaState::Loss);
+        let reo = self.sb.rack.reo_wnd(in_recovery, self.sb.sacked_segs(), self.p.dupthresh, self.rtt.srtt());
+        let d = self.sb.rack_detect_loss(now, reo);
+        self.reo_at = d.timeout;
+        d.marked
+    }
+
+    /// Linux `tcp_schedule_loss_probe`: arms the probe timer in the Open state with data
+    /// outstanding and no probe outstanding. `advancing`: called for an ACK that moved
+    /// snd_una, which restarts the RTO (the cap is then a whole RTO).
+    fn schedule_tlp(&mut self, now: Time, advancing: bool) {
+        let armable = self.p.recovery == Recovery::RackTlp
+            && !self.sb.is_empty()
+            && self.ca == CaState::Open
+            && self.tlp.high_seq.is_none();
+        if !armable {
+            if advancing {
+                self.tlp.at = None; // the RTO takes the timer (Linux `tcp_rearm_rto`)
+            }
+            return;
+        }
+        let rto_left = match self.rto_at {
+            Some(t) if !advancing => t.since(now.min(t)),
+            _ => self.rtt.rto(),
+        };
+        let pto = Tlp::pto(self.rtt.srtt(), self.sb.len() == 1, self.p.rto_min, rto_left, self.p.rto_initial);
+        self.tlp.at = Some(now + pto);
+    }
+
+    /// The earliest of the retransmission, reordering and probe timers.
+    pub fn xmit_timer_at(&self) -> Option<Time> {
+        [self.rto_at, self.reo_at, self.tlp.at].into_iter().flatten().min()
+    }
+
+    /// Fires the RACK reordering timer and the probe timer if due (Linux
+    /// `tcp_rack_reo_timeout`, `tcp_send_loss_probe`). Returns true if a loss probe is to be
+    /// sent now: the caller sends one segment of new data through [`Subflow::send_new`] if it
+    /// has some the receive window admits, else [`Subflow::probe_last`], then calls
+    /// [`Subflow::on_probe_sent`].
+    pub fn on_recovery_timers(&mut self, now: Time, cc: &mut dyn CongestionControl, peers: &[PeerView]) -> bool {
+        if self.reo_at.is_some_and(|t| t <= now) {
+            self.reo_at = None;
+            let marked = self.rack_detect(now);
+            if marked > 0 && matches!(self.ca, CaState::Open | CaState::Disorder) {
+                self.enter_recovery(now, cc, peers);
+                // Linux: `tcp_cwnd_reduction(sk, 1, 0, 0)`, room for the fast retransmit.
+                let (pipe, ssthresh, smss) = (self.sb.in_flight(), self.w.ssthresh, self.w.smss);
+                if let Some(cwnd) = self.prr.as_mut().and_then(|p| p.on_ack(smss, pipe, ssthresh, smss, false)) {
+                    self.w.cwnd = cwnd;
+                }
+            }
+        }
+        if self.tlp.at.is_some_and(|t| t <= now) {
+            self.tlp.at = None;
+            return self.tlp.high_seq.is_none()
+                && !self.sb.is_empty()
+                && matches!(self.ca, CaState::Open | CaState::Disorder);
+        }
+        false
+    }
+
+    /// A loss probe without new data: the last segment again (RFC 8985 §7.3).
+    pub fn probe_last(&mut self, now: Time) -> Option<SentSeg> {
+        let seg = self.sb.probe_last(now)?;
+        self.stats.retrans_segments += 1;
+        self.note_sent(now, seg.len as u64);
+        Some(seg)
+    }
+
+    /// Records that a loss probe went out (`retrans`: it was [`Subflow::probe_last`]); the
+    /// RTO restarts from now (Linux `tcp_send_loss_probe`).
+    pub fn on_probe_sent(&mut self, now: Time, retrans: bool) {
+        self.tlp.on_probe(self.snd_nxt, retrans);
+        self.rto_at = Some(now + self.rtt.rto());
     }
 
     /// The retransmission timer fired with data outstanding: Linux `tcp_enter_loss`.
@@ -347,6 +509,10 @@ impl Subflow {
         self.w.cnt = 0;
         self.sb.enter_loss();
         self.ca = CaState::Loss;
+        self.prr = None;
+        self.reo_at = None;
+        self.tlp.at = None;
+        self.tlp.high_seq = None;
         self.high_seq = self.snd_nxt;
         self.stats.rtos += 1;
         self.rtt.backoff += 1;
