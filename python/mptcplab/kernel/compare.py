@@ -1,8 +1,9 @@
 """``mptcplab compare``: the same scenario on the simulator and on the Linux kernel.
 
 The simulator runs with what matches the kernel: the ``default`` scheduler (today's upstream
-``mptcp_subflow_get_send``) and the scenario's per-subflow congestion control (reno or
-cubic, which the kernel backend also requires). Each backend runs ``runs`` times (seeds
+``mptcp_subflow_get_send``), the scenario's per-subflow congestion control (reno or cubic,
+which the kernel backend also requires) and ``rcvbuf_window = "full"``, the window a Linux
+receiver advertises for its buffer (the whole buffer, whatever it holds out of order). Each backend runs ``runs`` times (seeds
 ``seed``, ``seed + 1``, ...); the report gives, per metric, each backend's median and range
 and the kernel's relative difference from the simulator.
 """
@@ -24,6 +25,7 @@ __all__ = ["compare", "compare_metrics", "simulator_twin"]
 def simulator_twin(sc: Scenario) -> Scenario:
     """The scenario as the simulator should run it to match the kernel."""
     sets = {f"connections.{c['name']}.scheduler": "default" for c in sc.resolved["connections"] if c["kind"] == "mptcp"}
+    sets |= {f"connections.{c['name']}.rcvbuf_window": "full" for c in sc.resolved["connections"]}
     return sc.with_overrides(sets, label="compare")
 
 

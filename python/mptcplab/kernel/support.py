@@ -52,6 +52,8 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
         sched = c.get("scheduler")
         if rc["kind"] == "mptcp" and sched is not None and sched != "default":
             return _conn_key(c, "scheduler"), f"upstream Linux has only the `default` scheduler, not `{sched}`"
+        if c.get("rcvbuf_window", "full") != "full":
+            return _conn_key(c, "rcvbuf_window"), "a Linux receiver advertises its whole buffer (`full`), not only its free space"
         cc = rc["cc"]
         if cc not in KERNEL_CC:
             return _conn_key(c, "cc"), f"upstream Linux has no `{cc}` congestion control; use one of {', '.join(KERNEL_CC)}"

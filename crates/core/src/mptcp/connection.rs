@@ -14,10 +14,11 @@
 
 use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
-use crate::config::{ConnCfg, ConnKind, Direction, Scenario};
+use crate::config::{ConnCfg, ConnKind, Direction, RcvbufWindow, Scenario};
 use crate::mptcp::reassembly::ConnReceiver;
 use crate::mptcp::sched::{self, SchedView, Scheduler};
 use crate::mptcp::sendbuf::ConnSender;
+use crate::mptcp::sfqueue::SubflowQueue;
 use crate::net::packet::{flags, optlen, MpOption, Packet, SackBlocks, IP_TCP_HEADER};
 use crate::tcp::receiver::{AckNeed, Arriving, Chunk};
 use crate::tcp::scoreboard::SentSeg;
@@ -52,6 +53,8 @@ pub struct Endpoint {
     chunks: Vec<Chunk>,
     pub(crate) peers: Vec<PeerView>,
     pub(crate) views: Vec<SchedView>,
+    /// Data assigned to each subflow and not sent yet (schedulers that queue).
+    pub(crate) sfq: Vec<SubflowQueue>,
     /// Last M2 penalisation triggered by each subflow (Linux `last_rbuf_opti`).
     pub(crate) last_rbuf_opti: Vec<Option<Time>>,
 }
@@ -95,7 +98,7 @@ impl Endpoint {
             cc: cc::build(cfg.cc, &cfg.cc_params),
             sched: sched::build(cfg.scheduler, &cfg.sched_params),
             snd: ConnSender::new(App::from_cfg(&cfg.app, start), cfg.sndbuf.0, cfg.rcvbuf.0),
-            rcv: ConnReceiver::new(cfg.rcvbuf.0, warmup),
+            rcv: ConnReceiver::new(cfg.rcvbuf.0, warmup).full_window(cfg.rcvbuf_window == RcvbufWindow::Full),
             mp_established: false,
             app_started: false,
             persist_at: None,
@@ -106,6 +109,7 @@ impl Endpoint {
             chunks: Vec::new(),
             peers: Vec::new(),
             views: Vec::new(),
+            sfq: vec![SubflowQueue::default(); subflows.len()],
             last_rbuf_opti: vec![None; subflows.len()],
         }
     }
@@ -189,7 +193,9 @@ impl Endpoint {
 
     fn new_subflow(&mut self, sf: usize, state: State) {
         let (path, backup) = self.paths[sf];
-        self.subflows[sf] = Some(Subflow::new(sf as u8, path, backup, state, self.params[sf].clone()));
+        let s = Subflow::new(sf as u8, path, backup, state, self.params[sf].clone());
+        self.sfq[sf] = SubflowQueue::new(s.w.smss, s.w.cwnd, self.snd.sndbuf);
+        self.subflows[sf] = Some(s);
     }
 
     /// Client: sends the first SYN.
@@ -379,6 +385,9 @@ impl Endpoint {
         self.snapshot_peers();
         let s = self.subflows[i].as_mut().expect("subflow");
         let o = s.on_ack(now, pkt.ack, pkt.sack.as_slice(), self.cc.as_mut(), &self.peers);
+        if o.acked_bytes > 0 {
+            self.sfq[i].acked = true;
+        }
         if o.entered_recovery {
             // RFC 6675 (4.3): retransmit the first lost segment at once.
             if let Some(seg) = s.retransmit_next(now, true) {

@@ -7,4 +7,5 @@ pub mod connection;
 pub mod reassembly;
 pub mod sched;
 pub mod sendbuf;
+pub mod sfqueue;
 pub mod xmit;

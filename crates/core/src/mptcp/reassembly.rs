@@ -5,7 +5,10 @@
 //! The receive buffer is shared by all subflows: the advertised window is its free space
 //! (buffer minus data held out of order here and in the subflows' queues) and its right
 //! edge never moves left (RFC 9293 §3.8.6.2.2: do not shrink the window), so a slow subflow
-//! holding the next expected bytes stalls the fast one (head-of-line blocking).
+//! holding the next expected bytes stalls the fast one (head-of-line blocking). With
+//! `rcvbuf_window = "full"` (Linux's behaviour, see [`crate::config::RcvbufWindow`]) the
+//! window is the whole buffer beyond the next expected byte instead: out-of-order data does
+//! not shrink it, and head-of-line blocking bounds the data in flight by one window.
 //! Deviations: payload bytes, not skb truesize; no receive-buffer auto-tuning (the buffer is
 //! at its configured maximum from the start).
 
@@ -23,6 +26,8 @@ pub struct ConnReceiver {
     ooo: VecDeque<(u64, u64, Time)>,
     ooo_bytes: u64,
     pub rcvbuf: u64,
+    /// Advertise the whole buffer whatever is held out of order (`rcvbuf_window = "full"`).
+    pub full_window: bool,
     right_edge: Dsn,
     pub warmup: Time,
     pub delivered: u64,
@@ -41,6 +46,7 @@ impl ConnReceiver {
             ooo: VecDeque::new(),
             ooo_bytes: 0,
             rcvbuf,
+            full_window: false,
             right_edge: Dsn(rcvbuf),
             warmup,
             delivered: 0,
@@ -50,6 +56,12 @@ impl ConnReceiver {
             delay: Histogram::default(),
             last_delivery: Time::ZERO,
         }
+    }
+
+    /// Advertises the whole buffer whatever is held out of order (or not).
+    pub fn full_window(mut self, on: bool) -> ConnReceiver {
+        self.full_window = on;
+        self
     }
 
     pub fn ooo_bytes(&self) -> u64 {
@@ -136,7 +148,7 @@ impl ConnReceiver {
 
     /// The window to advertise, given the bytes the subflows hold out of order.
     pub fn window(&mut self, subflow_ooo: u64) -> u64 {
-        let held = self.ooo_bytes + subflow_ooo;
+        let held = if self.full_window { 0 } else { self.ooo_bytes + subflow_ooo };
         let free = self.rcvbuf.saturating_sub(held);
         let right = Dsn(self.rcv_nxt.0 + free).max(self.right_edge);
         self.right_edge = right;
@@ -150,6 +162,21 @@ mod tests {
 
     fn ch(dsn: u64, len: u64, t: u64) -> Chunk {
         Chunk { dsn: Dsn(dsn), len, arrival: Time(t) }
+    }
+
+    #[test]
+    fn a_full_window_ignores_what_is_held_out_of_order() {
+        let mut free = ConnReceiver::new(10_000, Time(0));
+        let mut full = ConnReceiver::new(10_000, Time(0)).full_window(true);
+        for r in [&mut free, &mut full] {
+            r.on_chunk(Time(1), ch(1000, 4000, 1)); // 4000 B wait for [0, 1000)
+            r.on_chunk(Time(2), ch(0, 1000, 2)); // delivered: 5000 B in order
+            r.on_chunk(Time(3), ch(6000, 3000, 3)); // 3000 B held, [5000, 6000) missing
+        }
+        // Free space: 10000 - 3000 held beyond rcv_nxt = 5000, i.e. right edge 12000 (it
+        // never moves left of the first 10000); full: 5000 + 10000.
+        assert_eq!(free.window(0), 7000);
+        assert_eq!(full.window(0), 10_000);
     }
 
     #[test]

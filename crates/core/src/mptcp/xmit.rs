@@ -4,12 +4,16 @@
 //! `mptcp_write_xmit` for the connection): first each subflow's lost segments within its
 //! window (RFC 6675 NextSeg rule 1), then connection-level reinjections on a subflow other
 //! than the one they were stuck on, then new data, each segment on the subflow the
-//! scheduler picks. Persist timer: when the peer's window admits nothing and nothing is in
+//! scheduler picks. A scheduler that queues (the upstream Linux `default`) assigns new data
+//! to subflow send queues instead; each subflow sends its queue, after its retransmissions,
+//! as its window allows, and its send buffer grows as Linux's does (`tcp_new_space`): after
+//! an ACK, once the push attempt leaves its congestion window not full. Persist timer: when the peer's window admits nothing and nothing is in
 //! flight, a zero-window probe is sent with exponential backoff.
 
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::sched::{Pick, SchedCtx, SchedView};
 use crate::mptcp::sendbuf::ConnSender;
+use crate::mptcp::sfqueue::SubflowQueue;
 use crate::net::packet::{flags, MpOption, Packet};
 use crate::tcp::subflow::{CaState, State, Subflow};
 use crate::units::{Dsn, Time};
@@ -27,7 +31,7 @@ fn sched_ctx<'a>(now: Time, views: &'a [SchedView], snd: &ConnSender) -> SchedCt
     }
 }
 
-fn view_of(s: &Subflow) -> SchedView {
+fn view_of(s: &Subflow, q: &SubflowQueue) -> SchedView {
     SchedView {
         usable: s.established(),
         has_room: s.has_room(),
@@ -40,14 +44,16 @@ fn view_of(s: &Subflow) -> SchedView {
         in_flight: s.sb.in_flight(),
         smss: s.w.smss,
         recovering: matches!(s.ca, CaState::Recovery | CaState::Loss),
+        queued: s.snd_nxt.dist(s.snd_una) + q.bytes(),
+        sndbuf: q.sndbuf,
     }
 }
 
 impl Endpoint {
     fn sched_views(&mut self) {
         self.views.clear();
-        for s in &self.subflows {
-            self.views.push(s.as_ref().map(view_of).unwrap_or_default());
+        for (s, q) in self.subflows.iter().zip(&self.sfq) {
+            self.views.push(s.as_ref().map(|s| view_of(s, q)).unwrap_or_default());
         }
     }
 
@@ -69,7 +75,14 @@ impl Endpoint {
                 self.data_packet(now, i, seg, out);
             }
         }
+        let queues = self.sched.queues();
+        if queues {
+            for i in 0..self.subflows.len() {
+                self.flush_queue(now, i, out);
+            }
+        }
         self.sched_views();
+        self.sched.new_round();
         loop {
             // Reinjections first; those already DATA_ACKed are dropped.
             if let Some(&(dsn, len, from)) = self.snd.reinject.front() {
@@ -94,6 +107,21 @@ impl Endpoint {
             let ctx = sched_ctx(now, &self.views, &self.snd);
             match self.sched.next(&ctx) {
                 Pick::Wait => break,
+                Pick::New { sf, skip } if queues => {
+                    if !self.views.get(sf).is_some_and(|v| v.usable) {
+                        debug_assert!(false, "{} picked subflow {sf}, which is not usable", self.sched.name());
+                        break;
+                    }
+                    let Some((dsn, len)) = self.snd.next_new(skip, self.params[sf].smss) else {
+                        break;
+                    };
+                    self.snd.mark_sent(dsn, len);
+                    self.sfq[sf].push(dsn, len);
+                    self.sched.on_sent(sf, dsn, len);
+                    self.flush_queue(now, sf, out);
+                    let s = self.subflows[sf].as_ref().expect("picked subflow exists");
+                    self.views[sf] = view_of(s, &self.sfq[sf]);
+                }
                 Pick::New { sf, skip } => {
                     if !self.can_use(sf) {
                         debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
@@ -129,6 +157,16 @@ impl Endpoint {
                 }
             }
         }
+        // Linux `tcp_new_space` after an ACK freed data: the send buffer grows unless the
+        // congestion window is full.
+        for (s, q) in self.subflows.iter().zip(self.sfq.iter_mut()) {
+            if let Some(s) = s.as_ref().filter(|_| q.acked) {
+                q.acked = false;
+                if s.has_room() {
+                    q.expand(s.w.smss, s.w.cwnd, self.snd.sndbuf);
+                }
+            }
+        }
         let could_send = self.views.iter().any(|v| v.usable && v.has_room);
         let smss = self.params[0].smss;
         self.snd.account(now, could_send, smss);
@@ -153,8 +191,18 @@ impl Endpoint {
         }
         let s = self.subflows[j].as_mut().expect("picked subflow exists");
         let seg = s.send_new(now, len, dsn);
-        self.views[j] = view_of(s);
+        self.views[j] = view_of(s, &self.sfq[j]);
         self.data_packet(now, j, seg, out);
+    }
+
+    /// Sends subflow `j`'s queued data as far as its congestion window allows.
+    fn flush_queue(&mut self, now: Time, j: usize, out: &mut Vec<Packet>) {
+        while self.subflows[j].as_ref().is_some_and(|s| s.has_room()) {
+            let Some((dsn, len)) = self.sfq[j].pop(self.params[j].smss) else {
+                break;
+            };
+            self.send_on(now, j, dsn, len, out);
+        }
     }
 
     /// M1/M2 of the out-of-tree Linux MPTCP (`mptcp_rcv_buf_optimization`), when new data is
@@ -184,7 +232,7 @@ impl Endpoint {
                 if prior >= h.w.ssthresh {
                     h.w.ssthresh = (h.w.ssthresh / 2).max(2 * h.w.smss);
                 }
-                self.views[j] = view_of(h);
+                self.views[j] = view_of(h, &self.sfq[j]);
                 self.snd.penalisations += 1;
                 self.last_rbuf_opti[sf] = Some(now);
             }
@@ -303,6 +351,8 @@ impl Endpoint {
                 if self.mptcp && n_subflows > 1 {
                     let mut taken = Vec::new();
                     self.subflows[i].as_mut().expect("subflow").take_for_reinjection(&mut taken);
+                    // Data queued on the subflow and not sent yet goes with it.
+                    self.sfq[i].drain_into(&mut taken);
                     let una = self.snd.data_una;
                     for (dsn, len) in taken {
                         if dsn + len > una {

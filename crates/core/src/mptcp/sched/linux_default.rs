@@ -1,22 +1,36 @@
 //! The default scheduler of upstream Linux MPTCP (`net/mptcp/protocol.c`,
-//! `mptcp_subflow_get_send`, kernels 5.19–6.x; the in-kernel "default" of the BPF
-//! scheduler framework).
+//! `mptcp_subflow_get_send` and `__mptcp_push_pending`, kernels 6.7–6.18; the in-kernel
+//! "default" of the BPF scheduler framework).
 //!
-//! Among active subflows with send space, the one with the shortest linger time — the
-//! bytes it has queued divided by its pacing rate, i.e. the time to flush its queue — is
-//! picked, and then kept for a burst of up to 64 KB (`MPTCP_SEND_BURST_SIZE`, further capped
-//! by the peer's window) before choosing again. Backup subflows are used only when no
-//! regular subflow is active. The pacing rate is Linux's `tcp_update_pacing_rate`:
-//! cwnd · MSS / SRTT times 2 while cwnd < ssthresh / 2 (`tcp_pacing_ss_ratio` = 200 %) and
-//! 1.2 otherwise (`tcp_pacing_ca_ratio` = 120 %).
+//! The kernel schedules data, not segments: it hands data to a subflow's write queue, and
+//! each subflow sends its queue as its congestion window allows. The scheduler works on
+//! subflow send queues here too ([`Scheduler::queues`], [`crate::mptcp::sfqueue`]). At
+//! each push attempt (after an ACK, a timer or an application write) it picks, among the
+//! active subflows (backups only when no regular subflow is active), the one with the
+//! shortest linger time: the bytes it holds (queued and unacknowledged, `sk_wmem_queued`)
+//! divided by its average pacing rate, the time to flush them. If that subflow's send
+//! buffer is full nothing is assigned (no other subflow is tried: `sk_stream_memory_free`
+//! of the chosen one). Otherwise it gets a burst of up to 64 KB (`MPTCP_SEND_BURST_SIZE`),
+//! capped by the room in the peer's data-level window (`mptcp_wnd_end` − `snd_nxt`; data
+//! is assigned only inside that window, and assigned data counts as sent at the connection
+//! level), ending early if its send buffer fills; then it picks again. The burst does not
+//! outlive the push attempt.
+//!
+//! Pacing rate: Linux's `tcp_update_pacing_rate`, max(cwnd, in flight) · MSS / SRTT times 2
+//! while cwnd < ssthresh / 2 (`tcp_pacing_ss_ratio` = 200 %) and 1.2 otherwise
+//! (`tcp_pacing_ca_ratio` = 120 %). The average (`avg_pacing_rate`, kernels >= 6.2) starts at
+//! the subflow's pacing rate and, each time the subflow is picked for a burst of b bytes
+//! while holding w, becomes (avg · w + rate · b) / (w + b).
 //!
 //! Deviations from the reference:
-//! - "send space" is congestion-window room (the engine keeps no per-subflow send queue,
-//!   so a subflow's queued bytes are its bytes in flight);
-//! - the pacing rate is the instantaneous one (kernels >= 6.2 average it over the bytes
-//!   queued, `avg_pacing_rate`); without an RTT sample the SRTT is taken as 1 s;
-//! - the burst ends early when its subflow runs out of window room, as the kernel's
-//!   `sk_stream_memory_free` test ends it when the subflow's send buffer is full.
+//! - bytes are payload bytes, not skb truesize (see [`crate::mptcp::sfqueue`]), and the
+//!   send buffer is sized by the same rule in payload bytes;
+//! - data is assigned in whole segments (the connection's sender-side silly-window
+//!   avoidance), so a burst ends within one segment of its size, where the kernel ends it
+//!   after the application write chunk (`dfrag`) that crosses it;
+//! - without an RTT sample the SRTT is taken as 1 s;
+//! - reinjections after an RTO go, segment by segment, to a subflow with window room (the
+//!   engine's reinjection path), not through the kernel's data-level retransmission timer.
 
 use super::{Pick, SchedCtx, SchedView, Scheduler};
 use crate::config::LinuxDefaultParams;
@@ -26,9 +40,11 @@ pub struct LinuxDefault {
     burst: u64,
     ss_ratio: f64,
     ca_ratio: f64,
-    /// Subflow of the current burst and the bytes it may still send.
+    /// Subflow of the current burst and the bytes it may still take.
     last: Option<usize>,
     burst_left: u64,
+    /// Average pacing rate of each subflow (bytes/s; 0 = not set yet).
+    avg_pace: Vec<f64>,
 }
 
 impl LinuxDefault {
@@ -39,15 +55,22 @@ impl LinuxDefault {
             ca_ratio: p.pacing_ca_ratio,
             last: None,
             burst_left: 0,
+            avg_pace: Vec::new(),
         }
     }
 
-    /// Time to flush the subflow's queued bytes at its pacing rate (seconds).
-    pub fn linger_time(&self, v: &SchedView) -> f64 {
+    /// The subflow's current pacing rate (bytes/s).
+    pub fn pacing_rate(&self, v: &SchedView) -> f64 {
         let srtt = v.srtt_s().unwrap_or(1.0).max(1e-9);
         let ratio = if v.cwnd < v.ssthresh / 2 { self.ss_ratio } else { self.ca_ratio };
-        let pace = ratio * v.cwnd.max(1) as f64 / srtt;
-        v.in_flight as f64 / pace
+        ratio * v.cwnd.max(v.in_flight).max(1) as f64 / srtt
+    }
+
+    /// Time to flush the subflow's queued bytes at its average pacing rate (seconds).
+    pub fn linger_time(&self, sf: usize, v: &SchedView) -> f64 {
+        let avg = self.avg_pace.get(sf).copied().unwrap_or(0.0);
+        let pace = if avg > 0.0 { avg } else { self.pacing_rate(v) };
+        v.queued as f64 / pace
     }
 }
 
@@ -56,24 +79,48 @@ impl Scheduler for LinuxDefault {
         "default"
     }
 
+    fn queues(&self) -> bool {
+        true
+    }
+
+    fn new_round(&mut self) {
+        self.last = None;
+        self.burst_left = 0;
+    }
+
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
+        if self.avg_pace.len() < ctx.subflows.len() {
+            self.avg_pace.resize(ctx.subflows.len(), 0.0);
+        }
         if let Some(l) = self.last.filter(|_| self.burst_left > 0) {
-            if ctx.candidates().any(|i| i == l) {
+            let v = &ctx.subflows[l];
+            if v.usable && v.queued < v.sndbuf {
                 return Pick::New { sf: l, skip: 0 };
             }
         }
-        let best = ctx
-            .candidates()
-            .map(|i| (self.linger_time(&ctx.subflows[i]), i))
-            .min_by(|a, b| a.partial_cmp(b).expect("no NaN"));
-        match best {
-            Some((_, sf)) => {
-                self.last = Some(sf);
-                self.burst_left = self.burst.min(ctx.rwnd_room).max(1);
-                Pick::New { sf, skip: 0 }
+        self.last = None;
+        for i in ctx.active() {
+            if self.avg_pace[i] == 0.0 {
+                self.avg_pace[i] = self.pacing_rate(&ctx.subflows[i]);
             }
-            None => Pick::Wait,
         }
+        let best = ctx
+            .active()
+            .map(|i| (self.linger_time(i, &ctx.subflows[i]), i))
+            .min_by(|a, b| a.partial_cmp(b).expect("no NaN"));
+        let Some((_, sf)) = best else { return Pick::Wait };
+        let v = &ctx.subflows[sf];
+        if v.queued >= v.sndbuf {
+            return Pick::Wait;
+        }
+        let burst = self.burst.min(ctx.rwnd_room);
+        if burst > 0 {
+            let (w, b) = (v.queued as f64, burst as f64);
+            self.avg_pace[sf] = (self.avg_pace[sf] * w + self.pacing_rate(v) * b) / (w + b);
+        }
+        self.last = Some(sf);
+        self.burst_left = burst.max(1);
+        Pick::New { sf, skip: 0 }
     }
 
     fn on_sent(&mut self, sf: usize, _dsn: Dsn, len: u64) {
@@ -95,13 +142,13 @@ mod tests {
     #[test]
     fn picks_the_shortest_time_to_flush_not_the_lowest_rtt() {
         let s = sched();
-        // Slow start (pacing ×2): 10 ms, cwnd 10, 9 in flight: 9 kB at 2 MB/s = 4.5 ms;
-        // 100 ms, cwnd 100, 10 in flight: 10 kB at 2 MB/s = 5 ms. In congestion avoidance
+        // Slow start (pacing ×2): 10 ms, cwnd 10, 9 kB queued: 9 kB at 2 MB/s = 4.5 ms;
+        // 100 ms, cwnd 100, 10 kB queued: 10 kB at 2 MB/s = 5 ms. In congestion avoidance
         // (×1.2) the fast subflow's 9 kB take 7.5 ms.
         let fast = view(10, 10, 9);
         let slow = view(100, 100, 10);
-        assert!((s.linger_time(&fast) - 0.0045).abs() < 1e-12);
-        assert!((s.linger_time(&slow) - 0.005).abs() < 1e-12);
+        assert!((s.linger_time(1, &fast) - 0.0045).abs() < 1e-12);
+        assert!((s.linger_time(0, &slow) - 0.005).abs() < 1e-12);
         let mut s = sched();
         assert_eq!(s.next(&ctx(&[slow, fast], 100_000)), Pick::New { sf: 1, skip: 0 });
         let mut ca = fast;
@@ -111,7 +158,24 @@ mod tests {
     }
 
     #[test]
-    fn a_burst_of_64_kb_stays_on_the_chosen_subflow() {
+    fn a_full_window_does_not_stop_a_subflow_from_taking_data_but_a_full_send_buffer_does() {
+        // The fast subflow's window is full (10 of 10 segments in flight) and 20 kB more wait
+        // in its queue: 30 kB at 2 MB/s = 15 ms, still shorter than the idle-window slow
+        // subflow's 50 kB at 2 MB/s = 25 ms, so the fast one is picked.
+        let mut fast = view(10, 10, 10);
+        fast.queued = 30_000;
+        let slow = view(100, 100, 50);
+        let mut s = sched();
+        assert_eq!(s.next(&ctx(&[slow, fast], 100_000)), Pick::New { sf: 1, skip: 0 });
+        // With its send buffer full it is still the shortest to flush, so nothing is sent
+        // (the kernel does not fall back to another subflow).
+        fast.sndbuf = 30_000;
+        let mut s = sched();
+        assert_eq!(s.next(&ctx(&[slow, fast], 100_000)), Pick::Wait);
+    }
+
+    #[test]
+    fn a_burst_of_64_kb_stays_on_the_chosen_subflow_within_a_push_attempt() {
         let mut s = sched();
         let idle_fast = view(10, 100, 0);
         let idle_slow = view(100, 100, 0);
@@ -125,5 +189,27 @@ mod tests {
         s.on_sent(0, Dsn(0), 1000);
         let busy = view(100, 100, 66);
         assert_eq!(s.next(&ctx(&[busy, idle_fast], 1_000_000)), Pick::New { sf: 1, skip: 0 });
+        // A new push attempt chooses afresh.
+        s.new_round();
+        assert_eq!(s.next(&ctx(&[idle_slow, busy], 1_000_000)), Pick::New { sf: 0, skip: 0 });
+    }
+
+    #[test]
+    fn the_average_pacing_rate_weighs_the_new_rate_by_the_burst() {
+        // Picked idle at 2 MB/s (10 segments / 10 ms × 2): the average starts there. Later,
+        // holding w = 64 kB with the rate doubled to 4 MB/s and a 64 kB burst: average
+        // (2 · 64 + 4 · 64) / 128 = 3 MB/s, so 64 kB linger 21.3 ms instead of 16 ms.
+        let mut s = sched();
+        let v = view(10, 10, 0);
+        assert_eq!(s.next(&ctx(&[v], 1_000_000)), Pick::New { sf: 0, skip: 0 });
+        s.new_round();
+        let mut v2 = view(10, 20, 0);
+        v2.queued = 64_000;
+        let views = [v2];
+        let mut c = ctx(&views, 1_000_000);
+        c.rwnd_room = 64_000;
+        assert_eq!(s.next(&c), Pick::New { sf: 0, skip: 0 });
+        assert!((s.avg_pace[0] - 3e6).abs() < 1e-6, "{}", s.avg_pace[0]);
+        assert!((s.linger_time(0, &v2) - 64_000.0 / 3e6).abs() < 1e-12);
     }
 }

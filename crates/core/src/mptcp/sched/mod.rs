@@ -7,6 +7,12 @@
 //! (out-of-order sending, e.g. STMS), for a copy of data already sent elsewhere (redundant),
 //! or asks to wait (e.g. BLEST, ECF keep a slow subflow idle on purpose). It may only pick
 //! subflows that are usable and have congestion-window room; the connection checks this.
+//!
+//! A scheduler whose [`Scheduler::queues`] is true (the upstream Linux `default`) works one
+//! level up, as the kernel does: it assigns data to a subflow's send queue
+//! ([`crate::mptcp::sfqueue`]) whether or not the subflow's congestion window has room, as
+//! long as the subflow's send buffer is not full; each subflow then sends its queue as its
+//! window allows. Such a scheduler may pick any usable subflow; the connection checks that.
 
 pub mod blest;
 pub mod daps;
@@ -41,6 +47,11 @@ pub struct SchedView {
     pub smss: u64,
     /// In fast recovery or loss recovery (Linux `icsk_ca_state` beyond Disorder).
     pub recovering: bool,
+    /// Bytes handed to the subflow and not yet acknowledged on it: sent and outstanding plus
+    /// waiting in its send queue (Linux `sk_wmem_queued`, in payload bytes).
+    pub queued: u64,
+    /// The subflow's send buffer (bytes); see [`crate::mptcp::sfqueue`].
+    pub sndbuf: u64,
 }
 
 impl SchedView {
@@ -77,15 +88,17 @@ pub struct SchedCtx<'a> {
 }
 
 impl SchedCtx<'_> {
+    /// Usable subflows, room or not, honouring backups: backups only when no regular subflow
+    /// is usable at all.
+    pub fn active(&self) -> impl Iterator<Item = usize> + '_ {
+        let regular = self.subflows.iter().any(|s| s.usable && !s.backup);
+        self.subflows.iter().enumerate().filter(move |(_, s)| s.usable && s.backup != regular).map(|(i, _)| i)
+    }
+
     /// Usable subflows with room, honouring backups: backups only when no regular subflow
     /// is usable at all.
     pub fn candidates(&self) -> impl Iterator<Item = usize> + '_ {
-        let regular = self.subflows.iter().any(|s| s.usable && !s.backup);
-        self.subflows
-            .iter()
-            .enumerate()
-            .filter(move |(_, s)| s.usable && s.has_room && s.backup != regular)
-            .map(|(i, _)| i)
+        self.active().filter(move |&i| self.subflows[i].has_room)
     }
 
     /// The usable (non-backup unless only backups remain) subflow with the lowest SRTT,
@@ -164,8 +177,17 @@ pub trait Scheduler {
     fn pick_reinject(&mut self, ctx: &SchedCtx, from: usize) -> Option<usize> {
         ctx.lowest_rtt_with_room(Some(from))
     }
-    /// Data `[dsn, dsn + len)` was sent on `sf` (new data or a copy).
+    /// Data `[dsn, dsn + len)` was sent on `sf` (new data or a copy); for a scheduler that
+    /// [`queues`](Scheduler::queues), assigned to `sf`'s send queue.
     fn on_sent(&mut self, _sf: usize, _dsn: Dsn, _len: u64) {}
+    /// Whether picks assign new data to subflow send queues, bounded by each subflow's send
+    /// buffer, instead of sending a segment on a subflow with congestion-window room.
+    fn queues(&self) -> bool {
+        false
+    }
+    /// The connection starts a new attempt to push data (after an ACK, a timer or an
+    /// application write); Linux's `__mptcp_push_pending` asks its scheduler afresh then.
+    fn new_round(&mut self) {}
     /// A DATA_ACK advanced the connection from `prev` to `data_ack`.
     fn on_data_ack(&mut self, _now: Time, _prev: Dsn, _data_ack: Dsn) {}
     /// Opportunistic retransmission (M1) and penalisation (M2) of the out-of-tree Linux
@@ -207,6 +229,8 @@ pub(crate) mod harness {
             in_flight: in_flight_segs * 1000,
             smss: 1000,
             recovering: false,
+            queued: in_flight_segs * 1000,
+            sndbuf: u64::MAX,
         }
     }
 

@@ -1,0 +1,134 @@
+//! Per-subflow send queues: data the connection has handed to a subflow and that the subflow
+//! has not transmitted yet (the unsent part of a Linux subflow's write queue), used by
+//! schedulers that assign data to subflows ahead of their congestion window (the upstream
+//! Linux `default`, [`super::sched::Scheduler::queues`]).
+//!
+//! The queue is bounded, as the kernel's `sk_stream_memory_free` bounds it, by the subflow's
+//! send buffer: the bytes it holds (queued here plus sent and not yet acknowledged on the
+//! subflow, Linux `sk_wmem_queued`) may reach it, and no new data is assigned while they are
+//! at or above it. The send buffer follows Linux's auto-tuning (`tcp_sndbuf_expand`):
+//! 2 × max(10, cwnd in segments) × the memory one MSS takes (`per_mss`), set when the subflow
+//! is established and raised (never lowered) after an ACK that leaves the subflow's
+//! congestion window not full (`tcp_should_expand_sndbuf`), capped by the connection's send
+//! buffer (Linux: `tcp_wmem[2]`).
+//!
+//! Deviations: bytes are payload bytes, not skb truesize (the kernel charges each skb's
+//! overhead to `sk_wmem_queued` too, about 10–30 % more with segmentation offload, measured
+//! with `ss -m` on 6.18), so the queue holds a little more payload than the kernel's before
+//! it is full; `per_mss` is `roundup_pow_of_two(MSS + 512) + 256` bytes, the kernel's
+//! allocation for an MSS-sized skb (2304 B at MSS 1448: `ss -m` shows a send buffer of
+//! 4608 B × cwnd on 6.18).
+
+use std::collections::VecDeque;
+
+use crate::units::Dsn;
+
+/// Linux `TCP_INIT_CWND`: the send buffer is sized for at least 10 segments.
+const INIT_SEGMENTS: u64 = 10;
+
+/// Data assigned to one subflow and not sent yet, and the subflow's send buffer.
+#[derive(Clone, Debug, Default)]
+pub struct SubflowQueue {
+    /// Contiguous data-sequence runs (dsn, len), oldest first.
+    runs: VecDeque<(Dsn, u64)>,
+    bytes: u64,
+    /// Send buffer (bytes), see the module documentation.
+    pub sndbuf: u64,
+    /// An ACK freed data since the last push attempt (the send buffer may grow after it).
+    pub acked: bool,
+}
+
+/// Memory of one MSS-sized segment (Linux `tcp_sndbuf_expand`'s `per_mss`).
+pub fn per_mss(smss: u64) -> u64 {
+    (smss + 512).next_power_of_two() + 256
+}
+
+impl SubflowQueue {
+    /// The queue of a subflow just established, its send buffer sized for max(10, cwnd)
+    /// segments.
+    pub fn new(smss: u64, cwnd: u64, cap: u64) -> SubflowQueue {
+        let mut q = SubflowQueue::default();
+        q.expand(smss, cwnd, cap);
+        q
+    }
+
+    /// Bytes waiting to be sent.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
+    /// Raises the send buffer to 2 × max(10, cwnd / smss) × `per_mss(smss)`, at most `cap`.
+    pub fn expand(&mut self, smss: u64, cwnd: u64, cap: u64) {
+        let segs = (cwnd / smss.max(1)).max(INIT_SEGMENTS);
+        self.sndbuf = self.sndbuf.max((2 * segs * per_mss(smss)).min(cap));
+    }
+
+    /// Appends `[dsn, dsn + len)`, merged with the last run when contiguous.
+    pub fn push(&mut self, dsn: Dsn, len: u64) {
+        self.bytes += len;
+        if let Some(last) = self.runs.back_mut() {
+            if last.0 + last.1 == dsn {
+                last.1 += len;
+                return;
+            }
+        }
+        self.runs.push_back((dsn, len));
+    }
+
+    /// Takes the oldest queued data for one segment: at most `max_len` bytes, contiguous.
+    pub fn pop(&mut self, max_len: u64) -> Option<(Dsn, u64)> {
+        let front = self.runs.front_mut()?;
+        let (dsn, n) = (front.0, front.1.min(max_len));
+        if n == front.1 {
+            self.runs.pop_front();
+        } else {
+            front.0 += n;
+            front.1 -= n;
+        }
+        self.bytes -= n;
+        Some((dsn, n))
+    }
+
+    /// Empties the queue into `out` as (dsn, len) runs.
+    pub fn drain_into(&mut self, out: &mut Vec<(Dsn, u64)>) {
+        out.extend(self.runs.drain(..));
+        self.bytes = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_merge_when_contiguous_and_segments_never_cross_a_gap() {
+        let mut q = SubflowQueue::default();
+        q.push(Dsn(0), 1000);
+        q.push(Dsn(1000), 1000);
+        q.push(Dsn(5000), 500);
+        assert_eq!(q.bytes(), 2500);
+        assert_eq!(q.pop(1448), Some((Dsn(0), 1448)));
+        assert_eq!(q.pop(1448), Some((Dsn(1448), 552)));
+        assert_eq!(q.pop(1448), Some((Dsn(5000), 500)));
+        assert_eq!(q.pop(1448), None);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn the_send_buffer_follows_linux_autotuning_and_never_shrinks() {
+        // MSS 1448: per_mss = 2048 + 256 = 2304 B (as `ss -m` shows: 4608 B per cwnd segment).
+        assert_eq!(per_mss(1448), 2304);
+        let mut q = SubflowQueue::new(1448, 4 * 1448, u64::MAX);
+        assert_eq!(q.sndbuf, 2 * 10 * 2304); // at least 10 segments
+        q.expand(1448, 40 * 1448, u64::MAX);
+        assert_eq!(q.sndbuf, 2 * 40 * 2304);
+        q.expand(1448, 20 * 1448, u64::MAX);
+        assert_eq!(q.sndbuf, 2 * 40 * 2304);
+        q.expand(1448, 1000 * 1448, 1 << 20);
+        assert_eq!(q.sndbuf, 1 << 20);
+    }
+}
