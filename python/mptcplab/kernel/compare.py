@@ -2,7 +2,7 @@
 
 The simulator runs with what matches the kernel: the ``default`` scheduler (today's upstream
 ``mptcp_subflow_get_send``) and the scenario's per-subflow congestion control (reno or
-cubic, which the kernel backend also requires). Each backend runs ``runs`` times (seeds
+cubic; ``bbr`` has no simulator model and is refused). Each backend runs ``runs`` times (seeds
 ``seed``, ``seed + 1``, ...); the report gives, per metric, each backend's median and range
 and the kernel's relative difference from the simulator.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mptcplab.kernel.support import check_supported
-from mptcplab.scenario import Overrides, Scenario, load_scenario
+from mptcplab.scenario import Overrides, Scenario, check_simulator, load_scenario
 
 __all__ = ["compare", "compare_metrics", "simulator_twin"]
 
@@ -66,6 +66,7 @@ def compare(
     sc = load_scenario(scenario, overrides)
     check_supported(sc)
     twin = simulator_twin(sc)
+    check_simulator(twin)
     sims, kernels = [], []
     for k in range(runs):
         if progress:
