@@ -12,12 +12,31 @@ from typing import Any
 from mptcplab.errors import config_error
 from mptcplab.scenario import Scenario
 
-__all__ = ["KERNEL_CC", "check_supported"]
+__all__ = ["KERNEL_CC", "check_kernel_cc", "check_supported"]
 
 #: Congestion controls the scenario schema names that upstream Linux has as a per-socket choice.
-KERNEL_CC = ("reno", "cubic")
+KERNEL_CC = ("reno", "cubic", "bbr")
 #: TCP settings the backend applies (sysctl, route attribute or link MTU).
 _TCP_KEYS = {"mtu", "iw", "rto_min", "idle_restart", "timestamps"}
+
+
+def check_kernel_cc(sc: Scenario) -> None:
+    """Raises :class:`ConfigError` for a congestion control this kernel cannot set: the
+    probe sets it on a throwaway socket (as root, the kernel loads a missing module)."""
+    import socket
+
+    for c, rc in zip(sc.data.get("connections", []), sc.resolved["connections"], strict=True):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, rc["cc"].encode())
+            except OSError as e:
+                try:
+                    with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+                        have = f.read().strip()
+                except OSError:
+                    have = "unknown"
+                raise config_error(_conn_key(c, "cc"), f"this kernel cannot set `{rc['cc']}` ({e.strerror}; available: "
+                                   f"{have}) (--backend linux)", sc.source) from None
 
 
 def _conn_key(c: dict[str, Any], k: str) -> str:
