@@ -197,6 +197,9 @@ def sweep(scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], re
         key, values = parse_vary(v)
         grid[key] = values
     base = load_scenario(scenario, list(overrides))
+    if backend == "linux" and jobs > 1:
+        click.echo(f"note: --backend linux runs one point at a time (runs share the machine's real time); "
+                   f"--jobs {jobs} is ignored", err=True)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     columns = (TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
     with Progress(*columns, transient=False) as bar:

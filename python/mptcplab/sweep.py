@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from mptcplab import _core
 from mptcplab.errors import ConfigError, config_error
 from mptcplab.results import flat_metrics
-from mptcplab.scenario import Scenario, load_scenario, parse_value
+from mptcplab.scenario import Scenario, check_simulator, load_scenario, parse_value
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -158,9 +158,13 @@ def _engine_id() -> str:
     return h.hexdigest()[:16]
 
 
-def run_key(resolved_json: str, seed: int) -> str:
-    """The identity of one run: engine build + resolved scenario + seed."""
+def run_key(resolved_json: str, seed: int, backend: str = "sim") -> str:
+    """The identity of one run: engine build + resolved scenario + seed, and for the Linux
+    backend the backend and the kernel release (a kernel run never stands in for a
+    simulator run, nor a run on another kernel)."""
     text = f"{_engine_id()}\n{resolved_json}\nseed={seed}"
+    if backend != "sim":
+        text += f"\nbackend={backend}\nkernel={os.uname().release}"
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -231,13 +235,20 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _plan(scenario: Scenario, grid: Grid, repeat: int) -> list[_Task]:
+def _plan(scenario: Scenario, grid: Grid, repeat: int, backend: str = "sim") -> list[_Task]:
+    """Every run of the sweep; refuses (ConfigError) a point the backend cannot run."""
     tasks = []
     for params in expand_grid(grid):
         point = scenario.with_overrides(params, label="--vary")
+        if backend == "linux":
+            from mptcplab.kernel.support import check_supported
+
+            check_supported(point)
+        else:
+            check_simulator(point)
         for r in range(repeat):
             seed = repeat_seed(point.seed, r)
-            tasks.append(_Task(run_key(point.resolved_json, seed), params, r, seed, point.to_json()))
+            tasks.append(_Task(run_key(point.resolved_json, seed, backend), params, r, seed, point.to_json()))
     return tasks
 
 
@@ -293,7 +304,7 @@ def sweep(
         raise config_error("--jobs", f"{jobs} must be >= 1")
     base = load_scenario(scenario)
     keys = list(grid)
-    tasks = _plan(base, grid, repeat)
+    tasks = _plan(base, grid, repeat, backend)
     out_dir = Path(out) if out is not None else None
     done: dict[str, dict[str, Any]] = {}
     if out_dir is not None:
@@ -334,11 +345,6 @@ def sweep(
         return _table(recs, keys)
 
     try:
-        if backend == "linux":
-            from mptcplab.kernel.support import check_supported
-
-            for t in todo:
-                check_supported(load_scenario(json.loads(t.scenario_json)))
         if jobs == 1 or len(todo) <= 1 or backend == "linux":
             for t in todo:
                 finish(_run_task(t, backend))

@@ -1,6 +1,7 @@
 """The Linux backend on this machine's MPTCP stack: emulator accuracy (RTT, rate, loss,
-Mahimahi trace), a 2-path MPTCP transfer checked with SHA-256, refusals, compare, and
-cleanup after SIGTERM and after SIGKILL.
+Mahimahi trace, jitter, a time-limited queue, a rate schedule, CoDel), a 2-path MPTCP
+transfer checked with SHA-256, per-subflow congestion control (reno, cubic, bbr), refusals,
+compare, sweep and plot, and cleanup after SIGTERM and after SIGKILL.
 
 Needs root, MPTCP enabled and the emulator built (scripts/setup.sh); skipped otherwise.
 Runs take real time: scenarios here are a few seconds long.
@@ -15,14 +16,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mptcplab.errors import ConfigError
-from mptcplab.kernel import netns
-from mptcplab.kernel.backend import emulated_network, linkemu_binary, run_linux
+from mptcplab.kernel import backend, netns
+from mptcplab.kernel.backend import emulated_network, linkemu_binary, run_linux, scratch_dirs_of
+from mptcplab.kernel.summary import build_result
+from mptcplab.results import RunResult
 from mptcplab.scenario import load_scenario
 
 
@@ -42,6 +46,18 @@ def _kernel_environment() -> None:
     # piece is a failure, not a reason to skip.
     problem = _available()
     assert problem is None, problem
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _nothing_left_behind() -> Iterator[None]:
+    """After every test of this file: no namespace (hence no veth), emulator or scratch
+    directory of this process remains (a killed run's are the next run's to remove, which
+    the SIGKILL test checks)."""
+    yield
+    assert not _namespaces_of(os.getpid()), _namespaces_of(os.getpid())
+    assert not _emulators_of(os.getpid())
+    assert not scratch_dirs_of(os.getpid())
+
 
 KERNEL_SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "kernel"
 PAYLOAD = 1448 / 1500  # payload per 1500-byte IP packet (MSS 1448 with timestamps)
@@ -227,8 +243,10 @@ def test_leftovers_of_a_killed_run_are_removed_by_the_next_run(tmp_path: Path) -
     time.sleep(0.3)
     assert _namespaces_of(p.pid), "SIGKILL cannot clean up: the namespaces should still be there"
     assert not any(Path(f"/proc/{e}").exists() and b"linkemu" in Path(f"/proc/{e}/cmdline").read_bytes() for e in emus)
+    assert scratch_dirs_of(p.pid), "SIGKILL cannot clean up: the scratch directory should still be there"
     run_linux(one_path("10Mbit", "5ms") | {"duration": "2s"})
     assert not _namespaces_of(p.pid)
+    assert not scratch_dirs_of(p.pid)
     assert not _ours()
 
 
@@ -289,3 +307,293 @@ def test_kernel_and_simulator_captures_open_with_the_same_tshark_command(tmp_pat
             streams = subprocess.run([*cmd, "-Y", "tcp.len > 0", "-T", "fields", "-e", "mptcp.stream"],
                                      capture_output=True, text=True, timeout=120).stdout.split()
             assert streams and set(streams) == {"0"}, (backend, f.name, set(streams))
+
+
+# ---------------------------------------------------------------------------------------
+# Congestion control per subflow, sweep and plot
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cc", ["bbr", "cubic"])
+def test_every_subflow_runs_the_configured_congestion_control(cc: str) -> None:
+    """The kernel's per-subflow congestion control (socket diagnostics) is the scenario's on
+    both subflows, including the one the path manager adds; the host's default (often bbr)
+    must not leak in, hence cubic too. The transfer fills both paths."""
+    sc = load_scenario(KERNEL_SCENARIOS / "kernel-equal-paths.toml",
+                       {"connections.mptcp.cc": cc, "duration": "4s", "output.warmup": "1.5s"})
+    res = run_linux(sc)
+    c = res.summary["connections"][0]
+    subs = res.summary["subflows"]
+    capacity = 2 * 20e6 * PAYLOAD
+    print(f"{cc}: goodput {c['goodput_bps'] / 1e6:.3f} Mbit/s of {capacity / 1e6:.3f}; "
+          + ", ".join(f"{s['path']}: {s['cc']} {s['goodput_bps'] / 1e6:.3f}" for s in subs))
+    assert c["cc"] == cc
+    assert [s["cc"] for s in subs] == [cc, cc]
+    assert c["sha256_match"] and not c["mptcp_fallback"]
+    # Both paths carry data, and together nearly their payload capacity: BBR paces at its
+    # bottleneck-bandwidth estimate, CUBIC fills a one-BDP queue; 90 % leaves room for
+    # startup transients after the warm-up and probing phases.
+    assert c["goodput_bps"] >= 0.9 * capacity
+    for s in subs:
+        assert s["goodput_bps"] >= 0.3 * capacity, s
+    # Subflow goodputs count the same window as the connection's (bytes that arrived by the
+    # end of the run), so they add up to it (up to MPTCP-level duplicates).
+    total = sum(s["goodput_bps"] for s in subs)
+    assert abs(total / c["goodput_bps"] - 1) <= 0.02
+
+
+def test_sweep_on_the_kernel_runs_one_point_at_a_time_resumes_and_plots(tmp_path: Path) -> None:
+    cli = Path(sys.executable).with_name("mptcplab")
+    scenario = tmp_path / "one.json"
+    scenario.write_text(json.dumps(one_path("10Mbit", "5ms", queue="40 packets")
+                                   | {"duration": "3s", "output": {"warmup": "1s"}}))
+    out = tmp_path / "sweep"
+    cmd = [str(cli), "sweep", str(scenario), "--backend", "linux", "--vary", "paths.p.rate=5Mbit,10Mbit",
+           "--jobs", "2", "--out", str(out)]
+    started = time.monotonic()
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - started
+    assert first.returncode == 0, first.stderr
+    assert "one point at a time" in first.stderr and "--jobs 2 is ignored" in first.stderr
+    import pandas as pd
+
+    df = pd.read_csv(out / "results.csv")
+    print(df[["paths.p.rate", "conn.tcp.goodput_bps", "wall_s"]])
+    assert sorted(df["paths.p.rate"]) == ["10Mbit", "5Mbit"]
+    # Sequential: the sweep took at least both runs' wall-clock durations (3 s each).
+    assert took >= 6.0 and all(df["wall_s"] >= 3.0)
+    for rate, goodput in zip(df["paths.p.rate"], df["conn.tcp.goodput_bps"], strict=True):
+        capacity = float(rate.removesuffix("Mbit")) * 1e6 * PAYLOAD
+        assert abs(goodput / capacity - 1) <= 0.05, (rate, goodput)
+    assert json.loads((out / "sweep.json").read_text())["backend"] == "linux"
+    runs = sorted((out / "runs").iterdir())
+    assert len(runs) == 2
+    stamps = [r.stat().st_mtime_ns for r in runs]
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert "resuming: 2 of 2 runs already finished" in again.stdout
+    assert [r.stat().st_mtime_ns for r in sorted((out / "runs").iterdir())] == stamps
+    plotted = subprocess.run([str(cli), "plot", str(out)], capture_output=True, text=True, timeout=120)
+    assert plotted.returncode == 0, plotted.stderr
+    png, svg = (out / "plots" / f"conn.tcp.goodput_bps_vs_paths.p.rate.{ext}" for ext in ("png", "svg"))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    assert "goodput (Mbit/s)" in svg.read_text()
+    assert not _ours()
+
+
+def test_plot_of_a_kernel_run_directory(tmp_path: Path) -> None:
+    cli = Path(sys.executable).with_name("mptcplab")
+    out = tmp_path / "run"
+    r = subprocess.run([str(cli), "run", str(KERNEL_SCENARIOS / "kernel-equal-paths.toml"), "--backend", "linux",
+                        "--set", "duration=3s", "--set", "output.warmup=1s", "--out", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / "summary.json").read_text())["backend"] == "linux"
+    plotted = subprocess.run([str(cli), "plot", str(out)], capture_output=True, text=True, timeout=120)
+    assert plotted.returncode == 0, plotted.stderr
+    png, svg = out / "plots" / "timeseries.png", out / "plots" / "timeseries.svg"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    text = svg.read_text()
+    for label in ("cwnd (KB)", "srtt (ms)", "time (s)", "mptcp/p1", "mptcp/p2"):
+        assert label in text, label
+
+
+# ---------------------------------------------------------------------------------------
+# Emulator accuracy: jitter, time-limited queue, rate schedule, CoDel
+# ---------------------------------------------------------------------------------------
+
+PROBE = Path(__file__).resolve().with_name("icmp_probe.py")
+MTU_TX_10MBIT_MS = 1500 * 8 / 10e6 * 1e3  # one full packet's transmission at 10 Mbit/s
+# Host overhead allowed on a measured delay beyond what the reference path shows: veth
+# hops, the emulator's wake-up, the kernel's echo reply, on a busy 2-core machine.
+HOST_MS = 0.5
+# A probe held up by the host (a stall of an emulator or of the prober delays a few
+# consecutive probes by up to tens of milliseconds on a loaded machine) is an outlier; at
+# most this fraction of them is tolerated, and they are left out of the statistics.
+STALLED = 0.03
+
+
+def _prober(net: netns.Network, path: int, interval: float, count: int) -> subprocess.Popen[str]:
+    """ICMP echo probes through path ``path``, answered by the server namespace's kernel."""
+    return subprocess.Popen(["ip", "netns", "exec", net.client, sys.executable, str(PROBE), netns.client_addr(path),
+                             netns.SERVER_ADDR, str(interval), str(count)], stdout=subprocess.PIPE, text=True)
+
+
+def _probe_results(p: subprocess.Popen[str]) -> list[tuple[float, float | None]]:
+    try:
+        out, _ = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0
+    return [(t, r) for t, r in json.loads(out)]
+
+
+def _with_reference(sc_data: dict[str, Any]) -> dict[str, Any]:
+    """``sc_data`` plus an idle path ``ref`` with the first path's delay and no queueing
+    (1 Gbit/s), which no connection uses: probes through it measure what the host adds to
+    an emulated delay at the same moment, under the same load."""
+    first = sc_data["paths"][0]
+    return sc_data | {"paths": [*sc_data["paths"], {"name": "ref", "rate": "1Gbit", "delay": first["delay"]}]}
+
+
+def _host_offset_ms(ref: list[tuple[float, float | None]], rtt_ms: float) -> float:
+    """The median excess of the reference path's probes over its configured RTT."""
+    got = [r * 1e3 for _, r in ref if r is not None]
+    assert len(got) >= 0.9 * len(ref)
+    return _quantile(got, 0.5) - rtt_ms
+
+
+def _run_with_probes(
+    sc_data: dict[str, Any], interval: float,
+) -> tuple[RunResult, list[tuple[float, float | None]], list[tuple[float, float | None]]]:
+    """Runs ``sc_data`` on the kernel as ``run_linux`` does, with an idle reference path
+    added (:func:`_with_reference`) and ICMP probes every ``interval`` through the first path
+    and through the reference for the whole run. Probe times are seconds since the run's
+    origin (probes sent before it wait for the links' clock to start: callers skip them)."""
+    sc = load_scenario(_with_reference(sc_data))
+    res = sc.resolved
+    duration = float(res["duration"].removesuffix("s"))
+    procs: list[subprocess.Popen[str]] = []
+    count = int((duration + 1.5) / interval)
+    with emulated_network(sc, sc.seed, clock=False) as net:
+        probers = [_prober(net, 0, interval, count), _prober(net, len(res["paths"]) - 1, interval, count)]
+        try:
+            outputs, nstat, t0 = backend._traffic(sc, net, [p["name"] for p in res["paths"]], res["connections"],
+                                                  duration, None, procs)
+        finally:
+            probes, ref = (_probe_results(p) for p in probers)
+    result = build_result(sc, sc.seed, outputs, net.link_stats, nstat, 1.0, duration, t0)
+    return result, [(t - t0, r) for t, r in probes], [(t - t0, r) for t, r in ref]
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def test_jitter_gives_the_configured_rtt_distribution() -> None:
+    """Uniform jitter J on both directions of a path with one-way delay D: the RTT is
+    2D + J(U1 + U2), U uniform on [-1, 1]: mean 2D, standard deviation J·sqrt(2/3), support
+    [2D - 2J, 2D + 2J] (triangular). Probes 12.5 ms apart never catch up with each other
+    (each direction's delay spans 2J = 10 ms), so order-keeping does not bias them. The
+    host's own delay, measured at the same time on a jitter-free reference path, is
+    subtracted."""
+    d_ms, j_ms, n = 20.0, 5.0, 400
+    sc = load_scenario(_with_reference(one_path("1Gbit", f"{d_ms}ms", jitter={"amount": f"{j_ms}ms"})))
+    with emulated_network(sc, 1) as net:
+        probers = [_prober(net, 0, 0.0125, n), _prober(net, 1, 0.0125, n)]
+        probes, ref = (_probe_results(p) for p in probers)
+    offset = _host_offset_ms(ref, 2 * d_ms)
+    measured = [r * 1e3 - offset for _, r in probes if r is not None]
+    lo, hi = 2 * d_ms - 2 * j_ms, 2 * d_ms + 2 * j_ms
+    rtts = [r for r in measured if r <= hi + 1.0]
+    mean = sum(rtts) / len(rtts)
+    sd = math.sqrt(sum((r - mean) ** 2 for r in rtts) / (len(rtts) - 1))
+    want_sd = j_ms * math.sqrt(2 / 3)
+    # Standard errors: of the mean sd/sqrt(n); of the sd, sd·sqrt((kurtosis - 1)/(4n)) with
+    # the triangular distribution's kurtosis 2.4.
+    se_mean = want_sd / math.sqrt(len(rtts))
+    se_sd = want_sd * math.sqrt(1.4 / (4 * len(rtts)))
+    print(f"jitter {j_ms} ms, delay {d_ms} ms: host offset {offset:.3f} ms (reference path); {len(measured)} RTTs "
+          f"less that: mean {mean:.3f} ms (want {2 * d_ms}), sd {sd:.3f} ms (want {want_sd:.3f}), "
+          f"min {min(measured):.3f}, max {max(measured):.3f} (support [{lo}, {hi}]), "
+          f"{len(measured) - len(rtts)} held up by the host")
+    assert len(measured) >= 0.99 * n
+    assert len(rtts) >= (1 - STALLED) * len(measured)
+    assert abs(mean - 2 * d_ms) <= 4 * se_mean + 0.2
+    assert abs(sd - want_sd) <= 4 * se_sd + 0.3
+    # The emulator never delivers early.
+    assert min(measured) >= lo - HOST_MS
+
+
+def test_time_limited_queue_caps_the_queueing_delay() -> None:
+    """`queue = "50ms"` on a saturated 10 Mbit/s downlink: a packet whose wait would exceed
+    50 ms is dropped, so the probes' queueing delay (RTT - 2 x delay - the host's offset on
+    the reference path) tops out at 50 ms; Reno's sawtooth fills the queue to that limit
+    once per cycle, so some probes see it within one full packet's transmission (1.2 ms).
+    The uplink is fast so that ACKs queue for no measurable time."""
+    limit_ms, delay_ms = 50.0, 5.0
+    sc = one_path("10Mbit", f"{delay_ms}ms", queue=f"{limit_ms:g}ms", up={"rate": "100Mbit"})
+    sc["connections"][0]["cc"] = "reno"
+    sc["output"] = {"warmup": "1s"}
+    res, probes, ref = _run_with_probes(sc, 0.01)
+    offset = _host_offset_ms(ref, 2 * delay_ms)
+    qd = [r * 1e3 - 2 * delay_ms - offset for t, r in probes if r is not None and 1.0 <= t <= 4.8]
+    down = next(link for link in res.summary["links"] if link["name"] == "p.down")
+    over = sum(1 for q in qd if q > limit_ms + HOST_MS) / len(qd)
+    at_limit = sum(1 for q in qd if q >= limit_ms - MTU_TX_10MBIT_MS - HOST_MS) / len(qd)
+    print(f"queue {limit_ms} ms: host offset {offset:.3f} ms; {len(qd)} probes, queueing delay median "
+          f"{_quantile(qd, 0.5):.2f} ms, p90 {_quantile(qd, 0.9):.2f}, p99 {_quantile(qd, 0.99):.2f}, max {max(qd):.2f}; "
+          f"{100 * at_limit:.1f} % at the limit, {100 * over:.1f} % beyond it; "
+          f"link: {down['queue_drops']} queue drops, max {down['max_queue_bytes']} B queued")
+    assert len(qd) >= 300
+    assert down["queue_drops"] > 0
+    assert over <= STALLED
+    assert at_limit >= 0.02
+    assert res.summary["connections"][0]["goodput_bps"] >= 0.95 * 10e6 * PAYLOAD
+
+
+def test_rate_schedule_changes_the_goodput_at_the_scripted_time() -> None:
+    """20 Mbit/s, then 5 Mbit/s from t = 3 s (the run's time origin, as in the simulator):
+    the receiver's goodput is each rate's payload capacity on either side of the step. A
+    clock origin off by more than a few tens of milliseconds puts slow seconds into the
+    window just before the step, or fast ones just after it."""
+    sc = one_path("20Mbit", "5ms", queue="60 packets", schedule=[{"at": "3s", "rate": "5Mbit"}])
+    sc |= {"duration": "6s", "output": {"warmup": "1s", "timeseries": "100ms"}}
+    res = run_linux(sc)
+    ts = res.timeseries
+    d = ts[ts["metric"] == "delivered_bytes"]
+    t, v = list(d["time_s"]), list(d["value"])
+
+    def rate(a: float, b: float) -> float:
+        import numpy as np
+
+        got = np.interp([a, b], t, v)
+        return float(got[1] - got[0]) * 8 / (b - a)
+
+    # The first packet served at 5 Mbit/s arrives one delay plus its transmission after 3 s.
+    windows = {"before": (1.5, 2.995, 20e6), "just before": (2.5, 2.995, 20e6),
+               "just after": (3.02, 3.5, 5e6), "after": (3.02, 6.0, 5e6)}
+    for name, (a, b, bps) in windows.items():
+        got = rate(a, b)
+        print(f"{name} [{a}, {b}] s: {got / 1e6:.3f} Mbit/s vs payload capacity {bps * PAYLOAD / 1e6:.3f}")
+        # 3 % as the saturated tests, plus one 10 ms progress sample's worth of bytes at
+        # each end of the window.
+        assert abs(got / (bps * PAYLOAD) - 1) <= 0.03 + 2 * 0.01 / (b - a), name
+
+
+def test_codel_keeps_the_standing_queue_near_its_target() -> None:
+    """CoDel (target 5 ms, interval 100 ms) in front of a saturated 10 Mbit/s link with a
+    1000-packet hard limit (1.2 s of drop-tail queue). RFC 8289 drops once the minimum
+    sojourn time over an interval stays above the target, so the per-interval minimum of
+    the probes' queueing delay sits at or below the target (median over intervals); between
+    drops Reno adds one packet per RTT (>= 10 ms), at most 100/10 packets (12 ms) per
+    interval, which bounds the peaks. The link stays busy: CoDel leaves enough queue for
+    full goodput."""
+    target_ms, interval_ms, delay_ms = 5.0, 100.0, 5.0
+    sc = one_path("10Mbit", f"{delay_ms}ms", queue="1000 packets", up={"rate": "100Mbit"},
+                  aqm={"kind": "codel", "target": f"{target_ms:g}ms", "interval": f"{interval_ms:g}ms"})
+    sc["connections"][0]["cc"] = "reno"
+    sc["output"] = {"warmup": "1s"}
+    res, probes, ref = _run_with_probes(sc, 0.01)
+    offset = _host_offset_ms(ref, 2 * delay_ms)
+    qd = [(t, r * 1e3 - 2 * delay_ms - offset) for t, r in probes if r is not None and 1.0 <= t <= 4.8]
+    by_interval: dict[int, list[float]] = {}
+    for t, q in qd:
+        by_interval.setdefault(int(t * 1e3 // interval_ms), []).append(q)
+    minima = [min(v) for v in by_interval.values()]
+    values = [q for _, q in qd]
+    down = next(link for link in res.summary["links"] if link["name"] == "p.down")
+    c = res.summary["connections"][0]
+    print(f"codel: host offset {offset:.3f} ms; {len(values)} probes, queueing delay median {_quantile(values, 0.5):.2f} ms, "
+          f"p90 {_quantile(values, 0.9):.2f}, p99 {_quantile(values, 0.99):.2f}; per-interval minimum median "
+          f"{_quantile(minima, 0.5):.2f} ms; {down['aqm_drops']} CoDel drops, {down['queue_drops']} tail drops; "
+          f"goodput {c['goodput_bps'] / 1e6:.3f} Mbit/s")
+    assert len(values) >= 300
+    assert down["aqm_drops"] > 0 and down["queue_drops"] == 0
+    assert _quantile(minima, 0.5) <= target_ms + MTU_TX_10MBIT_MS + HOST_MS
+    growth_ms = interval_ms / (2 * delay_ms) * MTU_TX_10MBIT_MS
+    assert _quantile(values, 0.9) <= target_ms + growth_ms + MTU_TX_10MBIT_MS + HOST_MS
+    assert c["goodput_bps"] >= 0.95 * 10e6 * PAYLOAD

@@ -18,8 +18,14 @@
 //! real, MTU-sized packets; a frame larger than the receive buffer is counted and dropped.
 //!
 //! Usage: `mptcplab-linkemu --scenario FILE.json --path NAME --client-if IF --server-if IF
-//! [--seed N]`. It prints `ready` once both interfaces are open, and on SIGTERM or SIGINT one
-//! JSON line with each direction's counters, then exits.
+//! [--seed N] [--epoch-stdin]`. It prints `ready` once both interfaces are open, and on
+//! SIGTERM or SIGINT one JSON line with each direction's counters, then exits.
+//!
+//! Time zero of the links (where schedules and capacity traces start) is the emulator's
+//! start, or with `--epoch-stdin` the `CLOCK_MONOTONIC` instant in nanoseconds read as one
+//! line from standard input after `ready` (the run's own time origin, so that a schedule
+//! step at `at = "3s"` happens 3 s into the run, as in the simulator). Before that instant
+//! the links' time stands at zero.
 
 mod sock;
 
@@ -66,11 +72,13 @@ struct Args {
     client_if: String,
     server_if: String,
     seed: Option<u64>,
+    epoch_stdin: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let (mut scenario, mut path, mut client_if, mut server_if, mut seed) = (None, None, None, None, None);
+    let mut epoch_stdin = false;
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -79,6 +87,7 @@ fn parse_args() -> Result<Args, String> {
             "--client-if" => client_if = Some(value()?),
             "--server-if" => server_if = Some(value()?),
             "--seed" => seed = Some(value()?.parse::<u64>().map_err(|e| format!("--seed: {e}"))?),
+            "--epoch-stdin" => epoch_stdin = true,
             _ => return Err(format!("unknown argument {flag}")),
         }
     }
@@ -89,6 +98,7 @@ fn parse_args() -> Result<Args, String> {
         client_if: need(client_if, "--client-if")?,
         server_if: need(server_if, "--server-if")?,
         seed,
+        epoch_stdin,
     })
 }
 
@@ -158,10 +168,22 @@ fn run(args: Args) -> Result<(), String> {
         // Wake up within a microsecond of the requested instant, not the default 50 µs.
         libc::prctl(libc::PR_SET_TIMERSLACK, 1u64);
     }
-    let start = clock_ns(libc::CLOCK_MONOTONIC);
-    let now = || Time(clock_ns(libc::CLOCK_MONOTONIC) - start);
     println!("ready");
     std::io::stdout().flush().map_err(|e| e.to_string())?;
+    let start = if args.epoch_stdin {
+        let mut line = String::new();
+        // End of input without an epoch (the run stopped before it started): start now.
+        match std::io::stdin().read_line(&mut line).map_err(|e| format!("reading the epoch: {e}"))? {
+            0 => clock_ns(libc::CLOCK_MONOTONIC),
+            _ => line
+                .trim()
+                .parse::<u64>()
+                .map_err(|e| format!("the epoch `{}` is not a number of ns: {e}", line.trim()))?,
+        }
+    } else {
+        clock_ns(libc::CLOCK_MONOTONIC)
+    };
+    let now = || Time(clock_ns(libc::CLOCK_MONOTONIC).saturating_sub(start));
 
     let mut buf = vec![0u8; MAX_FRAME];
     let mut out = Vec::new();
@@ -184,7 +206,7 @@ fn run(args: Args) -> Result<(), String> {
         // Frames are offered at the kernel's receive time (mapped from the realtime to the
         // monotonic clock), never earlier than a frame already offered, never in the future.
         let t = now();
-        let real_to_mono = clock_ns(libc::CLOCK_REALTIME) as i128 - (t.0 + start) as i128;
+        let real_to_mono = clock_ns(libc::CLOCK_REALTIME) as i128 - clock_ns(libc::CLOCK_MONOTONIC) as i128;
         for d in dirs.iter_mut() {
             let from = &socks[d.from];
             while let Some((n, stamp)) = from.recv(&mut buf).map_err(|e| format!("recv on {}: {e}", from.ifname))? {

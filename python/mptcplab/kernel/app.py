@@ -39,6 +39,8 @@ class Sampler(threading.Thread):
         self.last: dict[str, dict[str, Any]] = {}
         self.first_seen: dict[str, float] = {}
         self.mptcp: dict[str, int] = {}
+        #: Each path's subflow congestion control, as the kernel reports it.
+        self.cc: dict[str, str] = {}
         self.stop_event = threading.Event()
         self.lock = threading.Lock()
 
@@ -68,6 +70,20 @@ class Sampler(threading.Thread):
                 self.first_seen.setdefault(path, t)
                 self.last[path] = dataclasses.asdict(ti)
                 self.samples.append([t, path, ti.cwnd_bytes, ti.srtt_s, ti.bytes_sent, ti.bytes_acked, ti.bytes_received])
+            if any(p not in self.cc for p in self.last):
+                self.read_cc()
+
+    def read_cc(self) -> None:
+        """Each subflow's congestion control (socket diagnostics: the MPTCP socket's own
+        ``TCP_CONGESTION`` is the connection's setting, not necessarily its subflows')."""
+        try:
+            socks = sockinfo.congestion_controls(int(self.spec["port"]))
+        except OSError:
+            return
+        for s in socks:
+            path = self.path_of(s["local"], s["remote"]) if self.spec["kind"] == "mptcp" else self.spec["path"]
+            if path is not None and s["remote"][1] != 0:
+                self.cc[path] = s["cc"]
 
     def run(self) -> None:
         while not self.stop_event.wait(self.interval):
@@ -190,7 +206,8 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
     else:
         _receive(sock, spec, t0, out)
     sampler.finish()
-    out.update(samples=sampler.samples, subflows=sampler.last, first_seen=sampler.first_seen, mptcp=sampler.mptcp)
+    out.update(samples=sampler.samples, subflows=sampler.last, first_seen=sampler.first_seen, mptcp=sampler.mptcp,
+               subflow_cc=sampler.cc)
     sock.close()
     return out
 

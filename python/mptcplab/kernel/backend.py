@@ -28,15 +28,19 @@ from mptcplab import _core
 from mptcplab.errors import config_error
 from mptcplab.kernel import netns
 from mptcplab.kernel.summary import build_result
-from mptcplab.kernel.support import check_supported
+from mptcplab.kernel.support import check_kernel_cc, check_supported
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
 
-__all__ = ["emulated_network", "linkemu_binary", "run_linux"]
+__all__ = ["emulated_network", "linkemu_binary", "run_linux", "start_clock"]
 
 # The simulator's captures use server port 5201 too; ports 5000-5003 would be decoded as other
 # protocols (GSM IPA) by packet analysers.
 SERVER_PORT = 5201
+
+#: Each run's scratch directory (the scenario handed to the emulators) is named
+#: ``<tmp>/mptcplab-kernel-<pid>-...``, so that the leftovers of a killed run can be found.
+TMP_PREFIX = "mptcplab-kernel-"
 
 _live: set[netns.Network] = set()
 _procs: list[subprocess.Popen[str]] = []
@@ -67,6 +71,19 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def scratch_dirs_of(pid: int) -> list[Path]:
+    """The scratch directories of runs of process ``pid``."""
+    return sorted(Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}{pid}-*"))
+
+
+def cleanup_stale_scratch() -> None:
+    """Removes the scratch directories of runs whose process no longer exists."""
+    for d in Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}*-*"):
+        pid = d.name[len(TMP_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(d, ignore_errors=True)
+
+
 @contextmanager
 def _signals_interrupt() -> Iterator[None]:
     """SIGTERM (and SIGHUP) raise KeyboardInterrupt while the run is live, so that cleanup runs."""
@@ -91,8 +108,8 @@ def _ns_cmd(ns: str, *cmd: str) -> list[str]:
     return ["ip", "netns", "exec", ns, *cmd]
 
 
-def _popen(cmd: list[str]) -> subprocess.Popen[str]:
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _popen(cmd: list[str], stdin: int | None = None) -> subprocess.Popen[str]:
+    p = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _procs.append(p)
     return p
 
@@ -161,26 +178,38 @@ def run_linux(
         netns.check_environment(pcap=pcap_dir is not None)
     except netns.EnvironmentRefused as e:
         raise config_error("--backend linux", str(e), sc.source) from None
+    check_kernel_cc(sc)
     emu = linkemu_binary()
     if not emu.is_file():
         raise config_error("--backend linux", f"the link emulator is not built ({emu}); run scripts/setup.sh", sc.source)
     netns.cleanup_stale()
+    cleanup_stale_scratch()
     with _signals_interrupt():
         return _run(sc, seed if seed is not None else sc.seed, emu, Path(pcap_dir) if pcap_dir else None)
 
 
+def start_clock(net: netns.Network, t0: float) -> None:
+    """Sets the emulators' time zero (where schedules and capacity traces start) to the
+    ``time.monotonic()`` instant ``t0`` (the run's time origin)."""
+    for p in net.procs:
+        assert p.stdin is not None
+        p.stdin.write(f"{round(t0 * 1e9)}\n")
+        p.stdin.flush()
+
+
 @contextmanager
-def emulated_network(sc: Scenario, seed: int, emu: Path | None = None) -> Iterator[netns.Network]:
+def emulated_network(sc: Scenario, seed: int, emu: Path | None = None, clock: bool = True) -> Iterator[netns.Network]:
     """The namespaces, links and path manager of ``sc`` with one running emulator per path;
     removed (emulators stopped, namespaces deleted) when the block ends. The emulators'
-    final counters are left in ``net.link_stats``."""
+    final counters are left in ``net.link_stats``. The links' time starts now, or with
+    ``clock=False`` where the caller's :func:`start_clock` says (standing at zero until then)."""
     res = sc.resolved
     paths = [p["name"] for p in res["paths"]]
     sysctls, route_opts, extra = _net_settings(sc)
     net = netns.Network(len(paths))
     _live.add(net)
     procs: list[subprocess.Popen[str]] = []
-    tmp = Path(tempfile.mkdtemp(prefix="mptcplab-kernel-"))
+    tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-"))
     try:
         net.create(sysctls, route_opts, mtu=extra["mtu"])
         mptcp = [c for c in res["connections"] if c["kind"] == "mptcp"]
@@ -192,10 +221,13 @@ def emulated_network(sc: Scenario, seed: int, emu: Path | None = None) -> Iterat
         scen_file.write_text(sc.to_json())
         for i, name in enumerate(paths):
             p = _popen(_ns_cmd(net.link, str(emu or linkemu_binary()), "--scenario", str(scen_file), "--path", name,
-                               "--client-if", f"a{i}", "--server-if", f"b{i}", "--seed", str(seed)))
+                               "--client-if", f"a{i}", "--server-if", f"b{i}", "--seed", str(seed), "--epoch-stdin"),
+                       stdin=subprocess.PIPE)
             procs.append(p)
             _expect_line(p, "ready", f"the link emulator of path {name}")
         net.procs = procs
+        if clock:
+            start_clock(net, time.monotonic())
         yield net
         net.link_stats = []
         for p in procs:
@@ -223,7 +255,7 @@ def _run(sc: Scenario, seed: int, emu: Path, pcap_dir: Path | None) -> RunResult
     duration = _secs(res["duration"])
     procs: list[subprocess.Popen[str]] = []
     try:
-        with emulated_network(sc, seed, emu) as net:
+        with emulated_network(sc, seed, emu, clock=False) as net:
             outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs)
         warmup = _secs(res["output"]["warmup"])
         return build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0)
@@ -253,6 +285,7 @@ def _traffic(
         time.sleep(0.5)
     before = {"client": _nstat(net.client), "server": _nstat(net.server)}
     t0 = time.monotonic() + 0.3
+    start_clock(net, t0)
     specs, apps = [], []
     sample_s = _secs(res["output"]["timeseries"]) if res["output"].get("timeseries") else 0.1
     for k, c in enumerate(conns):

@@ -1,10 +1,11 @@
 """``mptcplab compare``: the same scenario on the simulator and on the Linux kernel.
 
 The simulator runs with what matches the kernel: the ``default`` scheduler (today's upstream
-``mptcp_subflow_get_send``), the scenario's per-subflow congestion control (reno or cubic,
-which the kernel backend also requires) and ``rcvbuf_window = "full"``, the window a Linux
-receiver advertises for its buffer (the whole buffer, whatever it holds out of order). Each backend runs ``runs`` times (seeds
-``seed``, ``seed + 1``, ...); the report gives, per metric, each backend's median and range
+``mptcp_subflow_get_send``), the scenario's per-subflow congestion control (reno or cubic;
+``bbr`` has no simulator model and is refused), Linux's loss recovery (RACK-TLP and PRR,
+``tcp.recovery = "rack_tlp"``, ``tcp.prr = true``) and ``rcvbuf_window = "full"``, the window
+a Linux receiver advertises for its buffer (the whole buffer, whatever it holds out of order).
+Each backend runs ``runs`` times (seeds ``seed``, ``seed + 1``, ...); the report gives, per metric, each backend's median and range
 and the kernel's relative difference from the simulator.
 """
 
@@ -16,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mptcplab.kernel.support import check_supported
-from mptcplab.scenario import Overrides, Scenario, load_scenario
+from mptcplab.kernel.support import LINUX_RECOVERY, check_supported
+from mptcplab.scenario import Overrides, Scenario, check_simulator, load_scenario
 
 __all__ = ["compare", "compare_metrics", "simulator_twin"]
 
@@ -26,6 +27,7 @@ def simulator_twin(sc: Scenario) -> Scenario:
     """The scenario as the simulator should run it to match the kernel."""
     sets = {f"connections.{c['name']}.scheduler": "default" for c in sc.resolved["connections"] if c["kind"] == "mptcp"}
     sets |= {f"connections.{c['name']}.rcvbuf_window": "full" for c in sc.resolved["connections"]}
+    sets |= {f"connections.{c['name']}.tcp.{k}": v for c in sc.resolved["connections"] for k, v in LINUX_RECOVERY.items()}
     return sc.with_overrides(sets, label="compare")
 
 
@@ -68,6 +70,7 @@ def compare(
     sc = load_scenario(scenario, overrides)
     check_supported(sc)
     twin = simulator_twin(sc)
+    check_simulator(twin)
     sims, kernels = [], []
     for k in range(runs):
         if progress:

@@ -5,6 +5,11 @@ every subflow's ``TCP_INFO`` and addresses of an MPTCP socket (``SOL_MPTCP`` opt
 ``MPTCP_TCPINFO`` and ``MPTCP_SUBFLOW_ADDRS`` read a ``struct mptcp_subflow_data`` header
 that the caller fills in, which :meth:`socket.socket.getsockopt` cannot do (it passes a
 zeroed buffer): those two go through libc's ``getsockopt`` with :mod:`ctypes`.
+
+A subflow's congestion control is not readable through the MPTCP socket (its
+``TCP_CONGESTION`` is the connection's setting): :func:`congestion_controls` asks the
+kernel's socket diagnostics (``NETLINK_SOCK_DIAG``, ``linux/inet_diag.h``, as ``ss -ti``
+does) for every TCP socket's ``INET_DIAG_CONG`` attribute.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SOL_MPTCP", "TcpInfo", "mptcp_info", "subflows", "tcp_info"]
+__all__ = ["SOL_MPTCP", "TcpInfo", "congestion_controls", "mptcp_info", "subflows", "tcp_info"]
 
 SOL_MPTCP = 284
 MPTCP_INFO = 1
@@ -143,3 +148,54 @@ def subflows(sock: socket.socket) -> list[dict[str, Any]]:
     for info, addr in zip(infos, addrs, strict=False):
         out.append({"local": _sockaddr(addr[:128]), "remote": _sockaddr(addr[128:]), "info": TcpInfo.parse(info)})
     return out
+
+
+# linux/netlink.h, linux/sock_diag.h and linux/inet_diag.h.
+_NETLINK_SOCK_DIAG = 4
+_SOCK_DIAG_BY_FAMILY = 20
+_NLM_F_REQUEST, _NLM_F_DUMP = 0x1, 0x300
+_NLMSG_ERROR, _NLMSG_DONE = 2, 3
+_INET_DIAG_CONG = 4
+_NLMSGHDR = struct.Struct("=IHHII")
+_DIAG_REQ = struct.Struct("=BBBxI48x")  # family, protocol, extensions, states, a zero sockid
+_DIAG_MSG = struct.Struct("=BBBB2s2s16s16s")  # family, state, timer, retrans, then the sockid start
+_DIAG_MSG_SIZE = 72
+_RTATTR = struct.Struct("=HH")
+
+
+def congestion_controls(port: int) -> list[dict[str, Any]]:
+    """Every IPv4 TCP socket of this network namespace with ``port`` at either end (MPTCP
+    subflows included): ``{"local": (addr, port), "remote": (addr, port), "cc": name}``."""
+    nl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_SOCK_DIAG)
+    try:
+        req = _DIAG_REQ.pack(socket.AF_INET, socket.IPPROTO_TCP, 1 << (_INET_DIAG_CONG - 1), 0xFFFFFFFF)
+        nl.send(_NLMSGHDR.pack(_NLMSGHDR.size + len(req), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST | _NLM_F_DUMP, 1, 0) + req)
+        out: list[dict[str, Any]] = []
+        while True:
+            data = nl.recv(1 << 16)
+            off = 0
+            while off + _NLMSGHDR.size <= len(data):
+                length, kind = _NLMSGHDR.unpack_from(data, off)[:2]
+                if kind == _NLMSG_DONE:
+                    return out
+                if kind == _NLMSG_ERROR:
+                    err = -struct.unpack_from("=i", data, off + _NLMSGHDR.size)[0]
+                    raise OSError(err, os.strerror(err))
+                body = off + _NLMSGHDR.size
+                _, _, _, _, sport, dport, src, dst = _DIAG_MSG.unpack_from(data, body)
+                local = (socket.inet_ntoa(src[:4]), struct.unpack("!H", sport)[0])
+                remote = (socket.inet_ntoa(dst[:4]), struct.unpack("!H", dport)[0])
+                a = body + _DIAG_MSG_SIZE
+                cc = None
+                while a + _RTATTR.size <= off + length:
+                    alen, atype = _RTATTR.unpack_from(data, a)
+                    if alen < _RTATTR.size:
+                        break
+                    if atype == _INET_DIAG_CONG:
+                        cc = data[a + _RTATTR.size : a + alen].split(b"\0", 1)[0].decode()
+                    a += (alen + 3) & ~3
+                if port in (local[1], remote[1]) and cc is not None:
+                    out.append({"local": local, "remote": remote, "cc": cc})
+                off += (length + 3) & ~3
+    finally:
+        nl.close()

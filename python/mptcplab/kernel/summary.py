@@ -3,7 +3,8 @@ a summary with ``connections``, ``subflows`` and ``links``, and a long-format ti
 
 Sources: the receiving application's progress (goodput, download time), the sending
 socket's per-subflow ``TCP_INFO`` (cwnd, srtt, bytes sent and acknowledged, retransmissions),
-the receiving socket's (bytes received per subflow, hence the shares), ``MPTCP_INFO``
+the receiving socket's (bytes received per subflow, hence the shares), each subflow's
+congestion control as the sender's kernel reports it (``cc``), ``MPTCP_INFO``
 (connection-level bytes acknowledged and re-sent), the emulators' link counters and
 ``nstat`` (the ``MPTcpExt*`` counters, added to the summary as ``nstat``). Fields the kernel
 does not expose are 0 (e.g. ``idle_restarts``, ``ooo_delay``) and listed in ``not_measured``.
@@ -36,12 +37,18 @@ def _at(progress: list[list[float]], t: float) -> float:
 
 
 def _path_at(samples: list[list[Any]], path: str, t: float, col: int) -> float:
-    """Value of column ``col`` of ``path``'s last sample at or before ``t`` (0 before any)."""
-    v = 0.0
+    """Value of column ``col`` of ``path``'s samples at ``t``, linearly interpolated between
+    the samples around it (0 before the first, the last value after the last)."""
+    prev = None
     for s in samples:
-        if s[1] == path and s[0] <= t:
-            v = float(s[col])
-    return v
+        if s[1] != path:
+            continue
+        if s[0] >= t:
+            if prev is None or s[0] == prev[0]:
+                return float(s[col]) if s[0] == t else (float(prev[col]) if prev else 0.0)
+            return float(prev[col]) + (float(s[col]) - float(prev[col])) * (t - prev[0]) / (s[0] - prev[0])
+        prev = s
+    return float(prev[col]) if prev is not None else 0.0
 
 
 def build_result(
@@ -83,7 +90,10 @@ def build_result(
         name = c["name"]
         sub_bytes = {}
         for p in c["paths"]:
-            sub_bytes[p] = _path_at(rcv["samples"], p, until + 1e9, 6) - _path_at(rcv["samples"], p, frm, 6)
+            # A finished download counts every byte; a bulk transfer what arrived by the end
+            # of the run (the sender's buffer drains after it stops writing).
+            end = until + 1e9 if size is not None and completed else until
+            sub_bytes[p] = _path_at(rcv["samples"], p, end, 6) - _path_at(rcv["samples"], p, frm, 6)
         total = sum(sub_bytes.values()) or 1.0
         for k, p in enumerate(c["paths"]):
             si, ri = snd_subs.get(p), rcv_subs.get(p)
@@ -91,6 +101,7 @@ def build_result(
             first_data = next((s[0] for s in rcv["samples"] if s[1] == p and s[6] > 0), None)
             subs_out.append({
                 "connection": name, "subflow": k, "path": p, "backup": p in c.get("backup", []),
+                "cc": (snd.get("subflow_cc") or {}).get(p),
                 "established_s": client.get("established_t") if k == 0 else client.get("first_seen", {}).get(p),
                 "first_data_s": first_data,
                 "bytes_sent": si["bytes_sent"] if si else 0,

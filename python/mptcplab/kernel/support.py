@@ -12,12 +12,34 @@ from typing import Any
 from mptcplab.errors import config_error
 from mptcplab.scenario import Scenario
 
-__all__ = ["KERNEL_CC", "check_supported"]
+__all__ = ["KERNEL_CC", "LINUX_RECOVERY", "check_kernel_cc", "check_supported"]
 
 #: Congestion controls the scenario schema names that upstream Linux has as a per-socket choice.
-KERNEL_CC = ("reno", "cubic")
+KERNEL_CC = ("reno", "cubic", "bbr")
 #: TCP settings the backend applies (sysctl, route attribute or link MTU).
 _TCP_KEYS = {"mtu", "iw", "rto_min", "idle_restart", "timestamps"}
+#: Loss recovery as this kernel does it (`net.ipv4.tcp_recovery` = 1, RACK with TLP, and PRR,
+#: which Linux cannot switch off): accepted when written with these values, refused otherwise.
+LINUX_RECOVERY = {"recovery": "rack_tlp", "prr": True}
+
+
+def check_kernel_cc(sc: Scenario) -> None:
+    """Raises :class:`ConfigError` for a congestion control this kernel cannot set: the
+    probe sets it on a throwaway socket (as root, the kernel loads a missing module)."""
+    import socket
+
+    for c, rc in zip(sc.data.get("connections", []), sc.resolved["connections"], strict=True):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, rc["cc"].encode())
+            except OSError as e:
+                try:
+                    with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+                        have = f.read().strip()
+                except OSError:
+                    have = "unknown"
+                raise config_error(_conn_key(c, "cc"), f"this kernel cannot set `{rc['cc']}` ({e.strerror}; available: "
+                                   f"{have}) (--backend linux)", sc.source) from None
 
 
 def _conn_key(c: dict[str, Any], k: str) -> str:
@@ -63,8 +85,13 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
         app = rc["app"]
         if app["kind"] not in ("bulk", "download"):
             return _conn_key(c, "app.kind"), f"the `{app['kind']}` application is not implemented; use bulk or download"
-        for k in (c.get("tcp") or {}):
-            if k not in _TCP_KEYS:
+        written_tcp = c.get("tcp") or {}
+        for k, linux in LINUX_RECOVERY.items():
+            if k in written_tcp and written_tcp[k] != linux:
+                return _conn_key(c, f"tcp.{k}"), (f"Linux recovers losses with RACK-TLP and PRR (tcp.recovery = "
+                                                   f"\"rack_tlp\", tcp.prr = true); `{written_tcp[k]}` is not available")
+        for k in written_tcp:
+            if k not in _TCP_KEYS and k not in LINUX_RECOVERY:
                 return _conn_key(c, f"tcp.{k}"), f"cannot be set per connection on Linux (supported: {', '.join(sorted(_TCP_KEYS))})"
         tcp = rc["tcp"]
         for k in ("idle_restart", "timestamps", "mtu"):

@@ -101,6 +101,8 @@ pub fn build(kind: CcKind, params: &CcParams) -> Box<dyn CongestionControl> {
         CcKind::Olia => Box::new(olia::Olia::new()),
         CcKind::Balia => Box::new(balia::Balia::new()),
         CcKind::Wvegas => Box::new(wvegas::Wvegas::new(&params.wvegas)),
+        // Refused before any simulation by `Scenario::check_simulator`.
+        CcKind::Bbr => panic!("cc = \"bbr\" runs only on the Linux backend; the simulator has no BBR model"),
     }
 }
 

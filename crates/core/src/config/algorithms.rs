@@ -22,10 +22,16 @@ pub enum CcKind {
     Balia,
     /// Weighted Vegas, delay-based (Cao, Xu, Fu, ICNP 2012).
     Wvegas,
+    /// BBR (Cardwell et al., ACM Queue 2016), uncoupled per subflow: the Linux kernel's
+    /// `tcp_bbr`, run only by the Linux backend. The simulator has no model of it and
+    /// refuses it ([`crate::Scenario::check_simulator`]).
+    Bbr,
 }
 
 impl CcKind {
-    pub const NAMES: &'static [&'static str] = &["reno", "lia", "cubic", "olia", "balia", "wvegas"];
+    pub const NAMES: &'static [&'static str] = &["reno", "lia", "cubic", "olia", "balia", "wvegas", "bbr"];
+    /// The algorithms the simulator models.
+    pub const SIMULATED: &'static [&'static str] = &["reno", "lia", "cubic", "olia", "balia", "wvegas"];
 }
 
 /// When LIA recomputes α.

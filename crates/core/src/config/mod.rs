@@ -316,6 +316,23 @@ impl Scenario {
         [p.resolve(&p.up, &self.traces), p.resolve(&p.down, &self.traces)]
     }
 
+    /// Settings the schema accepts but only the Linux backend runs, refused before a
+    /// simulation: `cc = "bbr"` (the simulator has no BBR model).
+    pub fn check_simulator(&self) -> Result<(), ConfigError> {
+        for (i, c) in self.connections.iter().enumerate() {
+            if c.cc == CcKind::Bbr {
+                return Err(ConfigError::new(
+                    format!("connections[{i}].cc"),
+                    format!(
+                        "`bbr` is available only with --backend linux (the simulator has no BBR model; it runs: {})",
+                        CcKind::SIMULATED.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Semantic checks that the types alone cannot express.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.duration == Dur::ZERO {
@@ -397,11 +414,11 @@ impl Scenario {
                         ),
                     ));
                 }
-                if !matches!(c.cc, CcKind::Reno | CcKind::Cubic) {
+                if !matches!(c.cc, CcKind::Reno | CcKind::Cubic | CcKind::Bbr) {
                     return Err(ConfigError::new(
                         at("cc"),
                         format!(
-                            "`{:?}` couples subflows and needs kind = \"mptcp\"; single-path tcp allows: reno, cubic",
+                            "`{:?}` couples subflows and needs kind = \"mptcp\"; single-path tcp allows: reno, cubic, bbr",
                             c.cc
                         )
                         .to_lowercase(),
@@ -554,6 +571,20 @@ mod tests {
         for part in ["connections[0].tcp.recovery", "`rack`", "`rack_tlp`", "`rfc6675`"] {
             assert!(e.contains(part), "{part} missing from: {e}");
         }
+    }
+
+    #[test]
+    fn bbr_is_in_the_schema_but_refused_by_the_simulator() {
+        for kind in ["mptcp", "tcp"] {
+            let text = OK.replace("kind = \"mptcp\"", &format!("kind = \"{kind}\"\ncc = \"bbr\""));
+            let s = Scenario::from_toml_str(&text).unwrap();
+            assert_eq!(s.connections[0].cc, CcKind::Bbr);
+            let e = s.check_simulator().unwrap_err();
+            assert_eq!(e.path, "connections[0].cc");
+            assert!(e.message.starts_with("`bbr` is available only with --backend linux"), "{}", e.message);
+            assert_eq!(crate::run_json(&s.to_json_pretty(), None).err(), Some(e));
+        }
+        assert!(Scenario::from_toml_str(OK).unwrap().check_simulator().is_ok());
     }
 
     #[test]
