@@ -92,38 +92,7 @@ fn slow_start_grows_by_psi_per_round() {
 /// MSS·sqrt(3/2) / (RTT·sqrt(p)).
 #[test]
 fn reno_follows_the_mathis_formula() {
-    for (p, label) in [(0.005f64, "0.5%"), (0.01, "1%"), (0.02, "2%")] {
-        let out = sim(&format!(
-            r#"
-            duration = "400s"
-            [[paths]]
-            name = "p"
-            rate = "100Mbit"
-            delay = "50ms"
-            queue = "2000 packets"
-            down = {{ loss = "{label}" }}
-            [[connections]]
-            name = "tcp"
-            kind = "tcp"
-            paths = ["p"]
-            app = {{ kind = "bulk" }}
-            [output]
-            warmup = "20s"
-        "#
-        ));
-        let c = out.summary.connection("tcp");
-        let s = out.summary.subflow("tcp", "p");
-        // RTT: 100 ms propagation + serialisation of a data packet and an ACK (~0.13 ms).
-        let rtt = s.mean_rtt_s.unwrap();
-        assert!((rtt - 0.1).abs() < 0.005, "RTT {rtt}");
-        let mathis = 1448.0 * 8.0 * (1.5f64).sqrt() / (rtt * p.sqrt());
-        let ratio = c.goodput_bps / mathis;
-        assert!(
-            (0.75..=1.25).contains(&ratio),
-            "p = {p}: goodput {} vs Mathis {mathis} (ratio {ratio:.3})",
-            c.goodput_bps
-        );
-    }
+    assert_reno_follows_mathis("", &[(0.005, "0.5%"), (0.01, "1%"), (0.02, "2%")]);
 }
 
 /// Check 4: Two Reno flows sharing one bottleneck with equal RTTs for 120 s: Jain's index >= 0.95.

@@ -358,37 +358,7 @@ fn prr_spreads_the_reduction_over_the_recovery_round() {
 /// within ±25 % of MSS·sqrt(3/2) / (RTT·sqrt(p)) (the RFC 6675 check is in tcp_physics).
 #[test]
 fn reno_with_rack_tlp_and_prr_follows_the_mathis_formula() {
-    for (p, label) in [(0.005f64, "0.5%"), (0.02, "2%")] {
-        let out = sim(&format!(
-            r#"
-            duration = "400s"
-            [[paths]]
-            name = "p"
-            rate = "100Mbit"
-            delay = "50ms"
-            queue = "2000 packets"
-            down = {{ loss = "{label}" }}
-            [[connections]]
-            name = "tcp"
-            kind = "tcp"
-            paths = ["p"]
-            app = {{ kind = "bulk" }}
-            tcp = {{ {LINUX} }}
-            [output]
-            warmup = "20s"
-        "#
-        ));
-        let c = out.summary.connection("tcp");
-        let rtt = out.summary.subflow("tcp", "p").mean_rtt_s.unwrap();
-        assert!((rtt - 0.1).abs() < 0.005, "RTT {rtt}");
-        let mathis = 1448.0 * 8.0 * (1.5f64).sqrt() / (rtt * p.sqrt());
-        let ratio = c.goodput_bps / mathis;
-        assert!(
-            (0.75..=1.25).contains(&ratio),
-            "p = {p}: goodput {} vs Mathis {mathis} (ratio {ratio:.3})",
-            c.goodput_bps
-        );
-    }
+    assert_reno_follows_mathis(LINUX, &[(0.005, "0.5%"), (0.02, "2%")]);
 }
 
 /// MPTCP over two lossy paths (random and bursty loss, jitter with reordering) with RACK-TLP

@@ -36,3 +36,41 @@ pub fn jain(x: &[f64]) -> f64 {
     let q: f64 = x.iter().map(|v| v * v).sum();
     s * s / (x.len() as f64 * q)
 }
+
+/// Reno with Bernoulli loss `p` on a 100 Mbit/s, 100 ms RTT path with a large buffer, with
+/// the TCP settings `tcp` (inline-table body): goodput within ±25 % of Mathis et al.,
+/// MSS·sqrt(3/2) / (RTT·sqrt(p)).
+pub fn assert_reno_follows_mathis(tcp: &str, losses: &[(f64, &str)]) {
+    for &(p, label) in losses {
+        let out = sim(&format!(
+            r#"
+            duration = "400s"
+            [[paths]]
+            name = "p"
+            rate = "100Mbit"
+            delay = "50ms"
+            queue = "2000 packets"
+            down = {{ loss = "{label}" }}
+            [[connections]]
+            name = "tcp"
+            kind = "tcp"
+            paths = ["p"]
+            app = {{ kind = "bulk" }}
+            tcp = {{ {tcp} }}
+            [output]
+            warmup = "20s"
+        "#
+        ));
+        let c = out.summary.connection("tcp");
+        // RTT: 100 ms propagation + serialisation of a data packet and an ACK (~0.13 ms).
+        let rtt = out.summary.subflow("tcp", "p").mean_rtt_s.unwrap();
+        assert!((rtt - 0.1).abs() < 0.005, "RTT {rtt}");
+        let mathis = 1448.0 * 8.0 * (1.5f64).sqrt() / (rtt * p.sqrt());
+        let ratio = c.goodput_bps / mathis;
+        assert!(
+            (0.75..=1.25).contains(&ratio),
+            "{tcp} p = {p}: goodput {} vs Mathis {mathis} (ratio {ratio:.3})",
+            c.goodput_bps
+        );
+    }
+}
