@@ -196,15 +196,26 @@ def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
 @pytest.mark.parametrize(("key", "value", "words"), [
     ("connections.mptcp.scheduler", "blest", "scheduler"),
     ("connections.mptcp.cc", "lia", "no `lia`"),
+    ("connections.mptcp.tcp.recovery", "rfc6675", "RACK-TLP and PRR"),
+    ("connections.mptcp.tcp.prr", False, "RACK-TLP and PRR"),
 ])
-def test_settings_the_kernel_cannot_honour_are_refused(key: str, value: str, words: str) -> None:
+def test_settings_the_kernel_cannot_honour_are_refused(key: str, value: str | bool, words: str) -> None:
     with pytest.raises(ConfigError) as e:
         run_linux(KERNEL_SCENARIOS / "kernel-equal-paths.toml", overrides={key: value})
     assert key in str(e.value) and words in str(e.value)
     cli = subprocess.run([sys.executable, "-m", "mptcplab.cli", "run", str(KERNEL_SCENARIOS / "kernel-equal-paths.toml"), "--backend", "linux",
-                          "--set", f"{key}={value}"], capture_output=True, text=True)
+                          "--set", f"{key}={json.dumps(value) if isinstance(value, bool) else value}"],
+                         capture_output=True, text=True)
     assert cli.returncode == 2
     assert len(cli.stderr.strip().splitlines()) == 1 and key in cli.stderr
+
+
+def test_linux_loss_recovery_written_explicitly_is_accepted() -> None:
+    """Writing what the kernel does (RACK-TLP and PRR) is honoured, not refused."""
+    from mptcplab.kernel.support import check_supported
+
+    check_supported(load_scenario(KERNEL_SCENARIOS / "kernel-equal-paths.toml",
+                                  {"connections.mptcp.tcp.recovery": "rack_tlp", "connections.mptcp.tcp.prr": True}))
 
 
 def _start_cli_run(tmp_path: Path) -> subprocess.Popen[str]:

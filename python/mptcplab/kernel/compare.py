@@ -5,8 +5,8 @@ The simulator runs with what matches the kernel: the ``default`` scheduler (toda
 ``bbr`` has no simulator model and is refused), Linux's loss recovery (RACK-TLP and PRR,
 ``tcp.recovery = "rack_tlp"``, ``tcp.prr = true``) and ``rcvbuf_window = "full"``, the window
 a Linux receiver advertises for its buffer (the whole buffer, whatever it holds out of order).
-Each backend runs ``runs`` times (seeds ``seed``, ``seed + 1``, ...); the report gives, per metric, each backend's median and range
-and the kernel's relative difference from the simulator.
+Each backend runs ``runs`` times (seeds ``seed``, ``seed + 1``, ...); the report gives, per
+metric, each backend's median and range and the kernel's relative difference from the simulator.
 """
 
 from __future__ import annotations
