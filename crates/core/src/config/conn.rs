@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::algorithms::{CaCounting, CcKind, CcParams, Recovery, SchedKind, SchedParams, SlowStart};
-use super::{ByteSize, RouteCfg};
+use super::{BufSize, ByteSize, RouteCfg, Stack};
 use crate::units::Dur;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,11 +162,37 @@ impl Default for TcpCfg {
     }
 }
 
-fn d_sndbuf() -> ByteSize {
-    ByteSize(4 * 1024 * 1024)
+fn d_sndbuf() -> BufSize {
+    BufSize::Fixed(ByteSize(4 * 1024 * 1024))
 }
-fn d_rcvbuf() -> ByteSize {
-    ByteSize(6 * 1024 * 1024)
+fn d_rcvbuf() -> BufSize {
+    BufSize::Fixed(ByteSize(6 * 1024 * 1024))
+}
+
+/// What a buffer's size counts (see [`crate::config::BufSize`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferAccounting {
+    /// Payload bytes, the size as written (the papers' models).
+    #[default]
+    Payload,
+    /// As Linux: a fixed size is doubled (`SO_SNDBUF`/`SO_RCVBUF`), and each segment is
+    /// charged its skb truesize (payload plus the kernel's per-buffer overhead), so the
+    /// payload a buffer holds is its size times the payload/truesize ratio.
+    Truesize,
+}
+
+/// Which subflows carry a window update when the receiving application frees buffer space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowUpdate {
+    /// Only the subflow that received the data acknowledges it (the classic model).
+    #[default]
+    ReceivingSubflow,
+    /// As Linux (`mptcp_cleanup_rbuf` → `tcp_cleanup_rbuf` on every subflow): when the
+    /// application has read data and the window can grow by enough, every subflow sends an
+    /// ACK carrying the new window.
+    AllSubflows,
 }
 
 /// One connection between the client and the server.
@@ -205,13 +231,28 @@ pub struct ConnCfg {
     pub scheduler: SchedKind,
     #[serde(default)]
     pub sched_params: SchedParams,
-    /// Connection-level send buffer (like `tcp_wmem` max): bytes written and not yet
-    /// DATA_ACKed.
+    /// Stack profile whose defaults the connection takes (`crate::config::profile`).
+    #[serde(default)]
+    pub stack: Stack,
+    /// Connection-level send buffer: bytes written and not yet DATA_ACKed; fixed
+    /// (`SO_SNDBUF`) or a `tcp_wmem`-style triple (auto-tuned), see [`BufSize`].
     #[serde(default = "d_sndbuf")]
-    pub sndbuf: ByteSize,
-    /// Connection-level receive buffer (like `tcp_rmem` max), shared by all subflows.
+    pub sndbuf: BufSize,
+    /// Connection-level receive buffer, shared by all subflows; fixed (`SO_RCVBUF`) or a
+    /// `tcp_rmem`-style triple (auto-tuned).
     #[serde(default = "d_rcvbuf")]
-    pub rcvbuf: ByteSize,
+    pub rcvbuf: BufSize,
+    /// What the buffer sizes count: payload bytes or, as Linux, skb truesize.
+    #[serde(default)]
+    pub buffer_accounting: BufferAccounting,
+    /// Which subflows send a window update when the application reads.
+    #[serde(default)]
+    pub window_update: WindowUpdate,
+    /// The MPTCP-level retransmission timer (Linux `mptcp_retransmit_timer`): data not
+    /// DATA_ACKed within the timeout is sent again on another subflow, whatever its own
+    /// subflow's state. Off: reinjection only after a subflow's RTO.
+    #[serde(default)]
+    pub mptcp_retransmit: bool,
     /// How `rcvbuf` sets the advertised window.
     #[serde(default)]
     pub rcvbuf_window: RcvbufWindow,

@@ -82,14 +82,18 @@ macro_rules! unit_serde {
 pub(crate) use unit_serde;
 
 mod algorithms;
+mod buffer;
 mod conn;
 mod link;
 mod preset;
+pub mod profile;
 mod topology;
 pub use algorithms::*;
+pub use buffer::{BufSize, BufTriple};
 pub use conn::*;
 pub use link::{Aqm, Capacity, JitterCfg, LinkParams, LinkSpec, PathCfg, QueueLimit, ScheduleStep, Traces};
 pub use preset::{presets, PresetInfo};
+pub use profile::Stack;
 pub use topology::{LinkCfg, RouteCfg, RouteTable};
 
 unit_serde!(
@@ -257,8 +261,10 @@ fn path_string(p: &serde_path_to_error::Path) -> String {
 impl Scenario {
     /// Parses and validates a scenario given as JSON.
     pub fn from_json_str(s: &str) -> Result<Scenario, ConfigError> {
-        let de = &mut serde_json::Deserializer::from_str(s);
-        let mut sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut value: serde_json::Value = serde_json::from_str(s)
+            .map_err(|e| ConfigError::new("", format!("malformed JSON: {}", strip_position(&e.to_string()))))?;
+        profile::apply_profiles(&mut value);
+        let mut sc: Scenario = serde_path_to_error::deserialize(value).map_err(|e| {
             ConfigError::new(path_string(e.path()), improve_message(&strip_position(&e.inner().to_string())))
         })?;
         sc.validate()?;
@@ -503,17 +509,10 @@ impl Scenario {
                 ));
             }
             let seg = t.mss;
-            if c.sndbuf.0 < seg {
-                return Err(ConfigError::new(
-                    at("sndbuf"),
-                    format!("{} B is smaller than one segment ({seg} B)", c.sndbuf.0),
-                ));
-            }
-            if c.rcvbuf.0 < seg {
-                return Err(ConfigError::new(
-                    at("rcvbuf"),
-                    format!("{} B is smaller than one segment ({seg} B)", c.rcvbuf.0),
-                ));
+            for (key, b) in [("sndbuf", &c.sndbuf), ("rcvbuf", &c.rcvbuf)] {
+                if let Err((sub, msg)) = b.check(seg) {
+                    return Err(ConfigError::new(at(&format!("{key}{sub}")), msg));
+                }
             }
         }
         if self.output.warmup >= self.duration {
@@ -585,6 +584,51 @@ mod tests {
             assert_eq!(crate::run_json(&s.to_json_pretty(), None).err(), Some(e));
         }
         assert!(Scenario::from_toml_str(OK).unwrap().check_simulator().is_ok());
+    }
+
+    #[test]
+    fn the_linux_stack_resolves_its_profile_and_written_keys_win() {
+        let text = OK.replace("kind = \"mptcp\"", "kind = \"mptcp\"\nstack = \"linux\"\nsndbuf = \"1MiB\"");
+        let s = Scenario::from_toml_str(&text).unwrap();
+        let c = &s.connections[0];
+        assert_eq!(c.stack, Stack::Linux);
+        assert_eq!(c.sndbuf, BufSize::Fixed(ByteSize(1 << 20)));
+        assert_eq!(
+            c.rcvbuf,
+            BufSize::Auto(BufTriple { min: ByteSize(4096), default: ByteSize(131_072), max: ByteSize(33_554_432) })
+        );
+        assert_eq!(
+            (c.scheduler, c.cc, c.tcp.recovery, c.tcp.prr),
+            (SchedKind::LinuxDefault, CcKind::Cubic, Recovery::RackTlp, true)
+        );
+        assert_eq!(
+            (c.buffer_accounting, c.window_update, c.mptcp_retransmit),
+            (BufferAccounting::Truesize, WindowUpdate::AllSubflows, true)
+        );
+        // The resolved scenario parses to the same thing.
+        let again = Scenario::from_json_str(&s.to_json_pretty()).unwrap();
+        assert_eq!(again.to_json_pretty(), s.to_json_pretty());
+        let e =
+            Scenario::from_toml_str(&OK.replace("kind = \"mptcp\"", "kind = \"mptcp\"\nstack = \"linx\"")).unwrap_err();
+        assert_eq!(e.path, "connections[0].stack");
+        assert!(e.message.contains("linux"), "{}", e.message);
+    }
+
+    #[test]
+    fn buffer_triples_are_checked_key_by_key() {
+        let with =
+            |b: &str| Scenario::from_toml_str(&OK.replace("kind = \"mptcp\"", &format!("kind = \"mptcp\"\n{b}")));
+        let e = with("rcvbuf = { min = \"64KB\", default = \"32KB\", max = \"1MB\" }").unwrap_err();
+        assert_eq!(e.path, "connections[0].rcvbuf.min");
+        let e = with("sndbuf = { min = \"4KB\", default = \"2MB\", max = \"1MB\" }").unwrap_err();
+        assert_eq!(e.path, "connections[0].sndbuf.default");
+        let e = with("sndbuf = 0").unwrap_err();
+        assert_eq!((e.path.as_str(), e.message.as_str()), ("connections[0].sndbuf", "must be > 0"));
+        let e = with("sndbuf = -1").unwrap_err();
+        assert_eq!(e.path, "connections[0].sndbuf");
+        let e = with("rcvbuf = { min = \"4KB\", default = \"64KB\" }").unwrap_err();
+        assert_eq!(e.path, "connections[0].rcvbuf");
+        assert!(e.message.contains("max"), "{}", e.message);
     }
 
     #[test]

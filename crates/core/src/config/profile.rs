@@ -1,0 +1,107 @@
+//! Stack profiles: one key (`stack`, per connection) that selects a consistent set of
+//! defaults, each still overridable key by key.
+//!
+//! - `classic` (the default): the model of the seed papers and of the out-of-tree stack's
+//!   defaults as the simulator had them: payload-byte buffers, fixed sizes, the receiving
+//!   subflow alone acknowledges, reinjection only after a subflow RTO.
+//! - `linux`: every choice as the upstream Linux MPTCP stack makes it (v6.x,
+//!   `net/mptcp/`, `net/ipv4/tcp_*.c`), the stack the kernel backend runs: the `default`
+//!   scheduler, CUBIC with HyStart, RACK-TLP and PRR, the sysctl default buffer triples
+//!   (`tcp_rmem = 4096 131072 33554432`, `tcp_wmem = 4096 16384 4194304`) auto-tuned and
+//!   charged in skb truesize, the whole buffer advertised, window updates on every subflow
+//!   when the application reads, the MPTCP-level retransmission timer.
+//!
+//! A profile is applied to the scenario text before the schema reads it: every key of the
+//! profile that the connection does not write is filled in (tables merged key by key), so
+//! the resolved scenario shows every value and a written key always wins.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Which stack's defaults a connection takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Stack {
+    #[default]
+    Classic,
+    Linux,
+}
+
+impl Stack {
+    pub const NAMES: &'static [&'static str] = &["classic", "linux"];
+}
+
+/// The `linux` profile: the connection keys it sets (see the module documentation).
+pub fn linux_profile() -> Value {
+    json!({
+        "cc": "cubic",
+        "scheduler": "default",
+        "sndbuf": { "min": 4096, "default": 16384, "max": 4194304 },
+        "rcvbuf": { "min": 4096, "default": 131072, "max": 33554432 },
+        "rcvbuf_window": "full",
+        "buffer_accounting": "truesize",
+        "window_update": "all_subflows",
+        "mptcp_retransmit": true,
+        "tcp": {
+            "recovery": "rack_tlp",
+            "prr": true,
+        },
+    })
+}
+
+/// Fills the keys of `profile` that `target` lacks, recursively for tables.
+fn merge_under(target: &mut serde_json::Map<String, Value>, profile: &Value) {
+    let Value::Object(p) = profile else { return };
+    for (k, v) in p {
+        match (target.get_mut(k), v) {
+            (None, _) => {
+                target.insert(k.clone(), v.clone());
+            }
+            (Some(Value::Object(t)), Value::Object(_)) => merge_under(t, v),
+            _ => {}
+        }
+    }
+}
+
+/// Applies each connection's `stack` profile to the scenario text (a JSON value). A
+/// connection without `stack`, or with a name that is not a profile, is left alone (the
+/// schema then reports the name).
+pub fn apply_profiles(scenario: &mut Value) {
+    let Some(conns) = scenario.get_mut("connections").and_then(Value::as_array_mut) else { return };
+    for c in conns {
+        let Value::Object(m) = c else { continue };
+        let profile = match m.get("stack").and_then(Value::as_str) {
+            Some("linux") => linux_profile(),
+            _ => continue,
+        };
+        // `tcp` must be a table to merge into; anything else is left for the schema to refuse.
+        if m.get("tcp").is_some_and(|t| !t.is_object()) {
+            continue;
+        }
+        merge_under(m, &profile);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_profile_fills_what_is_missing_and_written_keys_win() {
+        let mut sc = json!({"connections": [
+            {"name": "a", "stack": "linux", "sndbuf": "1MiB", "tcp": {"prr": false, "mss": 1400}},
+            {"name": "b"},
+            {"name": "c", "stack": "nope"},
+        ]});
+        apply_profiles(&mut sc);
+        let a = &sc["connections"][0];
+        assert_eq!(a["sndbuf"], json!("1MiB"));
+        assert_eq!(a["rcvbuf"]["max"], json!(33554432));
+        assert_eq!(a["tcp"]["prr"], json!(false));
+        assert_eq!(a["tcp"]["recovery"], json!("rack_tlp"));
+        assert_eq!(a["tcp"]["mss"], json!(1400));
+        assert_eq!(a["scheduler"], json!("default"));
+        assert_eq!(sc["connections"][1], json!({"name": "b"}));
+        assert_eq!(sc["connections"][2], json!({"name": "c", "stack": "nope"}));
+    }
+}
