@@ -95,6 +95,7 @@ fn packet(uid: u64) -> Packet {
         dsn: Default::default(),
         data_ack: Default::default(),
         sent_at: Time::ZERO,
+        ts_echo: Time::ZERO,
     }
 }
 

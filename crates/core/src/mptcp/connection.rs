@@ -14,7 +14,8 @@
 
 use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
-use crate::config::{ConnCfg, ConnKind, Direction, RcvbufWindow, Scenario};
+use crate::config::{BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, RcvbufWindow, Scenario, WindowUpdate};
+use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace};
 use crate::mptcp::reassembly::ConnReceiver;
 use crate::mptcp::sched::{self, SchedView, Scheduler};
 use crate::mptcp::sendbuf::ConnSender;
@@ -57,6 +58,24 @@ pub struct Endpoint {
     pub(crate) sfq: Vec<SubflowQueue>,
     /// Last M2 penalisation triggered by each subflow (Linux `last_rbuf_opti`).
     pub(crate) last_rbuf_opti: Vec<Option<Time>>,
+    /// Receiver-side RTT estimate of each subflow (receive-buffer auto-tuning).
+    rcv_rtt: Vec<RcvRtt>,
+    /// `sent_at` of the latest packet received on each subflow (echoed as `ts_echo`).
+    ts_recent: Vec<Time>,
+    /// Window last advertised on each subflow and that subflow's `rcv_nxt` then.
+    adv: Vec<(u64, Seq)>,
+    /// Window last advertised on any subflow (Linux `msk->old_wspace`).
+    old_space: u64,
+    pub(crate) window_update: WindowUpdate,
+    /// Linux buffer semantics (`buffer_accounting = "truesize"`).
+    pub(crate) truesize: bool,
+    /// The MPTCP-level retransmission timer is on (`mptcp_retransmit`), its deadline, and
+    /// its interval as the scheduler last set it (`timer_ival`).
+    pub(crate) mptcp_rtx: bool,
+    /// The send buffer as configured (fixed or auto-tuned).
+    pub(crate) sndbuf_cfg: BufSize,
+    pub(crate) rtx_at: Option<Time>,
+    pub(crate) rtx_ival: crate::units::Dur,
 }
 
 impl Endpoint {
@@ -86,6 +105,11 @@ impl Endpoint {
         };
         let start = Time::ZERO + cfg.start;
         let warmup = Time::ZERO + sc.output.warmup;
+        let truesize = cfg.buffer_accounting == BufferAccounting::Truesize;
+        let space = RcvSpace::new(cfg.rcvbuf, cfg.buffer_accounting, t.mss);
+        let initial_rwnd = space.window_for(0);
+        let mut rcv = ConnReceiver::new(space, warmup).full_window(cfg.rcvbuf_window == RcvbufWindow::Full);
+        rcv.count_subflow_ooo = !truesize;
         Endpoint {
             conn,
             is_client,
@@ -97,8 +121,8 @@ impl Endpoint {
             ts_len,
             cc: cc::build(cfg.cc, &cfg.cc_params),
             sched: sched::build(cfg.scheduler, &cfg.sched_params),
-            snd: ConnSender::new(App::from_cfg(&cfg.app, start), cfg.sndbuf.max(), cfg.rcvbuf.max()),
-            rcv: ConnReceiver::new(cfg.rcvbuf.max(), warmup).full_window(cfg.rcvbuf_window == RcvbufWindow::Full),
+            snd: ConnSender::new(App::from_cfg(&cfg.app, start), conn_sndbuf(cfg.sndbuf, truesize), initial_rwnd),
+            rcv,
             mp_established: false,
             app_started: false,
             persist_at: None,
@@ -111,6 +135,16 @@ impl Endpoint {
             views: Vec::new(),
             sfq: vec![SubflowQueue::default(); subflows.len()],
             last_rbuf_opti: vec![None; subflows.len()],
+            rcv_rtt: vec![RcvRtt::default(); subflows.len()],
+            ts_recent: vec![Time::ZERO; subflows.len()],
+            adv: vec![(0, Seq(0)); subflows.len()],
+            old_space: 0,
+            window_update: cfg.window_update,
+            truesize,
+            mptcp_rtx: mptcp && cfg.mptcp_retransmit,
+            sndbuf_cfg: cfg.sndbuf,
+            rtx_at: None,
+            rtx_ival: t.rto_min,
         }
     }
 
@@ -121,7 +155,17 @@ impl Endpoint {
     // ------------------------------------------------------------------ packets
 
     pub(crate) fn packet(&mut self, now: Time, sf: usize, fl: u8, mp: MpOption) -> Packet {
-        let wnd = if fl & flags::SYN != 0 { self.rcv.rcvbuf } else { self.adv_window() };
+        let wnd = if fl & flags::SYN != 0 {
+            // A SYN's window is not scaled (RFC 7323 §2.2): Linux offers at most 65535 B.
+            let w = self.rcv.space.window_for(0);
+            if self.truesize {
+                w.min(65_535)
+            } else {
+                w
+            }
+        } else {
+            self.adv_window()
+        };
         self.uid += 1;
         let mp = if self.mptcp { mp } else { MpOption::None };
         Packet {
@@ -141,6 +185,7 @@ impl Endpoint {
             dsn: Dsn(0),
             data_ack: self.rcv.rcv_nxt,
             sent_at: now,
+            ts_echo: self.ts_recent[sf],
         }
         .sized(self.ts_len)
     }
@@ -174,6 +219,12 @@ impl Endpoint {
         self.rcv.window(sub_ooo)
     }
 
+    /// The free space the next advertised window would offer, without advertising it.
+    fn adv_window_peek(&self) -> u64 {
+        let sub_ooo: u64 = self.subflows.iter().flatten().map(|s| s.rcv.ooo_bytes()).sum();
+        self.rcv.free(sub_ooo)
+    }
+
     pub(crate) fn send_ack(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) {
         let mut p = self.packet(now, sf, flags::ACK, MpOption::Dss);
         let s = self.subflows[sf].as_mut().expect("subflow");
@@ -186,6 +237,8 @@ impl Endpoint {
             p.sack.blocks[p.sack.n as usize] = b;
             p.sack.n += 1;
         }
+        self.adv[sf] = (p.wnd, s.rcv.rcv_nxt);
+        self.old_space = p.wnd;
         out.push(p.sized(self.ts_len));
     }
 
@@ -194,8 +247,32 @@ impl Endpoint {
     fn new_subflow(&mut self, sf: usize, state: State) {
         let (path, backup) = self.paths[sf];
         let s = Subflow::new(sf as u8, path, backup, state, self.params[sf].clone());
-        self.sfq[sf] = SubflowQueue::new(s.w.smss, s.w.cwnd, self.snd.sndbuf);
+        self.sfq[sf] = match (self.sndbuf_cfg, self.truesize) {
+            // SO_SNDBUF: every subflow's buffer is set to the doubled value and locked.
+            (BufSize::Fixed(b), true) => SubflowQueue::locked(2 * b.0),
+            _ => SubflowQueue::new(s.w.smss, s.w.cwnd, self.subflow_sndbuf_cap()),
+        };
         self.subflows[sf] = Some(s);
+        self.sync_sndbuf();
+    }
+
+    /// The largest send buffer a subflow may auto-tune to: `tcp_wmem[2]` for a triple; for a
+    /// fixed size with payload accounting, the connection's buffer (the classic model).
+    pub(crate) fn subflow_sndbuf_cap(&self) -> u64 {
+        match self.sndbuf_cfg {
+            BufSize::Fixed(_) => self.snd.sndbuf,
+            BufSize::Auto(t) => t.max.0,
+        }
+    }
+
+    /// Linux `__mptcp_sync_sndbuf`: an auto-tuned MPTCP socket's send buffer is the sum of
+    /// its subflows' (each auto-tuned by `tcp_sndbuf_expand`); a fixed one stays as set.
+    pub(crate) fn sync_sndbuf(&mut self) {
+        if let BufSize::Auto(t) = self.sndbuf_cfg {
+            let sum: u64 =
+                self.subflows.iter().zip(&self.sfq).filter(|(s, _)| s.is_some()).map(|(_, q)| q.sndbuf).sum();
+            self.snd.sndbuf = if sum > 0 { sum } else { t.default.0 };
+        }
     }
 
     /// Client: sends the first SYN.
@@ -236,6 +313,7 @@ impl Endpoint {
         if i >= self.subflows.len() {
             return;
         }
+        self.ts_recent[i] = self.ts_recent[i].max(pkt.sent_at);
         if pkt.is(flags::SYN) && !pkt.is(flags::ACK) {
             // Server: a SYN (new, or a retransmission because our SYN/ACK was lost).
             if self.subflows[i].is_none() {
@@ -326,6 +404,7 @@ impl Endpoint {
     fn on_data(&mut self, now: Time, i: usize, pkt: &Packet, out: &mut Vec<Packet>) {
         let s = self.subflows[i].as_mut().expect("subflow");
         let mut need = AckNeed::Now;
+        let delivered_before = self.rcv.delivered;
         if pkt.payload > 0 {
             let dsn = if self.mptcp { pkt.dsn } else { Dsn(pkt.seq.0) };
             let full = pkt.payload as u64 >= s.p.smss;
@@ -335,6 +414,10 @@ impl Endpoint {
             if s.stats.first_data_at.is_none() {
                 s.stats.first_data_at = Some(now);
             }
+            if full {
+                self.rcv.space.on_segment(pkt.payload as u64);
+            }
+            self.rcv_rtt[i].on_data(now, pkt.ts_echo);
             for k in 0..self.chunks.len() {
                 let c = self.chunks[k];
                 let new = self.rcv.on_chunk(now, c);
@@ -348,6 +431,12 @@ impl Endpoint {
         if self.completed_at.is_none() && self.snd.app.size().is_some_and(|n| self.rcv.delivered >= n) {
             self.completed_at = Some(now);
         }
+        let read = self.rcv.delivered - delivered_before;
+        let linux_read = self.window_update == WindowUpdate::AllSubflows;
+        if linux_read {
+            // The segment is acknowledged before the application reads what it delivered.
+            self.rcv.unread = read;
+        }
         let s = self.subflows[i].as_mut().expect("subflow");
         match need {
             AckNeed::Now => self.send_ack(now, i, out),
@@ -355,6 +444,38 @@ impl Endpoint {
                 if s.delack_at.is_none() {
                     s.delack_at = Some(now + s.p.delack_timeout);
                 }
+            }
+        }
+        self.rcv.unread = 0;
+        if read > 0 {
+            if let Some(rtt) = self.rcv_rtt[i].est {
+                self.rcv.space.on_rtt(rtt);
+            }
+            let span = self.rcv.ooo_span();
+            self.rcv.space.on_read(now, read, span);
+            if linux_read {
+                self.cleanup_rbuf(now, out);
+            }
+        }
+    }
+
+    /// After the application read data: Linux `mptcp_cleanup_rbuf`. When the free space has
+    /// at least doubled since the last advertised window (`old_wspace`), each subflow runs
+    /// `tcp_cleanup_rbuf`, which sends a window update if the window that subflow last
+    /// advertised, less what arrived on it since (`tcp_receive_window`), is at most half the
+    /// window clamp and the new window is at least twice it.
+    fn cleanup_rbuf(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let space = self.adv_window_peek();
+        if space == 0 || space < 2 * self.old_space {
+            return;
+        }
+        let clamp = self.rcv.space.window_for(0);
+        for j in 0..self.subflows.len() {
+            let Some(s) = self.subflows[j].as_ref().filter(|s| s.established()) else { continue };
+            let (wnd, at) = self.adv[j];
+            let now_wnd = wnd.saturating_sub(s.rcv.rcv_nxt.0.saturating_sub(at.0));
+            if 2 * now_wnd <= clamp && space >= 2 * now_wnd {
+                self.send_ack(now, j, out);
             }
         }
     }
@@ -376,6 +497,7 @@ impl Endpoint {
             self.snd.on_data_ack(data_ack, pkt.wnd);
             if self.snd.data_una > prev {
                 self.sched.on_data_ack(now, prev, self.snd.data_una);
+                self.on_data_acked(now);
             }
         }
         if self.persist_at.is_some() && !self.snd.rwnd_blocked(self.params[0].smss) {
@@ -394,6 +516,16 @@ impl Endpoint {
                 self.data_packet(now, i, seg, out);
             }
         }
+    }
+}
+
+/// The connection's send buffer at the start (see [`Endpoint::sync_sndbuf`]): a fixed
+/// size (doubled with Linux's accounting), or `tcp_wmem[1]` until subflows exist.
+fn conn_sndbuf(b: BufSize, truesize: bool) -> u64 {
+    match b {
+        BufSize::Fixed(x) if truesize => 2 * x.0,
+        BufSize::Fixed(x) => x.0,
+        BufSize::Auto(t) => t.default.0,
     }
 }
 

@@ -9,11 +9,15 @@
 //! `rcvbuf_window = "full"` (Linux's behaviour, see [`crate::config::RcvbufWindow`]) the
 //! window is the whole buffer beyond the next expected byte instead: out-of-order data does
 //! not shrink it, and head-of-line blocking bounds the data in flight by one window.
-//! Deviations: payload bytes, not skb truesize; no receive-buffer auto-tuning (the buffer is
-//! at its configured maximum from the start).
+//! The buffer's size and the window it allows come from [`RcvSpace`]: payload bytes as
+//! written (classic), or Linux's truesize accounting with receive-buffer auto-tuning.
+//! With `buffer_accounting = "truesize"` only the connection-level out-of-order data is
+//! charged (Linux's `__mptcp_space` counts the MPTCP socket's memory; data a subflow holds
+//! out of order sits in that subflow's own buffer).
 
 use std::collections::VecDeque;
 
+use super::rcvbuf::RcvSpace;
 use crate::tcp::receiver::Chunk;
 use crate::trace::hist::Histogram;
 use crate::units::{Dsn, Time};
@@ -25,7 +29,13 @@ pub struct ConnReceiver {
     /// tree; the holes being filled sit near the front.
     ooo: VecDeque<(u64, u64, Time)>,
     ooo_bytes: u64,
-    pub rcvbuf: u64,
+    /// The buffer's size and what it allows.
+    pub space: RcvSpace,
+    /// Charge the data subflows hold out of order too (the classic model).
+    pub count_subflow_ooo: bool,
+    /// In-order bytes delivered and not read yet by the application (the application reads
+    /// right after the acknowledgement of the segment that delivered them).
+    pub unread: u64,
     /// Advertise the whole buffer whatever is held out of order (`rcvbuf_window = "full"`).
     pub full_window: bool,
     right_edge: Dsn,
@@ -40,14 +50,17 @@ pub struct ConnReceiver {
 }
 
 impl ConnReceiver {
-    pub fn new(rcvbuf: u64, warmup: Time) -> ConnReceiver {
+    pub fn new(space: RcvSpace, warmup: Time) -> ConnReceiver {
+        let initial = space.window_for(0);
         ConnReceiver {
             rcv_nxt: Dsn(0),
             ooo: VecDeque::new(),
             ooo_bytes: 0,
-            rcvbuf,
+            space,
+            count_subflow_ooo: true,
+            unread: 0,
             full_window: false,
-            right_edge: Dsn(rcvbuf),
+            right_edge: Dsn(initial),
             warmup,
             delivered: 0,
             delivered_after_warmup: 0,
@@ -66,6 +79,11 @@ impl ConnReceiver {
 
     pub fn ooo_bytes(&self) -> u64 {
         self.ooo_bytes
+    }
+
+    /// Bytes from the next expected byte to the end of the data held out of order.
+    pub fn ooo_span(&self) -> u64 {
+        self.ooo.back().map_or(0, |r| r.1.saturating_sub(self.rcv_nxt.0))
     }
 
     fn deliver(&mut self, now: Time, len: u64, arrival: Time) {
@@ -146,10 +164,19 @@ impl ConnReceiver {
         new
     }
 
+    /// The free space (payload bytes) given the bytes the subflows hold out of order.
+    pub fn free(&self, subflow_ooo: u64) -> u64 {
+        let held = if self.full_window {
+            self.unread
+        } else {
+            self.ooo_bytes + self.unread + if self.count_subflow_ooo { subflow_ooo } else { 0 }
+        };
+        self.space.window_for(held)
+    }
+
     /// The window to advertise, given the bytes the subflows hold out of order.
     pub fn window(&mut self, subflow_ooo: u64) -> u64 {
-        let held = if self.full_window { 0 } else { self.ooo_bytes + subflow_ooo };
-        let free = self.rcvbuf.saturating_sub(held);
+        let free = self.free(subflow_ooo);
         let right = Dsn(self.rcv_nxt.0 + free).max(self.right_edge);
         self.right_edge = right;
         right.dist(self.rcv_nxt)
@@ -159,6 +186,11 @@ impl ConnReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{BufSize, BufferAccounting, ByteSize};
+
+    fn buf(n: u64) -> RcvSpace {
+        RcvSpace::new(BufSize::Fixed(ByteSize(n)), BufferAccounting::Payload, 1448)
+    }
 
     fn ch(dsn: u64, len: u64, t: u64) -> Chunk {
         Chunk { dsn: Dsn(dsn), len, arrival: Time(t) }
@@ -166,8 +198,8 @@ mod tests {
 
     #[test]
     fn a_full_window_ignores_what_is_held_out_of_order() {
-        let mut free = ConnReceiver::new(10_000, Time(0));
-        let mut full = ConnReceiver::new(10_000, Time(0)).full_window(true);
+        let mut free = ConnReceiver::new(buf(10_000), Time(0));
+        let mut full = ConnReceiver::new(buf(10_000), Time(0)).full_window(true);
         for r in [&mut free, &mut full] {
             r.on_chunk(Time(1), ch(1000, 4000, 1)); // 4000 B wait for [0, 1000)
             r.on_chunk(Time(2), ch(0, 1000, 2)); // delivered: 5000 B in order
@@ -181,7 +213,7 @@ mod tests {
 
     #[test]
     fn out_of_order_chunks_are_delivered_once_in_order_with_their_wait() {
-        let mut r = ConnReceiver::new(10_000, Time(0));
+        let mut r = ConnReceiver::new(buf(10_000), Time(0));
         assert_eq!(r.on_chunk(Time(10), ch(1000, 1000, 10)), 1000);
         assert_eq!(r.window(0), 10_000); // 1000 B held, but the right edge never shrinks
         assert_eq!(r.on_chunk(Time(11), ch(1000, 1000, 11)), 0); // duplicate
@@ -195,7 +227,7 @@ mod tests {
 
     #[test]
     fn the_window_is_free_space_and_never_shrinks() {
-        let mut r = ConnReceiver::new(4000, Time(0));
+        let mut r = ConnReceiver::new(buf(4000), Time(0));
         assert_eq!(r.window(0), 4000);
         r.on_chunk(Time(1), ch(1000, 3000, 1));
         // 3000 B held: free 1000, but the right edge stays at 4000.

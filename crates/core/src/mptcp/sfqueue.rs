@@ -36,6 +36,8 @@ pub struct SubflowQueue {
     pub sndbuf: u64,
     /// An ACK freed data since the last push attempt (the send buffer may grow after it).
     pub acked: bool,
+    /// The size was set by the application (`SO_SNDBUF`): auto-tuning never changes it.
+    pub locked: bool,
 }
 
 /// Memory of one MSS-sized segment (Linux `tcp_sndbuf_expand`'s `per_mss`).
@@ -52,6 +54,11 @@ impl SubflowQueue {
         q
     }
 
+    /// The queue of a subflow whose send buffer the application fixed (`SO_SNDBUF`).
+    pub fn locked(sndbuf: u64) -> SubflowQueue {
+        SubflowQueue { sndbuf, locked: true, ..SubflowQueue::default() }
+    }
+
     /// Bytes waiting to be sent.
     pub fn bytes(&self) -> u64 {
         self.bytes
@@ -63,6 +70,9 @@ impl SubflowQueue {
 
     /// Raises the send buffer to 2 × max(10, cwnd / smss) × `per_mss(smss)`, at most `cap`.
     pub fn expand(&mut self, smss: u64, cwnd: u64, cap: u64) {
+        if self.locked {
+            return;
+        }
         let segs = (cwnd / smss.max(1)).max(INIT_SEGMENTS);
         self.sndbuf = self.sndbuf.max((2 * segs * per_mss(smss)).min(cap));
     }

@@ -18,6 +18,10 @@ use crate::net::packet::{flags, MpOption, Packet};
 use crate::tcp::subflow::{CaState, State, Subflow};
 use crate::units::{Dsn, Time};
 
+/// Size of the MPTCP socket's data fragments (`struct mptcp_data_frag`): data is copied
+/// into 32 KiB page fragments (`SKB_FRAG_PAGE_ORDER` = 3), one fragment per page.
+pub const DFRAG: u64 = 32 * 1024;
+
 /// The scheduler's view of the connection.
 fn sched_ctx<'a>(now: Time, views: &'a [SchedView], snd: &ConnSender) -> SchedCtx<'a> {
     SchedCtx {
@@ -76,8 +80,8 @@ impl Endpoint {
             }
         }
         let queues = self.sched.queues();
-        if queues {
-            for i in 0..self.subflows.len() {
+        for i in 0..self.subflows.len() {
+            if queues || !self.sfq[i].is_empty() {
                 self.flush_queue(now, i, out);
             }
         }
@@ -159,12 +163,25 @@ impl Endpoint {
         }
         // Linux `tcp_new_space` after an ACK freed data: the send buffer grows unless the
         // congestion window is full.
+        let cap = self.subflow_sndbuf_cap();
+        let mut grew = false;
         for (s, q) in self.subflows.iter().zip(self.sfq.iter_mut()) {
             if let Some(s) = s.as_ref().filter(|_| q.acked) {
                 q.acked = false;
                 if s.has_room() {
-                    q.expand(s.w.smss, s.w.cwnd, self.snd.sndbuf);
+                    let before = q.sndbuf;
+                    q.expand(s.w.smss, s.w.cwnd, cap);
+                    grew |= q.sndbuf != before;
                 }
+            }
+        }
+        if grew {
+            self.sync_sndbuf();
+        }
+        if self.mptcp_rtx {
+            self.set_rtx_ival(now);
+            if self.rtx_at.is_none() && self.snd.snd_nxt > self.snd.data_una {
+                self.rtx_at = Some(now + self.rtx_ival);
             }
         }
         let could_send = self.views.iter().any(|v| v.usable && v.has_room);
@@ -180,6 +197,61 @@ impl Endpoint {
         } else {
             self.persist_at = None;
             self.persist_backoff = 0;
+        }
+    }
+
+    /// Linux `__mptcp_set_timeout` as `mptcp_subflow_get_send` calls it: the MPTCP timer's
+    /// interval is the longest time any subflow's pending retransmission timer still has to
+    /// run, or `TCP_RTO_MIN` (the subflows' `rto_min`) when none is pending.
+    fn set_rtx_ival(&mut self, now: Time) {
+        let tout = self.subflows.iter().flatten().filter_map(|s| s.xmit_timer_at()).map(|t| t.since(now)).max();
+        self.rtx_ival = tout.filter(|d| *d > crate::units::Dur::ZERO).unwrap_or(self.params[0].rto_min);
+    }
+
+    /// DATA_ACK moved (Linux `__mptcp_clean_una`): the MPTCP timer stops when everything
+    /// written was acknowledged, and restarts otherwise.
+    pub(crate) fn on_data_acked(&mut self, now: Time) {
+        if !self.mptcp_rtx {
+            return;
+        }
+        if self.snd.data_una >= self.snd.write_seq {
+            self.rtx_at = None;
+        } else {
+            self.rtx_at = Some(now + self.rtx_ival);
+        }
+    }
+
+    /// The MPTCP-level retransmission timer fired (Linux `mptcp_retransmit_timer` →
+    /// `__mptcp_retrans`): the oldest data not DATA_ACKed, up to the end of its data fragment
+    /// (`mptcp_rtx_head`, the page-fragment chunk of at most [`DFRAG`] bytes it was written
+    /// in) and to what was already sent, goes again on the first subflow whose
+    /// retransmission and write queues are empty (`mptcp_subflow_get_retrans`, backup
+    /// subflows only when no regular one qualifies). If none is idle, nothing is sent. The
+    /// timer is restarted either way.
+    /// Deviations: fragment boundaries are taken at multiples of [`DFRAG`] in data-sequence
+    /// space (the kernel's follow its page fragments); stale-subflow detection
+    /// (`mptcp_pm_subflow_chk_stale`) is not modelled.
+    fn on_rtx_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.rtx_at = None;
+        let una = self.snd.data_una;
+        if self.snd.snd_nxt > una {
+            let idle = |s: &Subflow, q: &SubflowQueue| s.established() && s.sb.is_empty() && q.is_empty();
+            let pick = (0..self.subflows.len())
+                .filter(|&j| self.subflows[j].as_ref().is_some_and(|s| idle(s, &self.sfq[j])))
+                .min_by_key(|&j| self.paths[j].1);
+            if let Some(j) = pick {
+                let frag_end = (una.0 / DFRAG + 1) * DFRAG;
+                let end = frag_end.min(self.snd.snd_nxt.0);
+                let len = end - una.0;
+                self.sfq[j].push(una, len);
+                self.snd.reinjected_bytes += len;
+                self.sched_views();
+                self.flush_queue(now, j, out);
+            }
+        }
+        self.set_rtx_ival(now);
+        if self.snd.data_una < self.snd.write_seq {
+            self.rtx_at = Some(now + self.rtx_ival);
         }
     }
 
@@ -301,6 +373,9 @@ impl Endpoint {
     /// The earliest pending timer.
     pub fn poll_timeout(&self, now: Time) -> Option<Time> {
         let mut t = self.persist_at;
+        if let Some(r) = self.rtx_at {
+            t = Some(t.map_or(r, |x| x.min(r)));
+        }
         if self.is_sender && self.app_started {
             t = match (t, self.snd.app.next_write(now)) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -348,7 +423,7 @@ impl Endpoint {
                 s.on_rto(now, self.cc.as_mut(), &self.peers);
                 // Reinject on every RTO (Linux `mptcp_sub_retransmit_timer`), each segment once.
                 let n_subflows = self.subflows.len();
-                if self.mptcp && n_subflows > 1 {
+                if self.mptcp && n_subflows > 1 && !self.mptcp_rtx {
                     let mut taken = Vec::new();
                     self.subflows[i].as_mut().expect("subflow").take_for_reinjection(&mut taken);
                     // Data queued on the subflow and not sent yet goes with it.
@@ -365,6 +440,9 @@ impl Endpoint {
                     self.data_packet(now, i, seg, out);
                 }
             }
+        }
+        if self.rtx_at.is_some_and(|t| t <= now) {
+            self.on_rtx_timer(now, out);
         }
         if self.persist_at.is_some_and(|t| t <= now) {
             self.persist_at = None;

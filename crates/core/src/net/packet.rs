@@ -107,6 +107,9 @@ pub struct Packet {
     pub data_ack: Dsn,
     /// When the sending endpoint emitted the packet (the TSval analogue).
     pub sent_at: Time,
+    /// The `sent_at` of the latest packet this endpoint received on the subflow (the TSecr
+    /// analogue; zero before any).
+    pub ts_echo: Time,
 }
 
 impl Packet {

@@ -1,0 +1,282 @@
+//! The receive buffer's size and the window it allows, as Linux sizes them (the
+//! connection-level buffer of an MPTCP socket, or a TCP socket's).
+//!
+//! Two accountings ([`crate::config::BufferAccounting`]):
+//! - `payload` (the classic model): the buffer holds `rcvbuf` payload bytes, fixed, and the
+//!   window is that many bytes less what is held out of order.
+//! - `truesize` (Linux): the buffer is `sk_rcvbuf` bytes of kernel memory, each received
+//!   segment charged its skb truesize. The window is the memory turned back into payload
+//!   with the socket's `scaling_ratio` (`tcp_win_from_space`: space × ratio / 256, the ratio
+//!   being payload / truesize of the last full-sized segment, `tcp_measure_rcv_mss`;
+//!   `TCP_DEFAULT_SCALING_RATIO` = 128 until the first data arrives). A fixed size `X`
+//!   (`SO_RCVBUF`) gives `sk_rcvbuf = 2X`, locked (no auto-tuning); a triple starts at
+//!   `tcp_rmem[1]` and grows by dynamic right-sizing (DRS) up to `tcp_rmem[2]`.
+//!
+//! DRS follows Linux 6.18 `mptcp_rcv_space_adjust` / `tcp_rcv_space_adjust` with
+//! `tcp_rcvbuf_grow`: the bytes the application read are counted over one round trip (the
+//! connection-level RTT is the smallest receiver-side RTT estimate among the subflows that
+//! delivered data in that interval, as `mptcp_rcv_rtt_update` keeps it since 6.18); when a
+//! round read more than the previous record (`rcvq_space.space`), the record becomes that
+//! amount and the buffer grows to hold twice it plus the out-of-order span beyond the next
+//! expected byte (`rcvwin = 2 × space + ooo`), turned into memory with the ratio
+//! (`tcp_space_from_win`), at most `tcp_rmem[2]`; the buffer never shrinks. The first
+//! record is `min(initial window, 10 × advmss)` (`mptcp_rcv_space_init`).
+//!
+//! Window scaling: the window a TCP header can carry is at most `65535 << wscale`, the scale
+//! chosen at the SYN from the largest buffer the socket may reach (`tcp_select_initial_window`:
+//! `ilog2(max(tcp_rmem[2], rmem_max) or, when locked, the buffer's window) − 15`). With a
+//! fixed 64 KB buffer the scale is 0 and the window stops at 65535 B whatever the memory.
+//!
+//! Truesize of a received full-sized segment: 2304 B for a 1500-byte frame (a 2048-byte
+//! kmalloc'd head plus `struct sk_buff`, 256 B), so a 1448-byte payload gives
+//! `scaling_ratio` = 160: measured on 6.18 with a fixed 128 KiB buffer (`sk_rcvbuf` 262144),
+//! 162400 B advertised = 262144 × 160 / 256 minus one 1448-byte segment not yet read.
+//!
+//! Deviations: held data is charged one full-sized skb's truesize per full-sized segment's
+//! payload (the kernel charges each skb's own truesize and coalesces neighbours); `rcv_ssthresh`
+//! (`tcp_grow_window`) is not modelled (the kernel's captures show the whole free space
+//! advertised from the first ACK on); no memory pressure (`tcp_rmem[0]` is never used).
+
+use crate::config::{BufSize, BufferAccounting};
+use crate::units::{Dur, Time};
+
+/// `TCP_DEFAULT_SCALING_RATIO`: payload / truesize in 1/256 before any data arrived.
+pub const DEFAULT_SCALING_RATIO: u64 = 128;
+/// Truesize of a received skb holding one full-sized 1500-byte frame (see the module doc).
+pub const RX_SKB_TRUESIZE: u64 = 2304;
+/// `rmem_max` on the measured hosts (`net.core.rmem_max`): a bound on the window scale.
+const RMEM_MAX: u64 = 4 * 1024 * 1024;
+/// Linux `TCP_MAX_WSCALE`.
+const MAX_WSCALE: u32 = 14;
+/// Linux `TCP_INIT_CWND`.
+const INIT_CWND: u64 = 10;
+
+/// Receive-buffer sizing of one connection's receiver.
+#[derive(Clone, Debug)]
+pub struct RcvSpace {
+    /// Buffer size in the accounting's unit (`sk_rcvbuf` for truesize).
+    pub rcvbuf: u64,
+    /// Largest size auto-tuning may reach (`tcp_rmem[2]`); equal to `rcvbuf` when locked.
+    pub max: u64,
+    /// Auto-tuning on (a triple), off (a fixed size).
+    pub auto: bool,
+    /// Payload / memory in 1/256 (`scaling_ratio`); 256 with payload accounting.
+    pub ratio: u64,
+    /// Largest window the header can carry (`65535 << wscale`); unbounded with payload
+    /// accounting.
+    pub max_window: u64,
+    /// DRS: bytes read in the current interval, the best interval so far, its start.
+    copied: u64,
+    space: u64,
+    since: Time,
+    /// Smallest receiver RTT estimate of the subflows that delivered data in this interval.
+    rtt: Option<Dur>,
+    /// Payload of the last full-sized segment (the charge of held data is per such segment).
+    rx_len: u64,
+    /// Times the buffer grew (for tests and traces).
+    pub grows: u64,
+}
+
+impl RcvSpace {
+    pub fn new(buf: BufSize, accounting: BufferAccounting, advmss: u64) -> RcvSpace {
+        let truesize = accounting == BufferAccounting::Truesize;
+        let (rcvbuf, max, auto) = match (buf, truesize) {
+            (BufSize::Fixed(b), false) => (b.0, b.0, false),
+            (BufSize::Fixed(b), true) => (2 * b.0, 2 * b.0, false),
+            (BufSize::Auto(t), _) => (t.default.0, t.max.0.max(t.default.0), true),
+        };
+        let ratio = if truesize { DEFAULT_SCALING_RATIO } else { 256 };
+        let max_window = if truesize {
+            // The scale is chosen before any data, at the default ratio.
+            let space = if auto { max.max(RMEM_MAX) } else { rcvbuf * DEFAULT_SCALING_RATIO >> 8 };
+            let wscale = (space.max(1).ilog2().saturating_sub(15)).min(MAX_WSCALE);
+            65535u64 << wscale
+        } else {
+            u64::MAX
+        };
+        let mut s = RcvSpace {
+            rcvbuf,
+            max,
+            auto,
+            ratio,
+            max_window,
+            copied: 0,
+            space: 0,
+            since: Time::ZERO,
+            rtt: None,
+            rx_len: advmss,
+            grows: 0,
+        };
+        s.space = s.window_for(0).min(INIT_CWND * advmss);
+        s
+    }
+
+    /// `tcp_win_from_space`: payload that `space` bytes of buffer hold.
+    pub fn win_from_space(&self, space: u64) -> u64 {
+        space * self.ratio >> 8
+    }
+
+    /// `tcp_space_from_win`: buffer needed for `win` payload bytes.
+    pub fn space_from_win(&self, win: u64) -> u64 {
+        (win << 8) / self.ratio.max(1)
+    }
+
+    /// Memory that `held` payload bytes take: one skb truesize per full-sized segment.
+    pub fn charge(&self, held: u64) -> u64 {
+        if self.ratio == 256 {
+            held
+        } else {
+            held * RX_SKB_TRUESIZE / self.rx_len.max(1)
+        }
+    }
+
+    /// The window allowed when `held` payload bytes wait in the buffer.
+    pub fn window_for(&self, held: u64) -> u64 {
+        self.win_from_space(self.rcvbuf.saturating_sub(self.charge(held))).min(self.max_window)
+    }
+
+    /// A full-sized data segment of `len` payload bytes arrived (`tcp_measure_rcv_mss`).
+    pub fn on_segment(&mut self, len: u64) {
+        if self.ratio != 256 {
+            self.ratio = ((len << 8) / RX_SKB_TRUESIZE).clamp(1, 255);
+            self.rx_len = len;
+        }
+    }
+
+    /// A subflow that delivered data has receiver RTT estimate `rtt`.
+    pub fn on_rtt(&mut self, rtt: Dur) {
+        self.rtt = Some(self.rtt.map_or(rtt, |r| r.min(rtt)));
+    }
+
+    /// The application read `n` bytes at `now` with `ooo_span` bytes held beyond the next
+    /// expected byte (DRS; see the module documentation).
+    pub fn on_read(&mut self, now: Time, n: u64, ooo_span: u64) {
+        self.copied += n;
+        let Some(rtt) = self.rtt else { return };
+        if now.since(self.since) < rtt {
+            return;
+        }
+        if self.copied > self.space {
+            self.space = self.copied;
+            if self.auto {
+                let want = self.space_from_win(2 * self.space + ooo_span).min(self.max);
+                if want > self.rcvbuf {
+                    self.rcvbuf = want;
+                    self.grows += 1;
+                }
+            }
+        }
+        self.copied = 0;
+        self.since = now;
+        self.rtt = None;
+    }
+}
+
+/// The receiver-side RTT estimate of one subflow (Linux `tcp_rcv_rtt_measure_ts` /
+/// `tcp_rcv_rtt_update` with timestamps): each data segment whose timestamp echo is new
+/// gives a sample, the time since this end sent the echoed timestamp; a smaller sample
+/// replaces the estimate, a larger one moves it by 1/8.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RcvRtt {
+    pub est: Option<Dur>,
+    last_echo: Option<Time>,
+}
+
+impl RcvRtt {
+    pub fn on_data(&mut self, now: Time, echo: Time) {
+        if self.last_echo == Some(echo) || echo == Time::ZERO || echo > now {
+            return;
+        }
+        self.last_echo = Some(echo);
+        let m = now.since(echo);
+        if m == Dur::ZERO {
+            return;
+        }
+        self.est = Some(match self.est {
+            Some(e) if m >= e => Dur(e.0 - e.0 / 8 + m.0 / 8),
+            _ => m,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{BufTriple, ByteSize};
+
+    const MS: u64 = 1_000_000;
+
+    fn linux_default() -> BufSize {
+        BufSize::Auto(BufTriple { min: ByteSize(4096), default: ByteSize(131_072), max: ByteSize(33_554_432) })
+    }
+
+    #[test]
+    fn a_fixed_buffer_is_doubled_and_its_window_scaled_as_linux() {
+        // SO_RCVBUF 128 KiB: sk_rcvbuf 262144; the scale is chosen from the window at the
+        // default ratio, 131072 B -> ilog2 17 - 15 = 2, so at most 65535 << 2 = 262140 B.
+        let mut s = RcvSpace::new(BufSize::Fixed(ByteSize(131_072)), BufferAccounting::Truesize, 1448);
+        assert_eq!(s.rcvbuf, 262_144);
+        assert_eq!(s.max_window, 262_140);
+        assert_eq!(s.window_for(0), 131_072);
+        // First 1448-byte segment: ratio 1448 * 256 / 2304 = 160 (integer division).
+        s.on_segment(1448);
+        assert_eq!(s.ratio, 160);
+        // The kernel's capture: 262144 * 160 / 256 = 163840, less one unread segment.
+        assert_eq!(s.window_for(1448), 162_400);
+        // 64 KB: scale ilog2(64000) - 15 = 0, the window stops at 65535 B.
+        let s = RcvSpace::new(BufSize::Fixed(ByteSize(64_000)), BufferAccounting::Truesize, 1448);
+        assert_eq!(s.max_window, 65_535);
+        // Payload accounting: the size as written, no ratio, no scale limit.
+        let s = RcvSpace::new(BufSize::Fixed(ByteSize(64_000)), BufferAccounting::Payload, 1448);
+        assert_eq!(s.window_for(1000), 63_000);
+    }
+
+    #[test]
+    fn drs_grows_the_buffer_to_twice_the_best_round_read() {
+        let mut s = RcvSpace::new(linux_default(), BufferAccounting::Truesize, 1448);
+        // tcp_rmem[1] at the default ratio: 65536 B; first record min(65536, 10 * 1448).
+        assert_eq!(s.window_for(0), 65_536);
+        assert_eq!(s.space, 14_480);
+        assert_eq!(s.max_window, 65_535 << 10); // ilog2(32 MiB) - 15 = 10
+        s.on_segment(1424); // MPTCP payload: ratio 1424 * 256 / 2304 = 158
+        assert_eq!(s.ratio, 158);
+        // No RTT estimate yet: nothing happens.
+        s.on_read(Time(5 * MS), 10_000, 0);
+        assert_eq!(s.rcvbuf, 131_072);
+        s.on_rtt(Dur(30 * MS));
+        s.on_rtt(Dur(20 * MS)); // the smallest subflow estimate counts
+        s.on_read(Time(10 * MS), 10_000, 0); // 10 ms < 20 ms: keep counting
+        assert_eq!(s.rcvbuf, 131_072);
+        // 20 ms after the start, 100000 B read in all (> 14480): space = 100000, and
+        // rcvwin = 2 * 100000 + 5000 B out of order = 205000 -> 205000 * 256 / 158 = 332151.
+        s.on_read(Time(20 * MS), 80_000, 5000);
+        assert_eq!(s.rcvbuf, 332_151);
+        assert_eq!(s.grows, 1);
+        // A round that reads less than the record changes nothing.
+        s.on_rtt(Dur(20 * MS));
+        s.on_read(Time(45 * MS), 50_000, 0);
+        assert_eq!(s.rcvbuf, 332_151);
+        // Capped by tcp_rmem[2].
+        s.on_rtt(Dur(20 * MS));
+        s.on_read(Time(70 * MS), 100 << 20, 0);
+        assert_eq!(s.rcvbuf, 33_554_432);
+        // A fixed buffer never grows.
+        let mut f = RcvSpace::new(BufSize::Fixed(ByteSize(65_536)), BufferAccounting::Truesize, 1448);
+        f.on_rtt(Dur(MS));
+        f.on_read(Time(10 * MS), 10 << 20, 0);
+        assert_eq!(f.rcvbuf, 131_072);
+    }
+
+    #[test]
+    fn the_receiver_rtt_takes_smaller_samples_at_once_and_larger_ones_by_an_eighth() {
+        let mut r = RcvRtt::default();
+        r.on_data(Time(100 * MS), Time(60 * MS));
+        assert_eq!(r.est, Some(Dur(40 * MS)));
+        r.on_data(Time(110 * MS), Time(60 * MS)); // same echo: no sample
+        assert_eq!(r.est, Some(Dur(40 * MS)));
+        r.on_data(Time(200 * MS), Time(120 * MS)); // 80 ms: 40 - 5 + 10 = 45 ms
+        assert_eq!(r.est, Some(Dur(45 * MS)));
+        r.on_data(Time(300 * MS), Time(270 * MS)); // 30 ms replaces
+        assert_eq!(r.est, Some(Dur(30 * MS)));
+    }
+}
