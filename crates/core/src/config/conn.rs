@@ -248,9 +248,11 @@ pub struct ConnCfg {
     /// Which subflows send a window update when the application reads.
     #[serde(default)]
     pub window_update: WindowUpdate,
-    /// The MPTCP-level retransmission timer (Linux `mptcp_retransmit_timer`): data not
-    /// DATA_ACKed within the timeout is sent again on another subflow, whatever its own
-    /// subflow's state. Off: reinjection only after a subflow's RTO.
+    /// The MPTCP-level retransmission timer (upstream Linux `mptcp_retransmit_timer`): when
+    /// DATA_ACK has not moved for the timer's interval, the oldest unacknowledged data is
+    /// sent again on an idle subflow; a subflow RTO then reinjects nothing. Off (the classic
+    /// model, the out-of-tree stack's): every subflow RTO reinjects that subflow's data on
+    /// the others.
     #[serde(default)]
     pub mptcp_retransmit: bool,
     /// How `rcvbuf` sets the advertised window.

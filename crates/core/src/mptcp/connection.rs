@@ -9,8 +9,12 @@
 //! server's fourth ACK (the third ACK is retransmitted until then). For a download the
 //! client's request rides on its MP_CAPABLE (or TCP) third ACK, so the server starts sending
 //! when that ACK arrives. Data flows in one direction per connection.
-//! Deviations: no connection teardown (FIN/DATA_FIN), no ADD_ADDR signalling (both hosts
-//! know every path), no checksum in DSS.
+//! Window updates (`window_update`): in the classic model only the subflow that received data
+//! acknowledges it, and the application reads at once. With `all_subflows` (Linux) the
+//! segment is acknowledged before the application reads what it delivered, and after the
+//! read every subflow may send a window update (`mptcp_cleanup_rbuf`, see `cleanup_rbuf`),
+//! so a window opened by data on a slow path reaches the sender over the fastest one.
+//! Deviations: no connection teardown (FIN/DATA_FIN), no checksum in DSS.
 
 use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
@@ -466,15 +470,15 @@ impl Endpoint {
     /// window clamp and the new window is at least twice it.
     fn cleanup_rbuf(&mut self, now: Time, out: &mut Vec<Packet>) {
         let space = self.adv_window_peek();
-        if space == 0 || space < 2 * self.old_space {
+        if !space_doubled(space, self.old_space) {
             return;
         }
         let clamp = self.rcv.space.window_for(0);
         for j in 0..self.subflows.len() {
             let Some(s) = self.subflows[j].as_ref().filter(|s| s.established()) else { continue };
             let (wnd, at) = self.adv[j];
-            let now_wnd = wnd.saturating_sub(s.rcv.rcv_nxt.0.saturating_sub(at.0));
-            if 2 * now_wnd <= clamp && space >= 2 * now_wnd {
+            let arrived = s.rcv.rcv_nxt.0.saturating_sub(at.0);
+            if subflow_window_update(space, clamp, wnd, arrived) {
                 self.send_ack(now, j, out);
             }
         }
@@ -519,6 +523,20 @@ impl Endpoint {
     }
 }
 
+/// `mptcp_cleanup_rbuf`'s gate: the free space is positive and at least twice the window
+/// last advertised (`old_wspace`).
+fn space_doubled(space: u64, old_space: u64) -> bool {
+    space > 0 && space >= 2 * old_space
+}
+
+/// `tcp_cleanup_rbuf`'s test for one subflow: the window it still offers (`tcp_receive_window`:
+/// the window it last advertised, `adv_wnd`, less the bytes that arrived on it since) is at
+/// most half the window clamp, and the new window (`space`) is at least twice that.
+fn subflow_window_update(space: u64, clamp: u64, adv_wnd: u64, arrived: u64) -> bool {
+    let offered = adv_wnd.saturating_sub(arrived);
+    2 * offered <= clamp && space >= 2 * offered
+}
+
 /// The connection's send buffer at the start (see [`Endpoint::sync_sndbuf`]): a fixed
 /// size (doubled with Linux's accounting), or `tcp_wmem[1]` until subflows exist.
 fn conn_sndbuf(b: BufSize, truesize: bool) -> u64 {
@@ -550,5 +568,35 @@ impl Packet {
         opts += optlen::sack(self.sack.n as u32);
         self.wire_len = IP_TCP_HEADER + opts + self.payload;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_updates_follow_mptcp_cleanup_rbuf_and_tcp_cleanup_rbuf() {
+        // A 3G hole filled: the ACK on 3G advertised 56 KB (most of the buffer still
+        // unread), the application read, and 300 KB are free now: 300 >= 2 * 56.
+        assert!(space_doubled(300_000, 56_000));
+        assert!(!space_doubled(100_000, 56_000));
+        assert!(!space_doubled(0, 0));
+        // WiFi last advertised 60 KB and received 40 KB since: it still offers 20 KB;
+        // clamp 320 KB: 40 <= 320 and 300 >= 40 -> update.
+        assert!(subflow_window_update(300_000, 320_000, 60_000, 40_000));
+        // A subflow still offering 200 KB: 400 > 320 (more than half the clamp) -> none.
+        assert!(!subflow_window_update(300_000, 320_000, 200_000, 0));
+        // Offering 160 KB with 300 KB free: 300 < 320 -> none.
+        assert!(!subflow_window_update(300_000, 640_000, 160_000, 0));
+    }
+
+    #[test]
+    fn the_send_buffer_starts_fixed_doubled_or_at_the_default() {
+        use crate::config::{BufTriple, ByteSize};
+        assert_eq!(conn_sndbuf(BufSize::Fixed(ByteSize(1 << 20)), false), 1 << 20);
+        assert_eq!(conn_sndbuf(BufSize::Fixed(ByteSize(1 << 20)), true), 2 << 20);
+        let t = BufTriple { min: ByteSize(4096), default: ByteSize(16384), max: ByteSize(4 << 20) };
+        assert_eq!(conn_sndbuf(BufSize::Auto(t), true), 16384);
     }
 }

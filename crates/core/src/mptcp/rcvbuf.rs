@@ -88,7 +88,7 @@ impl RcvSpace {
         let ratio = if truesize { DEFAULT_SCALING_RATIO } else { 256 };
         let max_window = if truesize {
             // The scale is chosen before any data, at the default ratio.
-            let space = if auto { max.max(RMEM_MAX) } else { rcvbuf * DEFAULT_SCALING_RATIO >> 8 };
+            let space = if auto { max.max(RMEM_MAX) } else { (rcvbuf * DEFAULT_SCALING_RATIO) >> 8 };
             let wscale = (space.max(1).ilog2().saturating_sub(15)).min(MAX_WSCALE);
             65535u64 << wscale
         } else {
@@ -113,7 +113,7 @@ impl RcvSpace {
 
     /// `tcp_win_from_space`: payload that `space` bytes of buffer hold.
     pub fn win_from_space(&self, space: u64) -> u64 {
-        space * self.ratio >> 8
+        (space * self.ratio) >> 8
     }
 
     /// `tcp_space_from_win`: buffer needed for `win` payload bytes.

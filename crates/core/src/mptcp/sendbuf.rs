@@ -8,8 +8,12 @@
 //! The application blocks when the buffer is full and is woken, as Linux's
 //! `sk_stream_write_space` does, only once the free space reaches half of what is queued
 //! (`sk_stream_min_wspace`); each block is one "send-buffer blocking episode" (the
-//! `sk_stream_wait_memory` entries seed 001 counts). Deviation: the buffer counts payload
-//! bytes, not Linux's skb truesize.
+//! `sk_stream_wait_memory` entries seed 001 counts; free space ≥ half of what is queued is
+//! free space ≥ a third of the buffer). The limit is fixed, or, for an auto-tuned buffer,
+//! the sum of the subflows' auto-tuned buffers (Linux `__mptcp_sync_sndbuf`, set by the
+//! endpoint). The MPTCP socket charges its data fragments at their payload size plus a few
+//! bytes of fragment header (`mptcp_sendmsg`: `frag_truesize`), which this model neglects:
+//! it counts payload bytes.
 
 use std::collections::VecDeque;
 

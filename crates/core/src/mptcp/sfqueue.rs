@@ -9,13 +9,14 @@
 //! at or above it. The send buffer follows Linux's auto-tuning (`tcp_sndbuf_expand`):
 //! 2 × max(10, cwnd in segments) × the memory one MSS takes (`per_mss`), set when the subflow
 //! is established and raised (never lowered) after an ACK that leaves the subflow's
-//! congestion window not full (`tcp_should_expand_sndbuf`), capped by the connection's send
-//! buffer (Linux: `tcp_wmem[2]`).
+//! congestion window not full (`tcp_should_expand_sndbuf`), capped by `tcp_wmem[2]` (with a
+//! fixed connection buffer and payload accounting, by that buffer). A fixed `SO_SNDBUF`
+//! with Linux's accounting sets every subflow's buffer to twice the value and locks it.
 //!
 //! Deviations: bytes are payload bytes, not skb truesize (the kernel charges each skb's
-//! overhead to `sk_wmem_queued` too, about 10–30 % more with segmentation offload, measured
-//! with `ss -m` on 6.18), so the queue holds a little more payload than the kernel's before
-//! it is full; `per_mss` is `roundup_pow_of_two(MSS + 512) + 256` bytes, the kernel's
+//! overhead to `sk_wmem_queued` too: `ss -m` on 6.18 showed `w` 1.07 × the send queue on
+//! a 50 Mbit/s subflow and 1.31 × on a 10 Mbit/s one, whose skbs are shorter), so the queue
+//! holds 7–30 % more payload than the kernel's before it is full; `per_mss` is `roundup_pow_of_two(MSS + 512) + 256` bytes, the kernel's
 //! allocation for an MSS-sized skb (2304 B at MSS 1448: `ss -m` shows a send buffer of
 //! 4608 B × cwnd on 6.18).
 
