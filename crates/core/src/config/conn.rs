@@ -28,15 +28,15 @@ pub enum Direction {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum RcvbufWindow {
-    /// The buffer's free space: `rcvbuf` minus the data held out of order (the buffer holds
-    /// payload only, as in the papers' models).
+    /// The buffer's free space: `rcvbuf` minus the data held out of order (and, with
+    /// `buffer_accounting = "truesize"`, turned into payload as Linux does: `__mptcp_space`).
     #[default]
     Free,
     /// The whole `rcvbuf` beyond the next expected byte, however much is held out of order:
-    /// what Linux advertises for a socket whose `SO_RCVBUF` is set (the kernel doubles the
-    /// buffer to cover its bookkeeping, so up to a window of out-of-order payload fits in
-    /// the other half; measured on 6.18 with a 256 KB buffer: 262140 B advertised, the
-    /// window-scale limit, while up to 200 KB were held out of order).
+    /// an upper bound on what a receiver may offer, kept for comparisons. (Linux offers the
+    /// free space: in a kernel capture with a fixed 256 KiB buffer, a WiFi + 3G connection
+    /// stuck behind a lost 3G segment kept its window's right edge in place while 17 later
+    /// 3G segments were delivered in order, because ~195 segments were held out of order.)
     Full,
 }
 

@@ -8,8 +8,9 @@
 //!   `net/mptcp/`, `net/ipv4/tcp_*.c`), the stack the kernel backend runs: the `default`
 //!   scheduler, CUBIC with HyStart, RACK-TLP and PRR, the sysctl default buffer triples
 //!   (`tcp_rmem = 4096 131072 33554432`, `tcp_wmem = 4096 16384 4194304`) auto-tuned and
-//!   charged in skb truesize, the whole buffer advertised, window updates on every subflow
-//!   when the application reads, the MPTCP-level retransmission timer.
+//!   charged in skb truesize (the window is the free memory turned into payload, held
+//!   out-of-order data included, as `__mptcp_space` computes it), window updates on every
+//!   subflow when the application reads, the MPTCP-level retransmission timer.
 //!
 //! A profile is applied to the scenario text before the schema reads it: every key of the
 //! profile that the connection does not write is filled in (tables merged key by key), so
@@ -38,7 +39,6 @@ pub fn linux_profile() -> Value {
         "scheduler": "default",
         "sndbuf": { "min": 4096, "default": 16384, "max": 4194304 },
         "rcvbuf": { "min": 4096, "default": 131072, "max": 33554432 },
-        "rcvbuf_window": "full",
         "buffer_accounting": "truesize",
         "window_update": "all_subflows",
         "mptcp_retransmit": true,
