@@ -13,7 +13,7 @@
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::sched::{Pick, SchedCtx, SchedView};
 use crate::mptcp::sendbuf::ConnSender;
-use crate::mptcp::sfqueue::SubflowQueue;
+use crate::mptcp::sfqueue::{wmem_truesize, SubflowQueue};
 use crate::net::packet::{flags, MpOption, Packet};
 use crate::tcp::subflow::{CaState, State, Subflow};
 use crate::units::{Dsn, Time};
@@ -35,7 +35,14 @@ fn sched_ctx<'a>(now: Time, views: &'a [SchedView], snd: &ConnSender) -> SchedCt
     }
 }
 
-fn view_of(s: &Subflow, q: &SubflowQueue) -> SchedView {
+fn view_of(s: &Subflow, q: &SubflowQueue, truesize: bool) -> SchedView {
+    let payload = s.snd_nxt.dist(s.snd_una) + q.bytes();
+    let queued = if truesize {
+        let srtt = s.rtt.srtt().map(|d| d.secs_f64());
+        wmem_truesize(payload, s.w.smss, s.w.cwnd, s.w.ssthresh, s.sb.in_flight(), srtt)
+    } else {
+        payload
+    };
     SchedView {
         usable: s.established(),
         has_room: s.has_room(),
@@ -48,7 +55,7 @@ fn view_of(s: &Subflow, q: &SubflowQueue) -> SchedView {
         in_flight: s.sb.in_flight(),
         smss: s.w.smss,
         recovering: matches!(s.ca, CaState::Recovery | CaState::Loss),
-        queued: s.snd_nxt.dist(s.snd_una) + q.bytes(),
+        queued,
         sndbuf: q.sndbuf,
     }
 }
@@ -57,7 +64,7 @@ impl Endpoint {
     fn sched_views(&mut self) {
         self.views.clear();
         for (s, q) in self.subflows.iter().zip(&self.sfq) {
-            self.views.push(s.as_ref().map(|s| view_of(s, q)).unwrap_or_default());
+            self.views.push(s.as_ref().map(|s| view_of(s, q, self.truesize)).unwrap_or_default());
         }
     }
 
@@ -124,7 +131,7 @@ impl Endpoint {
                     self.sched.on_sent(sf, dsn, len);
                     self.flush_queue(now, sf, out);
                     let s = self.subflows[sf].as_ref().expect("picked subflow exists");
-                    self.views[sf] = view_of(s, &self.sfq[sf]);
+                    self.views[sf] = view_of(s, &self.sfq[sf], self.truesize);
                 }
                 Pick::New { sf, skip } => {
                     if !self.can_use(sf) {
@@ -263,7 +270,7 @@ impl Endpoint {
         }
         let s = self.subflows[j].as_mut().expect("picked subflow exists");
         let seg = s.send_new(now, len, dsn);
-        self.views[j] = view_of(s, &self.sfq[j]);
+        self.views[j] = view_of(s, &self.sfq[j], self.truesize);
         self.data_packet(now, j, seg, out);
     }
 
@@ -304,7 +311,7 @@ impl Endpoint {
                 if prior >= h.w.ssthresh {
                     h.w.ssthresh = (h.w.ssthresh / 2).max(2 * h.w.smss);
                 }
-                self.views[j] = view_of(h, &self.sfq[j]);
+                self.views[j] = view_of(h, &self.sfq[j], self.truesize);
                 self.snd.penalisations += 1;
                 self.last_rbuf_opti[sf] = Some(now);
             }

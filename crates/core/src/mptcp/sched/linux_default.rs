@@ -23,8 +23,10 @@
 //! while holding w, becomes (avg · w + rate · b) / (w + b).
 //!
 //! Deviations from the reference:
-//! - bytes are payload bytes, not skb truesize (see [`crate::mptcp::sfqueue`]), and the
-//!   send buffer is sized by the same rule in payload bytes;
+//! - with payload accounting (the classic model) bytes are payload bytes, not skb truesize;
+//!   with `buffer_accounting = "truesize"` (the `linux` profile) a subflow's held bytes are
+//!   charged as Linux charges them, one skb head per autosized skb
+//!   ([`crate::mptcp::sfqueue::wmem_truesize`]), for the linger time and the send-buffer test;
 //! - data is assigned in whole segments (the connection's sender-side silly-window
 //!   avoidance), so a burst ends within one segment of its size, where the kernel ends it
 //!   after the application write chunk (`dfrag`) that crosses it;
