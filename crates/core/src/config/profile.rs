@@ -9,7 +9,9 @@
 //!   scheduler, CUBIC with HyStart, RACK-TLP and PRR, the sysctl default buffer triples
 //!   (`tcp_rmem = 4096 131072 33554432`, `tcp_wmem = 4096 16384 4194304`) auto-tuned and
 //!   charged in skb truesize, the whole buffer advertised, window updates on every subflow
-//!   when the application reads, the MPTCP-level retransmission timer.
+//!   when the application reads, the MPTCP-level retransmission timer, joins opened by the
+//!   in-kernel path manager once the connection is fully established (the kernel backend's
+//!   `subflow` endpoints), the DSS sizes Linux writes.
 //!
 //! A profile is applied to the scenario text before the schema reads it: every key of the
 //! profile that the connection does not write is filled in (tables merged key by key), so
@@ -42,6 +44,8 @@ pub fn linux_profile() -> Value {
         "buffer_accounting": "truesize",
         "window_update": "all_subflows",
         "mptcp_retransmit": true,
+        "join": "fully_established",
+        "option_sizes": "linux",
         "tcp": {
             "recovery": "rack_tlp",
             "prr": true,

@@ -301,6 +301,9 @@ impl Endpoint {
     /// The earliest pending timer.
     pub fn poll_timeout(&self, now: Time) -> Option<Time> {
         let mut t = self.persist_at;
+        if let Some(a) = self.pm.retrans_at {
+            t = Some(t.map_or(a, |x| x.min(a)));
+        }
         if self.is_sender && self.app_started {
             t = match (t, self.snd.app.next_write(now)) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -317,6 +320,8 @@ impl Endpoint {
 
     /// Fires every timer due at `now`.
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let act = self.pm.on_timeout(now);
+        self.pm_act(now, act, out);
         for i in 0..self.subflows.len() {
             let Some(s) = self.subflows[i].as_mut() else {
                 continue;
