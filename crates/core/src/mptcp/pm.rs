@@ -16,7 +16,8 @@
 //!   (`mptcp_pm_create_subflow_or_signal_addr` → `mptcp_pm_announce_addr`): the ADD_ADDR
 //!   goes out at once on a pure ACK of the initial subflow that carries no other MPTCP
 //!   option (`mptcp_pm_nl_addr_send_ack`, `mptcp_pm_add_addr_signal` drops the DSS on a
-//!   pure ACK). The client (`mptcp_pm_nl_add_addr_received`) opens a join to the announced
+//!   pure ACK); a data segment has no room for it (12 B timestamps + 24 B DSS + 16 B
+//!   ADD_ADDR > 40 B). The client (`mptcp_pm_nl_add_addr_received`) opens a join to the announced
 //!   address and echoes the ADD_ADDR on a pure ACK; the echo lets the server announce the
 //!   next address (`mptcp_pm_add_addr_echoed`). An ADD_ADDR not echoed is sent again after
 //!   `net.mptcp.add_addr_timeout` (120 s), at most `ADD_ADDR_RETRANS_MAX` = 3 times
