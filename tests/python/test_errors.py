@@ -116,6 +116,9 @@ def test_malformed_json_names_the_line(tmp_path):
         (["--set", "paths.wifi.rate=fast"], ["paths[0].rate", "not a bit rate"]),
         (["--set", "paths.wifi.rtae=1Mbit"], ["paths[0].rtae", "did you mean `rate`"]),
         (["--set", "connections.mptcp.scheduler=roundrobbin"], ["connections[0].scheduler", "`minrtt`", "did you mean `roundrobin`"]),
+        (["--set", "connections.mptcp.join=later"], ["connections[0].join", "`fully_established`", "`add_addr`"]),
+        (["--set", "connections.mptcp.option_sizes=big"], ["connections[0].option_sizes", "`classic` or `linux`"]),
+        (["--set", "connections.mptcp.host_jitter=-3us"], ["connections[0].host_jitter", "negative"]),
     ],
 )
 def test_bad_overrides(args, fragments, two_path, tmp_path):

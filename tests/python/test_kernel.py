@@ -198,6 +198,9 @@ def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
     ("connections.mptcp.cc", "lia", "no `lia`"),
     ("connections.mptcp.tcp.recovery", "rfc6675", "RACK-TLP and PRR"),
     ("connections.mptcp.tcp.prr", False, "RACK-TLP and PRR"),
+    ("connections.mptcp.join", "add_addr", "fully_established"),
+    ("connections.mptcp.option_sizes", "classic", "`option_sizes = \"linux\"`"),
+    ("connections.mptcp.host_jitter", "33us", "own timing"),
 ])
 def test_settings_the_kernel_cannot_honour_are_refused(key: str, value: str | bool, words: str) -> None:
     with pytest.raises(ConfigError) as e:
@@ -216,6 +219,18 @@ def test_linux_loss_recovery_written_explicitly_is_accepted() -> None:
 
     check_supported(load_scenario(KERNEL_SCENARIOS / "kernel-equal-paths.toml",
                                   {"connections.mptcp.tcp.recovery": "rack_tlp", "connections.mptcp.tcp.prr": True}))
+
+
+def test_the_hosts_behaviour_written_as_the_kernel_has_it_is_accepted() -> None:
+    """`join` and `option_sizes` as the backend's hosts behave (the `linux` profile's values)."""
+    from mptcplab.kernel.compare import simulator_twin
+    from mptcplab.kernel.support import check_supported
+
+    sc = load_scenario(KERNEL_SCENARIOS / "kernel-equal-paths.toml",
+                       {"connections.mptcp.join": "fully_established", "connections.mptcp.option_sizes": "linux"})
+    check_supported(sc)
+    twin = simulator_twin(sc).resolved["connections"][0]
+    assert (twin["join"], twin["option_sizes"], twin["host_jitter"]) == ("fully_established", "linux", "33us")
 
 
 def _start_cli_run(tmp_path: Path) -> subprocess.Popen[str]:

@@ -94,6 +94,7 @@ fn packet(uid: u64) -> Packet {
         sack: Default::default(),
         dsn: Default::default(),
         data_ack: Default::default(),
+        ack64: true,
         sent_at: Time::ZERO,
         ts_echo: Time::ZERO,
     }

@@ -3,8 +3,11 @@
 The simulator runs with what matches the kernel: the ``default`` scheduler (today's upstream
 ``mptcp_subflow_get_send``), the scenario's per-subflow congestion control (reno or cubic;
 ``bbr`` has no simulator model and is refused), Linux's loss recovery (RACK-TLP and PRR,
-``tcp.recovery = "rack_tlp"``, ``tcp.prr = true``) and ``rcvbuf_window = "full"``, the window
-a Linux receiver advertises for its buffer (the whole buffer, whatever it holds out of order).
+``tcp.recovery = "rack_tlp"``, ``tcp.prr = true``), ``rcvbuf_window = "full"``, the window
+a Linux receiver advertises for its buffer (the whole buffer, whatever it holds out of order),
+the backend's path manager (``join = "fully_established"``: the client's ``subflow`` endpoints),
+Linux's option sizes (``option_sizes = "linux"``) and its hosts' measured processing jitter
+(``host_jitter``, the ``linux`` profile's value, drawn from each run's seed).
 Each backend runs ``runs`` times (seeds ``seed``, ``seed + 1``, ...); the report gives, per
 metric, each backend's median and range and the kernel's relative difference from the simulator.
 """
@@ -17,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mptcplab.kernel.support import LINUX_RECOVERY, check_supported
+from mptcplab.kernel.support import LINUX_RECOVERY, check_supported, linux_hosts
 from mptcplab.scenario import Overrides, Scenario, check_simulator, load_scenario
 
 __all__ = ["compare", "compare_metrics", "simulator_twin"]
@@ -28,6 +31,9 @@ def simulator_twin(sc: Scenario) -> Scenario:
     sets = {f"connections.{c['name']}.scheduler": "default" for c in sc.resolved["connections"] if c["kind"] == "mptcp"}
     sets |= {f"connections.{c['name']}.rcvbuf_window": "full" for c in sc.resolved["connections"]}
     sets |= {f"connections.{c['name']}.tcp.{k}": v for c in sc.resolved["connections"] for k, v in LINUX_RECOVERY.items()}
+    hosts = linux_hosts()
+    for c in sc.resolved["connections"]:
+        sets |= {f"connections.{c['name']}.{k}": v for k, v in hosts.items()}
     return sc.with_overrides(sets, label="compare")
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from mptcplab.errors import config_error
 from mptcplab.scenario import Scenario
 
-__all__ = ["KERNEL_CC", "LINUX_RECOVERY", "check_kernel_cc", "check_supported"]
+__all__ = ["KERNEL_CC", "LINUX_HOST_KEYS", "LINUX_RECOVERY", "check_kernel_cc", "check_supported", "linux_hosts"]
 
 #: Congestion controls the scenario schema names that upstream Linux has as a per-socket choice.
 KERNEL_CC = ("reno", "cubic", "bbr")
@@ -21,6 +21,23 @@ _TCP_KEYS = {"mtu", "iw", "rto_min", "idle_restart", "timestamps"}
 #: Loss recovery as this kernel does it (`net.ipv4.tcp_recovery` = 1, RACK with TLP, and PRR,
 #: which Linux cannot switch off): accepted when written with these values, refused otherwise.
 LINUX_RECOVERY = {"recovery": "rack_tlp", "prr": True}
+#: Connection keys that describe what the backend's hosts do, taken from the ``linux`` profile:
+#: the path manager's client ``subflow`` endpoints (``join``), the kernel's option sizes, its
+#: hosts' measured processing jitter. ``join`` and ``option_sizes`` are refused when written
+#: otherwise; ``host_jitter`` whenever written (the kernel's hosts have their own timing).
+LINUX_HOST_KEYS = ("join", "option_sizes", "host_jitter")
+
+
+def linux_hosts() -> dict[str, Any]:
+    """The ``linux`` profile's values of :data:`LINUX_HOST_KEYS` (as the engine resolves them)."""
+    import json
+
+    from mptcplab import _core
+
+    probe = {"duration": "1s", "paths": [{"name": "p", "rate": "1Mbit"}],
+             "connections": [{"name": "c", "kind": "mptcp", "paths": ["p"], "stack": "linux", "app": {"kind": "bulk"}}]}
+    conn = json.loads(_core.check(json.dumps(probe)))["connections"][0]
+    return {k: conn[k] for k in LINUX_HOST_KEYS}
 
 
 def check_kernel_cc(sc: Scenario) -> None:
@@ -76,6 +93,13 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
             return _conn_key(c, "scheduler"), f"upstream Linux has only the `default` scheduler, not `{sched}`"
         if c.get("rcvbuf_window", "full") != "full":
             return _conn_key(c, "rcvbuf_window"), "a Linux receiver advertises its whole buffer (`full`), not only its free space"
+        for k in ("join", "option_sizes"):
+            if k in c:
+                linux = linux_hosts()[k]
+                if c[k] != linux:
+                    return _conn_key(c, k), f"the backend's hosts behave as `{k} = \"{linux}\"`; `{c[k]}` is not available"
+        if "host_jitter" in c:
+            return _conn_key(c, "host_jitter"), "the kernel's hosts have their own timing; it cannot be set"
         cc = rc["cc"]
         if cc not in KERNEL_CC:
             return _conn_key(c, "cc"), f"upstream Linux has no `{cc}` congestion control; use one of {', '.join(KERNEL_CC)}"

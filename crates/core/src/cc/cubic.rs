@@ -28,7 +28,22 @@
 //!   - delay: the round's minimum RTT over its first 8 samples exceeds the lowest RTT seen by
 //!     clamp(min/8, 4 ms, 16 ms).
 //!
-//!   Rounds end when the cumulative ACK reaches the snd_nxt at their start (Linux: passes it).
+//!   A round ends when the cumulative ACK passes the snd_nxt recorded at its start (Linux
+//!   `after(snd_una, end_seq)`); the next ACK starts the next round.
+//!
+//!   Comparison with Linux 6.18 (kernel backend; one path, 20 Mbit/s, 20 ms RTT, a 1-BDP
+//!   queue of 34 packets; cubic; `TcpExtTCPHystartTrainCwnd`): the kernel leaves slow start
+//!   by the ACK train at cwnd = 38 segments in 3 of 3 runs. The simulator left it at 86
+//!   (by delay, once the queue had built up) while its rounds ended when the ACK *reached*
+//!   the round's end: the round then began at the last ACK of a flight, the idle gap before
+//!   the next flight exceeded 2 ms and broke every train. With Linux's `after` it leaves by
+//!   the ACK train at 60 segments, one flight later than the kernel. The rest is the
+//!   receiver: early in a connection Linux acknowledges every segment (quick-ACK mode, and
+//!   an ACK whenever the growing receive window would grow), the simulator's receiver every
+//!   second one (`delack_segments = 2`). The flight of 20 segments that the kernel's train
+//!   detects then spans 10.8 ms of ACKs, below the threshold of (21.2 + 1)/2 = 11.1 ms, where
+//!   the kernel's per-segment ACKs span 11.4 ms against (20.6 + 1)/2 = 10.8 ms. With
+//!   `delack_segments = 1` the simulator leaves at 39 segments.
 //! - Idle restart ends the epoch (older Linux; RFC 9438 §5.8 mentions both) instead of
 //!   shifting `epoch_start` by the idle time (Linux ≥ 4.1), since the controller is not told
 //!   how long the subflow idled.
@@ -192,16 +207,20 @@ impl Cubic {
     /// Linux `hystart_update` (ACK-train and delay detection) for one ACK in slow start.
     fn hystart(&mut self, ack: &Ack, w: &mut Window) {
         let srtt = ack.peers.get(ack.sf).and_then(|p| p.srtt);
+        // `cubictcp_acked`: an ACK without an RTT sample is ignored altogether.
+        let Some(rtt) = ack.rtt else { return };
         let st = self.path(ack.sf);
-        if st.round_end.is_none_or(|end| ack.snd_una >= end) {
+        st.delay_min = Some(st.delay_min.map_or(rtt, |m| m.min(rtt)));
+        // A new round once the ACK passes (`after`, not reaches) the round's end: the ACK
+        // that reaches it is the last of the flight sent in the previous round, and a round
+        // started there would see the idle gap before the next flight and break its train.
+        if st.round_end.is_none_or(|end| ack.snd_una > end) {
             st.round_end = Some(ack.snd_nxt);
             st.round_start = ack.now;
             st.last_ack = ack.now;
             st.curr_rtt = None;
             st.samples = 0;
         }
-        let Some(rtt) = ack.rtt else { return };
-        st.delay_min = Some(st.delay_min.map_or(rtt, |m| m.min(rtt)));
         if w.cwnd < HYSTART_LOW_WINDOW * w.smss {
             return;
         }
@@ -414,13 +433,52 @@ mod tests {
             for k in 0..9u64 {
                 let a = Ack {
                     rtt: Some(Dur::from_ms(rtt_ms)),
-                    snd_una: Seq(20_000 + k),
+                    snd_una: Seq(20_001 + k),
                     snd_nxt: Seq(60_000),
                     ..ack(0, &p)
                 };
                 cubic.on_ack(&a, &mut w);
             }
             assert_eq!(!w.in_slow_start(), exits, "rtt {rtt_ms} ms: cwnd {} ssthresh {}", w.cwnd, w.ssthresh);
+        }
+    }
+
+    #[test]
+    fn hystart_rounds_end_when_the_ack_passes_their_end_so_a_flight_is_one_train() {
+        // Base RTT 20 ms, SRTT 20 ms, cwnd 20 segments: the ack delay is min(1 ms, 4·64 KB /
+        // (2·20 000 B / 20 ms)) = 1 ms, so the train threshold is (20 + 1)/2 = 10.5 ms after
+        // the round's first ACK. Flight 1: ACKs 1 ms apart from 0 to 9 ms, the last one
+        // reaching the round's end (snd_una = 20 000 = snd_nxt at the round's start). An idle
+        // gap, then flight 2: its first ACK at 20 ms passes the end and starts a round; its ACKs
+        // 1 ms apart form one train, which ends slow start at the first ACK more than 10.5 ms
+        // in: at 31 ms (11 ms), not at 30 ms (10 ms). Had the round restarted at the ACK that
+        // reached its end (9 ms), the 11 ms gap would have broken the train for the whole round.
+        for (last_ms, exits) in [(30u64, false), (31, true)] {
+            let mut cubic = Cubic::new(&CubicParams::default());
+            let p = [PeerView { srtt: Some(Dur::from_ms(20)), ..peer(20, 20) }];
+            let mut w = Window { ssthresh: u64::MAX, cwnd: 20 * 1000, ..window_of(&p[0]) };
+            let mut on = |t_ms: u64, una: u64, nxt: u64, w: &mut Window| {
+                let a = Ack {
+                    now: Time::ZERO + Dur::from_ms(t_ms),
+                    rtt: Some(Dur::from_ms(20)),
+                    snd_una: Seq(una),
+                    snd_nxt: Seq(nxt),
+                    ..ack(0, &p)
+                };
+                w.cwnd = 20 * 1000; // hold the window, as if the growth were not applied
+                cubic.on_ack(&a, w);
+            };
+            // Flight 1: each ACK acknowledges 2 000 B; slow start had sent 2 B for each byte
+            // acknowledged before it, so snd_nxt has grown past the round's end by then.
+            on(0, 2_000, 20_000, &mut w);
+            for k in 1..=9u64 {
+                on(k, 2_000 * (k + 1), 20_000 + 4_000 * k, &mut w);
+            }
+            assert!(w.in_slow_start());
+            for t in 20..=last_ms {
+                on(t, 20_000 + 1_000 * (t - 19), 60_000, &mut w);
+            }
+            assert_eq!(!w.in_slow_start(), exits, "last ACK at {last_ms} ms: ssthresh {}", w.ssthresh);
         }
     }
 }

@@ -195,6 +195,35 @@ pub enum WindowUpdate {
     AllSubflows,
 }
 
+/// When the client opens its MP_JOIN subflows (the path manager, [`crate::mptcp::pm`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Join {
+    /// At the first SYN/ACK (the classic model: both hosts know every path).
+    #[default]
+    AtOnce,
+    /// As Linux's in-kernel path manager with `subflow` endpoints on the client (what the
+    /// kernel backend configures): once the connection is fully established at the client,
+    /// i.e. when the first packet from the server after the handshake arrives.
+    FullyEstablished,
+    /// As Linux's in-kernel path manager with `signal` endpoints on the server: the server
+    /// announces its addresses with ADD_ADDR once the connection is fully established there
+    /// (the client's third ACK); the client opens the joins when the ADD_ADDR arrives.
+    AddAddr,
+}
+
+/// Which sizes the MPTCP options take on the wire ([`crate::net::packet::optlen`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OptionSizes {
+    /// A 64-bit DATA_ACK everywhere: 28 B DSS on data, 12 B on pure ACKs.
+    #[default]
+    Classic,
+    /// As Linux writes them: data carries a 64-bit mapping and a 32-bit DATA_ACK padded to
+    /// 24 B; the data receiver's ACKs a 64-bit DATA_ACK (12 B), the sender's a 32-bit one (8 B).
+    Linux,
+}
+
 /// One connection between the client and the server.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -258,6 +287,17 @@ pub struct ConnCfg {
     /// How `rcvbuf` sets the advertised window.
     #[serde(default)]
     pub rcvbuf_window: RcvbufWindow,
+    /// When the client opens its MP_JOIN subflows.
+    #[serde(default)]
+    pub join: Join,
+    /// Sizes of the MPTCP options on the wire.
+    #[serde(default)]
+    pub option_sizes: OptionSizes,
+    /// Mean extra delay before each packet a host sends leaves it (processing jitter drawn
+    /// from the distribution measured on Linux, scaled to this mean; packets of a host keep
+    /// their order). 0: packets leave at the instant they are sent.
+    #[serde(default)]
+    pub host_jitter: Dur,
     #[serde(default)]
     pub tcp: TcpCfg,
 }

@@ -10,7 +10,10 @@
 //!   (`tcp_rmem = 4096 131072 33554432`, `tcp_wmem = 4096 16384 4194304`) auto-tuned and
 //!   charged in skb truesize (the window is the free memory turned into payload, held
 //!   out-of-order data included, as `__mptcp_space` computes it), window updates on every
-//!   subflow when the application reads, the MPTCP-level retransmission timer.
+//!   subflow when the application reads, the MPTCP-level retransmission timer, joins opened by the
+//!   in-kernel path manager once the connection is fully established (the kernel backend's
+//!   `subflow` endpoints), the DSS sizes Linux writes, and the hosts' processing jitter as
+//!   measured on the kernel backend (mean 33 µs).
 //!
 //! A profile is applied to the scenario text before the schema reads it: every key of the
 //! profile that the connection does not write is filled in (tables merged key by key), so
@@ -42,6 +45,10 @@ pub fn linux_profile() -> Value {
         "buffer_accounting": "truesize",
         "window_update": "all_subflows",
         "mptcp_retransmit": true,
+        "join": "fully_established",
+        "option_sizes": "linux",
+        // The mean host turnaround measured on the kernel backend (crate::sim::host).
+        "host_jitter": "33us",
         "tcp": {
             "recovery": "rack_tlp",
             "prr": true,

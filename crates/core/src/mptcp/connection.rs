@@ -2,9 +2,9 @@
 //! sender or receiver, packet construction. Sans-IO: `start`, `on_packet` and `on_timeout`
 //! take `now` and push the packets to send into `out`; `poll_timeout` gives the next deadline.
 //!
-//! Connection setup (RFC 8684 §3.1–3.2): MP_CAPABLE on the first path; once the client's
-//! first subflow is established (SYN/ACK received), it opens one MP_JOIN subflow per other
-//! path at once (Linux "fullmesh" with one address pair per path). A join is usable by the
+//! Connection setup (RFC 8684 §3.1–3.2): MP_CAPABLE on the first path; the client opens one
+//! MP_JOIN subflow per other path when its path manager says ([`crate::mptcp::pm`]: at the
+//! SYN/ACK, once fully established, or on the server's ADD_ADDR). A join is usable by the
 //! server once the client's third ACK arrives; the client, if it sends data, waits for the
 //! server's fourth ACK (the third ACK is retransmitted until then). For a download the
 //! client's request rides on its MP_CAPABLE (or TCP) third ACK, so the server starts sending
@@ -15,10 +15,25 @@
 //! read every subflow may send a window update (`mptcp_cleanup_rbuf`, see `cleanup_rbuf`),
 //! so a window opened by data on a slow path reaches the sender over the fastest one.
 //! Deviations: no connection teardown (FIN/DATA_FIN), no checksum in DSS.
+//!
+//! Option sizes (`option_sizes`): `classic` gives every DSS a 64-bit DATA_ACK. `linux`
+//! follows `mptcp_established_options_dss` and `mptcp_write_options`: the DATA_ACK is 64 bits
+//! only once the peer's mappings used 64-bit DSNs (`msk->use_64bit_ack`, set from the
+//! received mapping), i.e. at the data receiver, and 32 bits at the data sender, which
+//! receives no mappings; data carries a 64-bit-DSN mapping without checksum, padded with
+//! two NOPs. So with timestamps a data packet has 12 + 24 B of options and a 1500-byte MTU
+//! holds 1500 − 40 − 36 = 1424 B of payload (1420 B with `classic`'s 28-byte DSS); the
+//! receiver's pure ACKs carry 12 B of DSS (+12 timestamps, leaving room for one SACK block
+//! as Linux computes it after the MPTCP options), the sender's 8 B. Checked against
+//! captures of Linux 6.18: data 1500 B (1424 B payload), ACK 64 B, ACK with one SACK block
+//! 76 B, MP_CAPABLE SYN / SYN-ACK / ACK 64 / 72 / 72 B, MP_JOIN 72 / 76 / 76 B.
 
 use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
-use crate::config::{BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, RcvbufWindow, Scenario, WindowUpdate};
+use crate::config::{
+    BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, OptionSizes, RcvbufWindow, Scenario, WindowUpdate,
+};
+use crate::mptcp::pm::{PathManager, PmAction};
 use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace};
 use crate::mptcp::reassembly::ConnReceiver;
 use crate::mptcp::sched::{self, SchedView, Scheduler};
@@ -41,6 +56,10 @@ pub struct Endpoint {
     pub paths: Vec<(usize, bool)>,
     pub(crate) params: Vec<TcpParams>,
     ts_len: u32,
+    /// This end's DATA_ACK is 64 bits wide (see the module documentation).
+    ack64: bool,
+    /// When the joins open (client) and which addresses are announced (server).
+    pub pm: PathManager,
     pub subflows: Vec<Option<Subflow>>,
     pub cc: Box<dyn CongestionControl>,
     pub sched: Box<dyn Scheduler>,
@@ -89,7 +108,8 @@ impl Endpoint {
         let is_sender = (cfg.direction == Direction::Upload) == is_client;
         let t = &cfg.tcp;
         let ts_len = if t.timestamps { optlen::TIMESTAMPS } else { 0 };
-        let mp_len = if mptcp { optlen::DSS_ACK_MAP } else { 0 };
+        let ack64 = cfg.option_sizes == OptionSizes::Classic || !is_sender;
+        let mp_len = if mptcp { optlen::dss(ack64, true) } else { 0 };
         let smss = t.mss.min(t.mtu - IP_TCP_HEADER as u64 - ts_len as u64 - mp_len as u64);
         let paths: Vec<(usize, bool)> = subflows.to_vec();
         let p = TcpParams {
@@ -123,6 +143,8 @@ impl Endpoint {
             subflows: (0..paths.len()).map(|_| None).collect(),
             paths,
             ts_len,
+            ack64,
+            pm: PathManager::new(cfg.join),
             cc: cc::build(cfg.cc, &cfg.cc_params),
             sched: sched::build(cfg.scheduler, &cfg.sched_params),
             snd: ConnSender::new(App::from_cfg(&cfg.app, start), conn_sndbuf(cfg.sndbuf, truesize), initial_rwnd),
@@ -188,6 +210,7 @@ impl Endpoint {
             sack: SackBlocks::default(),
             dsn: Dsn(0),
             data_ack: self.rcv.rcv_nxt,
+            ack64: self.ack64,
             sent_at: now,
             ts_echo: self.ts_recent[sf],
         }
@@ -235,7 +258,7 @@ impl Endpoint {
         s.rcv.unacked_segs = 0;
         s.delack_at = None;
         p.ack = s.rcv.rcv_nxt;
-        let used = self.ts_len + if self.mptcp { optlen::DSS_ACK } else { 0 };
+        let used = self.ts_len + if self.mptcp { optlen::dss(self.ack64, false) } else { 0 };
         let max_blocks = ((optlen::MAX - used).saturating_sub(2) / 8).min(4) as usize;
         for b in s.rcv.sack_blocks(max_blocks) {
             p.sack.blocks[p.sack.n as usize] = b;
@@ -310,6 +333,58 @@ impl Endpoint {
         }
     }
 
+    // ------------------------------------------------------------------ path manager
+
+    /// Carries out what the path manager asked for.
+    pub(crate) fn pm_act(&mut self, now: Time, act: PmAction, out: &mut Vec<Packet>) {
+        if !self.mptcp {
+            return;
+        }
+        match act {
+            PmAction::None => {}
+            PmAction::OpenAll => {
+                for j in 1..self.subflows.len() {
+                    if self.subflows[j].is_none() {
+                        self.open_subflow(now, j, out);
+                    }
+                }
+            }
+            PmAction::Announce(j) => {
+                // A pure ACK on the initial subflow carrying only the ADD_ADDR.
+                let mp = MpOption::AddAddr { id: j as u8, route: self.paths[j].0 as u8 };
+                let mut p = self.packet(now, 0, flags::ACK, mp);
+                p.ack = self.subflows[0].as_ref().map_or(Seq(0), |s| s.rcv.rcv_nxt);
+                out.push(p);
+            }
+        }
+    }
+
+    /// Path-manager events carried by a packet on an established subflow.
+    fn pm_on_packet(&mut self, now: Time, i: usize, pkt: &Packet, out: &mut Vec<Packet>) {
+        match pkt.mp {
+            MpOption::AddAddr { id, route } if self.is_client => {
+                // Open the join to the announced address, and echo it on a pure ACK.
+                let j = id as usize;
+                if j < self.subflows.len() && self.subflows[j].is_none() {
+                    self.pm.joins_opened = true;
+                    self.open_subflow(now, j, out);
+                }
+                let mut p = self.packet(now, i, flags::ACK, MpOption::AddAddrEcho { id, route });
+                p.ack = self.subflows[i].as_ref().map_or(Seq(0), |s| s.rcv.rcv_nxt);
+                out.push(p);
+            }
+            MpOption::AddAddrEcho { id, .. } if !self.is_client => {
+                let act = self.pm.on_echo(now, id as usize, self.subflows.len());
+                self.pm_act(now, act, out);
+            }
+            MpOption::Dss if self.is_client && i == 0 => {
+                let act = self.pm.on_fully_established_client();
+                self.pm_act(now, act, out);
+            }
+            _ => {}
+        }
+    }
+
     // ------------------------------------------------------------------ input
 
     pub fn on_packet(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Packet>) {
@@ -357,11 +432,8 @@ impl Endpoint {
                     self.handshake_packet(now, i, out);
                     if i == 0 {
                         self.mp_established = true;
-                        if self.mptcp {
-                            for j in 1..self.subflows.len() {
-                                self.open_subflow(now, j, out);
-                            }
-                        }
+                        let act = self.pm.on_synack();
+                        self.pm_act(now, act, out);
                         self.start_app(now);
                     }
                 }
@@ -382,6 +454,8 @@ impl Endpoint {
                 } else {
                     self.mp_established = true;
                     self.start_app(now);
+                    let act = self.pm.on_fully_established_server(now, self.subflows.len());
+                    self.pm_act(now, act, out);
                 }
             }
             State::PreEstablished => {
@@ -395,6 +469,9 @@ impl Endpoint {
                     return;
                 }
             }
+        }
+        if self.mptcp {
+            self.pm_on_packet(now, i, pkt, out);
         }
         if pkt.payload > 0 || pkt.is(flags::PROBE) {
             self.on_data(now, i, pkt, out);
@@ -562,8 +639,9 @@ impl Packet {
             MpOption::JoinSyn => optlen::MP_JOIN_SYN,
             MpOption::JoinSynAck => optlen::MP_JOIN_SYNACK,
             MpOption::JoinAck => optlen::MP_JOIN_ACK,
-            MpOption::Dss if self.payload > 0 => optlen::DSS_ACK_MAP,
-            MpOption::Dss => optlen::DSS_ACK,
+            MpOption::Dss => optlen::dss(self.ack64, self.payload > 0),
+            MpOption::AddAddr { .. } => optlen::ADD_ADDR,
+            MpOption::AddAddrEcho { .. } => optlen::ADD_ADDR_ECHO,
         };
         opts += optlen::sack(self.sack.n as u32);
         self.wire_len = IP_TCP_HEADER + opts + self.payload;
@@ -598,5 +676,52 @@ mod tests {
         assert_eq!(conn_sndbuf(BufSize::Fixed(ByteSize(1 << 20)), true), 2 << 20);
         let t = BufTriple { min: ByteSize(4096), default: ByteSize(16384), max: ByteSize(4 << 20) };
         assert_eq!(conn_sndbuf(BufSize::Auto(t), true), 16384);
+    }
+
+    fn endpoints(option_sizes: &str) -> (Endpoint, Endpoint) {
+        let sc = Scenario::from_toml_str(&format!(
+            r#"
+            duration = "1s"
+            [[paths]]
+            name = "p"
+            rate = "10Mbit"
+            [[connections]]
+            name = "c"
+            kind = "mptcp"
+            paths = ["p"]
+            option_sizes = "{option_sizes}"
+            app = {{ kind = "bulk" }}
+        "#
+        ))
+        .expect("valid");
+        let cfg = &sc.connections[0];
+        (Endpoint::new(0, cfg, &[(0, false)], &sc, true), Endpoint::new(0, cfg, &[(0, false)], &sc, false))
+    }
+
+    #[test]
+    fn a_1500_byte_mtu_holds_1424_bytes_with_linux_options_and_1420_with_classic() {
+        // 1500 − 20 IP − 20 TCP − 12 timestamps − DSS: Linux's data sender writes a 32-bit
+        // DATA_ACK and a 64-bit mapping, 4 + 4 + 14 = 22 → 24 B, so 1424 B; classic's 64-bit
+        // DATA_ACK gives 4 + 8 + 14 = 26 → 28 B, so 1420 B.
+        for (sizes, payload, ack, ack_sack) in [("linux", 1424, 64, 76), ("classic", 1420, 64, 76)] {
+            let (mut client, mut server) = endpoints(sizes);
+            assert_eq!(server.params[0].smss, payload, "{sizes}");
+            let seg = SentSeg { seq: Seq(0), len: payload as u32, flags: 0, dsn: Dsn(0), sent_at: Time::ZERO };
+            let mut out = Vec::new();
+            server.data_packet(Time::ZERO, 0, seg, &mut out);
+            assert_eq!(out[0].wire_len, 1500, "{sizes}: data packet");
+            // The receiver's pure ACK: 40 + 12 timestamps + 12 DSS (64-bit DATA_ACK) = 64 B, and
+            // with SACK: 40 − 24 = 16 B of option space left, room for one block (4 + 8 B with
+            // its two NOPs, Linux `tcp_established_options`), 76 B.
+            let ack_pkt = client.packet(Time::ZERO, 0, flags::ACK, MpOption::Dss);
+            assert_eq!(ack_pkt.wire_len, ack, "{sizes}: pure ACK");
+            let mut with_sack = ack_pkt;
+            with_sack.sack.n = 1;
+            assert_eq!(with_sack.sized(client.ts_len).wire_len, ack_sack, "{sizes}: ACK with SACK");
+        }
+        // Linux's data sender acknowledges with a 32-bit DATA_ACK: 40 + 12 + 8 = 60 B (the
+        // kernel's fourth ACK of a join in a download).
+        let (_, mut server) = endpoints("linux");
+        assert_eq!(server.packet(Time::ZERO, 0, flags::ACK, MpOption::Dss).wire_len, 60);
     }
 }

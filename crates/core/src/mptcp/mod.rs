@@ -4,6 +4,7 @@
 //! with one subflow, no MPTCP options and the identity mapping DSN = subflow sequence.
 
 pub mod connection;
+pub mod pm;
 pub mod rcvbuf;
 pub mod reassembly;
 pub mod sched;

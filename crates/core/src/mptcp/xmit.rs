@@ -383,6 +383,9 @@ impl Endpoint {
         if let Some(r) = self.rtx_at {
             t = Some(t.map_or(r, |x| x.min(r)));
         }
+        if let Some(a) = self.pm.retrans_at {
+            t = Some(t.map_or(a, |x| x.min(a)));
+        }
         if self.is_sender && self.app_started {
             t = match (t, self.snd.app.next_write(now)) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -399,6 +402,8 @@ impl Endpoint {
 
     /// Fires every timer due at `now`.
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let act = self.pm.on_timeout(now);
+        self.pm_act(now, act, out);
         for i in 0..self.subflows.len() {
             let Some(s) = self.subflows[i].as_mut() else {
                 continue;

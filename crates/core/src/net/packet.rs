@@ -41,9 +41,20 @@ pub enum MpOption {
     JoinSyn,
     JoinSynAck,
     JoinAck,
-    /// DSS: DATA_ACK (64 bit) and, when the packet has payload, a mapping (DSN 64 bit,
-    /// subflow sequence 32 bit, data-level length 16 bit).
+    /// DSS: DATA_ACK (64 or 32 bit, `Packet::ack64`) and, when the packet has payload, a
+    /// mapping (DSN 64 bit, subflow sequence 32 bit, data-level length 16 bit).
     Dss,
+    /// ADD_ADDR announcing the server's address of subflow `id`'s path (on route `route`),
+    /// IPv4 without port, with its truncated HMAC (16 B); sent on a pure ACK without DSS.
+    AddAddr {
+        id: u8,
+        route: u8,
+    },
+    /// The client's echo of that ADD_ADDR (8 B, no HMAC), on a pure ACK without DSS.
+    AddAddrEcho {
+        id: u8,
+        route: u8,
+    },
 }
 
 /// Bytes of TCP options on the wire for one packet (each option padded to 4 bytes).
@@ -61,6 +72,17 @@ pub mod optlen {
     pub const DSS_ACK: u32 = 12;
     /// DSS with a 64-bit DATA_ACK and a 64-bit-DSN mapping: 4 + 8 + 8 + 4 + 2 = 26 → 28.
     pub const DSS_ACK_MAP: u32 = 28;
+    /// ADD_ADDR, IPv4, no port, with the 64-bit truncated HMAC: 4 + 4 + 8 (RFC 8684 §3.4.1).
+    pub const ADD_ADDR: u32 = 16;
+    /// ADD_ADDR echo, IPv4, no port (no HMAC): 4 + 4.
+    pub const ADD_ADDR_ECHO: u32 = 8;
+    /// DSS with a DATA_ACK of 64 bits (`ack64`) or 32 bits and, with `map`, a 64-bit-DSN
+    /// mapping without checksum (8 + 4 + 2 B), padded to a multiple of 4 (Linux writes two
+    /// NOPs): 4 + 8 = 12 or 4 + 4 = 8 without mapping, 26 → 28 or 22 → 24 with it.
+    pub fn dss(ack64: bool, map: bool) -> u32 {
+        let len: u32 = 4 + if ack64 { 8 } else { 4 } + if map { 14 } else { 0 };
+        len.div_ceil(4) * 4
+    }
     /// SACK option with `n` blocks: 2 + 8n, padded to a multiple of 4.
     pub fn sack(n: u32) -> u32 {
         if n == 0 {
@@ -105,6 +127,8 @@ pub struct Packet {
     pub dsn: Dsn,
     /// DSS DATA_ACK (valid when `mp == Dss`).
     pub data_ack: Dsn,
+    /// The DSS DATA_ACK is 64 bits wide (else 32).
+    pub ack64: bool,
     /// When the sending endpoint emitted the packet (the TSval analogue).
     pub sent_at: Time,
     /// The `sent_at` of the latest packet this endpoint received on the subflow (the TSecr
@@ -115,5 +139,20 @@ pub struct Packet {
 impl Packet {
     pub fn is(&self, f: u8) -> bool {
         self.flags & f != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::optlen;
+
+    #[test]
+    fn dss_sizes_follow_the_field_widths() {
+        // RFC 8684 §3.3: kind, length, subtype/flags (4 B); DATA_ACK 4 or 8 B; mapping: DSN
+        // 8 B, subflow sequence 4 B, data-level length 2 B; padded to 4 B.
+        assert_eq!(optlen::dss(true, true), optlen::DSS_ACK_MAP);
+        assert_eq!(optlen::dss(true, false), optlen::DSS_ACK);
+        assert_eq!(optlen::dss(false, true), 24);
+        assert_eq!(optlen::dss(false, false), 8);
     }
 }

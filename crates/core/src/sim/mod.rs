@@ -1,6 +1,7 @@
 //! The simulator: a small driver that moves packets between sans-IO endpoints and links in
 //! event-time order, samples time series, checks invariants and assembles results.
 
+pub mod host;
 pub mod queue;
 mod report;
 
@@ -14,6 +15,7 @@ use crate::results::{RunOutput, SeriesMeta, TimeSeries};
 use crate::trace::pcap::{Capture, Point};
 use crate::trace::{TraceDigest, TraceEvent};
 use crate::units::Time;
+use host::HostQueue;
 use queue::{Event, EventQueue};
 use std::collections::HashMap;
 
@@ -39,6 +41,10 @@ pub struct Simulation {
     sf_series: Vec<Vec<[u32; SF_METRICS.len()]>>,
     conn_series: Vec<[u32; CONN_METRICS.len()]>,
     link_series: Vec<[u32; LINK_METRICS.len()]>,
+    /// Host transmit queues (`host_jitter`), by node.
+    hosts: Vec<HostQueue>,
+    /// `host_of[c] = [client host, server host]` and the connection's mean host jitter.
+    host_of: Vec<([u32; 2], crate::units::Dur)>,
 }
 
 const SF_METRICS: [&str; 7] =
@@ -78,7 +84,27 @@ impl Simulation {
             sf_series: Vec::new(),
             conn_series: Vec::new(),
             link_series: Vec::new(),
+            hosts: Vec::new(),
+            host_of: Vec::new(),
         };
+        let mut nodes: Vec<String> = Vec::new();
+        for cfg in &sc.connections {
+            let mut ids = [0u32; 2];
+            for (k, node) in [cfg.client.as_deref().unwrap_or("client"), cfg.server.as_deref().unwrap_or("server")]
+                .into_iter()
+                .enumerate()
+            {
+                ids[k] = match nodes.iter().position(|n| n == node) {
+                    Some(i) => i as u32,
+                    None => {
+                        nodes.push(node.to_string());
+                        sim.hosts.push(HostQueue::new(sc.seed, node));
+                        (nodes.len() - 1) as u32
+                    }
+                };
+            }
+            sim.host_of.push((ids, cfg.host_jitter));
+        }
         if sc.output.timeseries.is_some() {
             sim.register_series();
         }
@@ -171,6 +197,7 @@ impl Simulation {
                     self.q.push(t + iv, Event::Sample);
                 }
                 Event::Warmup => {}
+                Event::HostSend(h) => self.on_host(h as usize, t),
             }
             if self.all_done() {
                 break;
@@ -246,11 +273,21 @@ impl Simulation {
     /// Sends what endpoint (c, s) produced and re-arms its timer.
     fn flush(&mut self, c: usize, s: usize) {
         let mut out = std::mem::take(&mut self.out);
+        let (hosts, jitter) = self.host_of[c];
         for p in out.drain(..) {
             if p.payload > 0 {
                 self.data_packets += 1;
             }
-            self.inject(p);
+            if jitter > crate::units::Dur::ZERO {
+                let h = hosts[s] as usize;
+                let first = self.hosts[h].q.is_empty();
+                let at = self.hosts[h].push(self.now, jitter, p);
+                if first {
+                    self.q.push(at, Event::HostSend(h as u32));
+                }
+            } else {
+                self.inject(p);
+            }
         }
         self.out = out;
         if let Some(t) = self.eps[c][s].poll_timeout(self.now) {
@@ -259,6 +296,18 @@ impl Simulation {
                 self.ep_wake[c][s] = Some(t);
                 self.q.push(t, Event::Endpoint(c as u32, s as u8));
             }
+        }
+    }
+
+    /// Host `h`'s transmit queue: the packets due leave, in order.
+    fn on_host(&mut self, h: usize, t: Time) {
+        while let Some(&(at, p)) = self.hosts[h].q.front() {
+            if at > t {
+                self.q.push(at, Event::HostSend(h as u32));
+                break;
+            }
+            self.hosts[h].q.pop_front();
+            self.inject(p);
         }
     }
 

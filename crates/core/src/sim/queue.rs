@@ -24,6 +24,8 @@ pub enum Event {
     Sample,
     /// Warm-up boundary for goodput accounting.
     Warmup,
+    /// The head of a host's transmit queue is due to leave (`host_jitter`).
+    HostSend(u32),
 }
 
 #[derive(Clone, Copy, Debug)]

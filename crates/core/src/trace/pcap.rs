@@ -308,16 +308,45 @@ impl Capture {
             }
             MpOption::Dss => {
                 let data_ack = peer_idsn.wrapping_add(1).wrapping_add(p.data_ack.0);
-                if p.payload > 0 {
+                if p.payload > 0 && p.ack64 {
                     opt.extend_from_slice(&[1, 1, 30, 26, 0x20, 0x0f]); // M, m, A, a
                     opt.extend_from_slice(&data_ack.to_be_bytes());
                     opt.extend_from_slice(&my_idsn.wrapping_add(1).wrapping_add(p.dsn.0).to_be_bytes());
                     opt.extend_from_slice(&(p.seq.0 as u32).wrapping_add(1).to_be_bytes());
                     opt.extend_from_slice(&(p.payload as u16).to_be_bytes());
-                } else {
+                } else if p.payload > 0 {
+                    // 32-bit DATA_ACK, then two NOPs as Linux pads the 22-byte option.
+                    opt.extend_from_slice(&[30, 22, 0x20, 0x0d]); // M, m, A
+                    opt.extend_from_slice(&(data_ack as u32).to_be_bytes());
+                    opt.extend_from_slice(&my_idsn.wrapping_add(1).wrapping_add(p.dsn.0).to_be_bytes());
+                    opt.extend_from_slice(&(p.seq.0 as u32).wrapping_add(1).to_be_bytes());
+                    opt.extend_from_slice(&(p.payload as u16).to_be_bytes());
+                    opt.extend_from_slice(&[1, 1]);
+                } else if p.ack64 {
                     opt.extend_from_slice(&[30, 12, 0x20, 0x03]); // A, a
                     opt.extend_from_slice(&data_ack.to_be_bytes());
+                } else {
+                    opt.extend_from_slice(&[30, 8, 0x20, 0x01]); // A
+                    opt.extend_from_slice(&(data_ack as u32).to_be_bytes());
                 }
+            }
+            MpOption::AddAddr { id, route } => {
+                // HMAC(Key of the sender || Key of the receiver, ID || address || port 0),
+                // rightmost 64 bits (RFC 8684 §3.4.1).
+                let addr = [10, 2, route % 250, 1];
+                let mut key = ids.key[me].to_be_bytes().to_vec();
+                key.extend_from_slice(&ids.key[peer].to_be_bytes());
+                let mut msg = vec![id];
+                msg.extend_from_slice(&addr);
+                msg.extend_from_slice(&[0, 0]);
+                let h = hmac256(&key, &msg);
+                opt.extend_from_slice(&[30, 16, 0x30, id]);
+                opt.extend_from_slice(&addr);
+                opt.extend_from_slice(&h[24..]);
+            }
+            MpOption::AddAddrEcho { id, route } => {
+                opt.extend_from_slice(&[30, 8, 0x31, id]);
+                opt.extend_from_slice(&[10, 2, route % 250, 1]);
             }
         }
         if p.sack.n > 0 {
