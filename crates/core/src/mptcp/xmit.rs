@@ -9,6 +9,18 @@
 //! as its window allows, and its send buffer grows as Linux's does (`tcp_new_space`): after
 //! an ACK, once the push attempt leaves its congestion window not full. Persist timer: when the peer's window admits nothing and nothing is in
 //! flight, a zero-window probe is sent with exponential backoff.
+//!
+//! Pacing (`tcp::pacing`, subflows of a rate-based controller only): a subflow whose pacing
+//! gate is closed sends nothing — neither retransmissions (Linux `tcp_xmit_retransmit_queue`
+//! checks `tcp_pacing_check`, the fast retransmit included) nor queued or new data
+//! (`tcp_write_xmit`), nor reinjections or copies — and schedulers see it without room, so
+//! unqueued data stays at the connection level until the gate opens. A tail loss probe with
+//! new data is paced too (Linux sends it through `tcp_write_xmit`; when the gate is closed
+//! no probe goes and the retransmission timer is re-armed, as `tcp_send_loss_probe` does),
+//! while a probe that retransmits the last segment and the RTO's retransmission are not
+//! (Linux `__tcp_retransmit_skb` from the timers). Every transmission moves the gate. When
+//! the gate, not the window, stops a subflow, the pacing timer is armed for the moment it
+//! opens (Linux arms it in `tcp_pacing_check`).
 
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::sched::{Pick, SchedCtx, SchedView};
@@ -31,10 +43,10 @@ fn sched_ctx<'a>(now: Time, views: &'a [SchedView], snd: &ConnSender) -> SchedCt
     }
 }
 
-fn view_of(s: &Subflow, q: &SubflowQueue) -> SchedView {
+fn view_of(now: Time, s: &Subflow, q: &SubflowQueue) -> SchedView {
     SchedView {
         usable: s.established(),
-        has_room: s.has_room(),
+        has_room: s.can_send(now),
         backup: s.backup,
         srtt: s.rtt.srtt(),
         rttvar: s.rtt.rttvar(),
@@ -46,14 +58,15 @@ fn view_of(s: &Subflow, q: &SubflowQueue) -> SchedView {
         recovering: matches!(s.ca, CaState::Recovery | CaState::Loss),
         queued: s.snd_nxt.dist(s.snd_una) + q.bytes(),
         sndbuf: q.sndbuf,
+        pacing_rate: s.pacer.rate,
     }
 }
 
 impl Endpoint {
-    fn sched_views(&mut self) {
+    fn sched_views(&mut self, now: Time) {
         self.views.clear();
         for (s, q) in self.subflows.iter().zip(&self.sfq) {
-            self.views.push(s.as_ref().map(|s| view_of(s, q)).unwrap_or_default());
+            self.views.push(s.as_ref().map(|s| view_of(now, s, q)).unwrap_or_default());
         }
     }
 
@@ -66,9 +79,17 @@ impl Endpoint {
         if !self.app_started {
             return;
         }
+        if !self.mptcp {
+            // Linux `tcp_sendmsg` → `tcp_rate_check_app_limited`, before the write (the MPTCP
+            // data path does not call it on subflows).
+            let unsent = self.snd.unsent();
+            if let Some(s) = self.subflows[0].as_mut().filter(|s| s.rate_based) {
+                s.check_app_limited(unsent);
+            }
+        }
         self.snd.app_write(now);
         for i in 0..self.subflows.len() {
-            while let Some(s) = self.subflows[i].as_mut().filter(|s| s.established()) {
+            while let Some(s) = self.subflows[i].as_mut().filter(|s| s.established() && s.pacer.open(now)) {
                 let Some(seg) = s.retransmit_next(now, false) else {
                     break;
                 };
@@ -81,7 +102,7 @@ impl Endpoint {
                 self.flush_queue(now, i, out);
             }
         }
-        self.sched_views();
+        self.sched_views(now);
         self.sched.new_round();
         loop {
             // Reinjections first; those already DATA_ACKed are dropped.
@@ -120,7 +141,7 @@ impl Endpoint {
                     self.sched.on_sent(sf, dsn, len);
                     self.flush_queue(now, sf, out);
                     let s = self.subflows[sf].as_ref().expect("picked subflow exists");
-                    self.views[sf] = view_of(s, &self.sfq[sf]);
+                    self.views[sf] = view_of(now, s, &self.sfq[sf]);
                 }
                 Pick::New { sf, skip } => {
                     if !self.can_use(sf) {
@@ -159,12 +180,16 @@ impl Endpoint {
         }
         // Linux `tcp_new_space` after an ACK freed data: the send buffer grows unless the
         // congestion window is full.
-        for (s, q) in self.subflows.iter().zip(self.sfq.iter_mut()) {
-            if let Some(s) = s.as_ref().filter(|_| q.acked) {
+        for (s, q) in self.subflows.iter_mut().zip(self.sfq.iter_mut()) {
+            let Some(s) = s.as_mut() else { continue };
+            if q.acked {
                 q.acked = false;
                 if s.has_room() {
                     q.expand(s.w.smss, s.w.cwnd, self.snd.sndbuf);
                 }
+            }
+            if s.pacer.rate != 0 {
+                s.pace_at = (!s.pacer.open(now) && s.has_room()).then_some(s.pacer.next_at);
             }
         }
         let could_send = self.views.iter().any(|v| v.usable && v.has_room);
@@ -190,14 +215,15 @@ impl Endpoint {
             self.cc.on_idle_restart(now, j);
         }
         let s = self.subflows[j].as_mut().expect("picked subflow exists");
+        s.tx_start(now, self.cc.as_mut());
         let seg = s.send_new(now, len, dsn);
-        self.views[j] = view_of(s, &self.sfq[j]);
+        self.views[j] = view_of(now, s, &self.sfq[j]);
         self.data_packet(now, j, seg, out);
     }
 
     /// Sends subflow `j`'s queued data as far as its congestion window allows.
     fn flush_queue(&mut self, now: Time, j: usize, out: &mut Vec<Packet>) {
-        while self.subflows[j].as_ref().is_some_and(|s| s.has_room()) {
+        while self.subflows[j].as_ref().is_some_and(|s| s.can_send(now)) {
             let Some((dsn, len)) = self.sfq[j].pop(self.params[j].smss) else {
                 break;
             };
@@ -232,7 +258,7 @@ impl Endpoint {
                 if prior >= h.w.ssthresh {
                     h.w.ssthresh = (h.w.ssthresh / 2).max(2 * h.w.smss);
                 }
-                self.views[j] = view_of(h, &self.sfq[j]);
+                self.views[j] = view_of(now, h, &self.sfq[j]);
                 self.snd.penalisations += 1;
                 self.last_rbuf_opti[sf] = Some(now);
             }
@@ -279,10 +305,16 @@ impl Endpoint {
         if !s.on_recovery_timers(now, self.cc.as_mut(), &self.peers) {
             return;
         }
+        let paced_out = !s.pacer.open(now);
         let retrans = match self.snd.next_new(0, self.params[i].smss) {
+            Some(_) if paced_out => {
+                // Linux `tcp_send_loss_probe`: `tcp_write_xmit` sent nothing; re-arm the RTO.
+                s.rto_at = Some(now + s.rtt.rto());
+                return;
+            }
             Some((dsn, len)) => {
                 self.snd.mark_sent(dsn, len);
-                self.sched_views();
+                self.sched_views(now);
                 self.send_on(now, i, dsn, len, out);
                 self.sched.on_sent(i, dsn, len);
                 false
@@ -333,6 +365,11 @@ impl Endpoint {
             let s = self.subflows[i].as_mut().expect("subflow");
             if s.delack_at.is_some_and(|t| t <= now) {
                 self.send_ack(now, i, out);
+            }
+            // The pacing timer: the gate is open now; `xmit` below sends.
+            let s = self.subflows[i].as_mut().expect("subflow");
+            if s.pace_at.is_some_and(|t| t <= now) {
+                s.pace_at = None;
             }
             // Linux keeps one timer slot: a due probe or reordering timer goes first (a probe
             // restarts the RTO).

@@ -20,6 +20,7 @@
 use std::collections::VecDeque;
 
 use crate::tcp::rack::Rack;
+use crate::tcp::rate::{RateEstimator, TxStamp};
 use crate::units::{Dsn, Dur, Seq, Time};
 
 pub const SACKED: u8 = 1;
@@ -33,7 +34,7 @@ pub const EVER_RETRANS: u8 = 8;
 pub const REINJECTED: u8 = 16;
 
 /// One transmitted, not yet cumulatively acknowledged segment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SentSeg {
     pub seq: Seq,
     /// Payload bytes.
@@ -43,6 +44,9 @@ pub struct SentSeg {
     pub dsn: Dsn,
     /// Last (re)transmission time.
     pub sent_at: Time,
+    /// Delivery state at the last (re)transmission, for rate samples (`tcp::rate`; left at
+    /// its default when the estimator is off).
+    pub tx: TxStamp,
 }
 
 impl SentSeg {
@@ -77,6 +81,8 @@ pub struct Scoreboard {
     sacked_segs: u64,
     lost: u64,
     retrans: u64,
+    /// Bytes ever marked lost, a retransmission lost again included (Linux `tp->lost`).
+    lost_total: u64,
     /// Loss-marking cursor (absolute index) and the SACKed segments below it.
     lost_hint: u64,
     lost_hint_cnt: u64,
@@ -88,6 +94,9 @@ pub struct Scoreboard {
     pieces: Vec<(u64, u64)>,
     /// RACK state (RFC 8985), told about every delivered segment.
     pub rack: Rack,
+    /// Delivery-rate estimation (`tcp::rate`), told about every (re)transmission and
+    /// delivery when enabled.
+    pub rate: RateEstimator,
 }
 
 impl Scoreboard {
@@ -107,6 +116,14 @@ impl Scoreboard {
     pub fn lost_bytes(&self) -> u64 {
         self.lost
     }
+    /// Bytes ever marked lost (Linux `tp->lost`).
+    pub fn lost_total(&self) -> u64 {
+        self.lost_total
+    }
+    /// Bytes lost and not retransmitted yet (Linux `lost_out > retrans_out`).
+    pub fn lost_not_retransmitted(&self) -> bool {
+        self.lost > self.retrans
+    }
     /// RFC 6675 pipe / Linux `tcp_packets_in_flight`, in bytes.
     pub fn in_flight(&self) -> u64 {
         self.out - self.sacked - self.lost + self.retrans
@@ -120,8 +137,11 @@ impl Scoreboard {
 
     /// Records a newly transmitted segment (must follow the previous one in sequence).
     /// Returns its absolute index.
-    pub fn push(&mut self, seg: SentSeg) -> u64 {
+    pub fn push(&mut self, mut seg: SentSeg) -> u64 {
         debug_assert!(self.segs.back().is_none_or(|b| b.end() == seg.seq));
+        if self.rate.enabled {
+            seg.tx = self.rate.on_sent(seg.sent_at, self.segs.is_empty());
+        }
         self.out += seg.len as u64;
         self.segs.push_back(seg);
         self.base + self.segs.len() as u64 - 1
@@ -141,9 +161,11 @@ impl Scoreboard {
         if g.flags & LOST == 0 {
             g.flags |= LOST;
             self.lost += len;
+            self.lost_total += len;
         } else if g.flags & RETRANS != 0 {
             g.flags &= !RETRANS;
             self.retrans -= len;
+            self.lost_total += len;
         }
         self.retrans_hint = self.retrans_hint.min(abs);
     }
@@ -159,6 +181,9 @@ impl Scoreboard {
         }
         g.flags |= EVER_RETRANS;
         g.sent_at = now;
+        if self.rate.enabled {
+            g.tx = self.rate.on_sent(now, false);
+        }
         let g = *g;
         self.rack.on_sent(now, abs);
         Some(g)
@@ -193,6 +218,9 @@ impl Scoreboard {
                 if !s.has(SACKED) {
                     r.delivered += s.len as u64;
                     self.rack.on_delivered(s.seq, s.end(), s.sent_at, s.flags, now);
+                    if self.rate.enabled {
+                        self.rate.on_delivered(s.end(), s.sent_at, &s.tx, s.has(EVER_RETRANS));
+                    }
                 }
                 r.bytes += s.len as u64;
                 r.segs += 1;
@@ -295,6 +323,9 @@ impl Scoreboard {
                         }
                         let g = *g;
                         self.rack.on_delivered(g.seq, g.end(), g.sent_at, g.flags, now);
+                        if self.rate.enabled {
+                            self.rate.on_delivered(g.end(), g.sent_at, &g.tx, g.flags & EVER_RETRANS != 0);
+                        }
                     }
                     i += 1;
                 }
@@ -360,6 +391,7 @@ impl Scoreboard {
             } else if g.flags & LOST == 0 {
                 g.flags |= LOST;
                 self.lost += g.len as u64;
+                self.lost_total += g.len as u64;
                 marked = true;
             }
             i += 1;
@@ -374,6 +406,10 @@ impl Scoreboard {
     pub fn enter_loss(&mut self) {
         for g in self.segs.iter_mut() {
             if g.flags & SACKED == 0 {
+                // Linux `tcp_mark_skb_lost`: counted unless already lost and not retransmitted.
+                if g.flags & LOST == 0 || g.flags & RETRANS != 0 {
+                    self.lost_total += g.len as u64;
+                }
                 g.flags = (g.flags | LOST) & !RETRANS;
             }
         }
@@ -409,6 +445,9 @@ impl Scoreboard {
         debug_assert!(g.flags & LOST != 0 && g.flags & (RETRANS | SACKED) == 0);
         g.flags |= RETRANS | EVER_RETRANS;
         g.sent_at = now;
+        if self.rate.enabled {
+            g.tx = self.rate.on_sent(now, false);
+        }
         self.retrans += g.len as u64;
         let g = *g;
         let abs = self.base + pos as u64;
@@ -471,7 +510,14 @@ mod tests {
     fn board(n: u64) -> Scoreboard {
         let mut b = Scoreboard::default();
         for i in 0..n {
-            b.push(SentSeg { seq: Seq(i * 100), len: 100, flags: 0, dsn: Dsn(i * 100), sent_at: Time(i) });
+            b.push(SentSeg {
+                seq: Seq(i * 100),
+                len: 100,
+                flags: 0,
+                dsn: Dsn(i * 100),
+                sent_at: Time(i),
+                ..Default::default()
+            });
         }
         b
     }
