@@ -182,14 +182,7 @@ mod tests {
         b.rack.enabled = true;
         for i in 0..10 {
             let t = Time(i * MS);
-            let abs = b.push(SentSeg {
-                seq: Seq(i * 100),
-                len: 100,
-                flags: 0,
-                dsn: Dsn(i * 100),
-                sent_at: t,
-                ..Default::default()
-            });
+            let abs = b.push(SentSeg { seq: Seq(i * 100), len: 100, flags: 0, dsn: Dsn(i * 100), sent_at: t });
             b.rack.on_sent(t, abs);
         }
         b
@@ -231,14 +224,7 @@ mod tests {
         let g = b.mark_retransmitted(p, Time(200 * MS));
         b.rack.on_sent(Time(200 * MS), 0);
         assert_eq!(g.seq, Seq(0));
-        let abs = b.push(SentSeg {
-            seq: Seq(1000),
-            len: 100,
-            flags: 0,
-            dsn: Dsn(1000),
-            sent_at: Time(201 * MS),
-            ..Default::default()
-        });
+        let abs = b.push(SentSeg { seq: Seq(1000), len: 100, flags: 0, dsn: Dsn(1000), sent_at: Time(201 * MS) });
         b.rack.on_sent(Time(201 * MS), abs);
         sack(&mut b, 1000, 1100, Time(301 * MS));
         let d = b.rack_detect_loss(Time(301 * MS), Dur::ZERO);

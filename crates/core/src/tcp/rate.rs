@@ -5,7 +5,8 @@
 //! intervals ([`RateSample`]).
 //!
 //! Only controllers that ask for it (Linux `cong_control`, i.e. BBR) pay for it: with
-//! [`RateEstimator::enabled`] false nothing is stamped and no sample is built.
+//! [`RateEstimator::enabled`] false nothing is stamped and no sample is built. The stamps
+//! live in the scoreboard, one per outstanding segment (`tcp::scoreboard`).
 //!
 //! Deviations from the reference:
 //! - counters are in bytes (Linux counts packets); the simulator sends one segment per packet,

@@ -298,7 +298,7 @@ impl Subflow {
 
     /// Records the transmission of new data `[snd_nxt, snd_nxt + len)` mapped to `dsn`.
     pub fn send_new(&mut self, now: Time, len: u64, dsn: Dsn) -> SentSeg {
-        let seg = SentSeg { seq: self.snd_nxt, len: len as u32, flags: 0, dsn, sent_at: now, tx: Default::default() };
+        let seg = SentSeg { seq: self.snd_nxt, len: len as u32, flags: 0, dsn, sent_at: now };
         let abs = self.sb.push(seg);
         self.sb.rack.on_sent(now, abs);
         self.snd_nxt += len;
