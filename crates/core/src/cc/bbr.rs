@@ -40,6 +40,9 @@
 //!   the default initial window of 10 nothing changes);
 //! - the random start phase of PROBE_BW is drawn from the connection's seeded stream
 //!   (`cc:<connection>:<side>`), so runs are reproducible.
+//! - when PROBE_RTT ends at a restart from idle (`bbr_cwnd_event`), a new PROBE_BW phase is
+//!   timed from that moment (Linux: from the last delivery, `delivered_mstamp`, which the
+//!   controller is not told there).
 
 use super::minmax::MinMax;
 use super::{CongestionControl, PeerView, RateAck, Window};
@@ -742,10 +745,7 @@ impl CongestionControl for Bbr {
                 let bw = p.bw();
                 p.set_pacing_rate(bw, UNIT, None, w.cwnd);
             }
-            Mode::ProbeRtt => {
-                let stamp = p.cycle_mstamp;
-                p.check_probe_rtt_done(now, stamp, w, rng);
-            }
+            Mode::ProbeRtt => p.check_probe_rtt_done(now, now, w, rng),
             _ => {}
         }
     }
