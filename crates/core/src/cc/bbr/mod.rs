@@ -14,10 +14,10 @@
 //! - PROBE_RTT: when `min_rtt` has not been refreshed for 10 s, cwnd drops to 4 segments for
 //!   max(200 ms, one round), then back to the mode the pipe's state calls for.
 //!
-//! Linux's long-term bandwidth sampling (`bbr_lt_bw_sampling`, policer detection) and its
-//! ACK-aggregation allowance (`bbr_update_ack_aggregation`, extra cwnd for ACKs that arrive
-//! in bursts) are implemented; both are part of the kernel's `tcp_bbr` that runs on the Linux
-//! backend.
+//! Linux's long-term bandwidth sampling (`bbr_lt_bw_sampling`, policer detection: `lt.rs`)
+//! and its ACK-aggregation allowance (`bbr_update_ack_aggregation`, extra cwnd for ACKs that
+//! arrive in bursts: `aggregation.rs`) are implemented; both are part of the kernel's
+//! `tcp_bbr` that runs on the Linux backend.
 //!
 //! Units: windows and counters are handed over in bytes and turned into segments of `smss`
 //! (Linux counts packets; the simulator sends one segment per packet); `bw` is in payload
@@ -43,6 +43,9 @@
 //! - when PROBE_RTT ends at a restart from idle (`bbr_cwnd_event`), a new PROBE_BW phase is
 //!   timed from that moment (Linux: from the last delivery, `delivered_mstamp`, which the
 //!   controller is not told there).
+
+mod aggregation;
+mod lt;
 
 use super::minmax::MinMax;
 use super::{CongestionControl, PeerView, RateAck, Window};
@@ -85,20 +88,6 @@ const MIN_TSO_RATE: u64 = 1_200_000 / 8;
 const PACING_SHIFT: u32 = 10;
 const TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
 const TSO_MAX_SEGS: u64 = 0x7F;
-/// ACK aggregation: gain 1, max-filter of 5 rounds in two halves, at most 100 ms of data,
-/// epoch reset after 2^20 segments (Linux `bbr_extra_acked_*`, `bbr_ack_epoch_acked_reset_thresh`).
-const EXTRA_ACKED_GAIN: u64 = UNIT;
-const EXTRA_ACKED_WIN_RTTS: u32 = 5;
-const EXTRA_ACKED_MAX: Dur = Dur(100_000_000);
-const ACK_EPOCH_ACKED_RESET: u64 = 1 << 20;
-/// Long-term sampling (Linux `bbr_lt_*`): intervals of 4–16 rounds, ended by a loss rate of
-/// ≥ 50/256 ≈ 20 %; two intervals within 1/8 or 4 kbit/s of each other mean a policer; its
-/// rate is then used for 48 rounds.
-const LT_INTVL_MIN_RTTS: u32 = 4;
-const LT_LOSS_THRESH: u64 = 50;
-const LT_BW_RATIO: u64 = UNIT / 8;
-const LT_BW_DIFF: u64 = 4000 / 8;
-const LT_BW_MAX_RTTS: u32 = 48;
 
 /// BBR's modes (Linux `enum bbr_mode`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -302,17 +291,6 @@ impl Path {
         (bytes / self.smss as u128) as u64
     }
 
-    /// Linux `bbr_ack_aggregation_cwnd`: extra window for ACKs that arrive in bursts, once
-    /// the pipe is full (segments).
-    fn ack_aggregation_cwnd(&self) -> u64 {
-        if !self.full_bw_reached {
-            return 0;
-        }
-        let max_aggr = self.segs_floor(self.bw() as u128 * EXTRA_ACKED_MAX.0 as u128 / 1_000_000_000);
-        let aggr = EXTRA_ACKED_GAIN * self.extra_acked[0].max(self.extra_acked[1]) / UNIT;
-        aggr.min(max_aggr)
-    }
-
     /// Linux `bbr_save_cwnd`: remember the window before recovery or PROBE_RTT.
     fn save_cwnd(&mut self, cwnd: u64) {
         if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
@@ -362,89 +340,6 @@ impl Path {
         full_length || inflight <= self.inflight(bw, UNIT)
     }
 
-    /// Linux `bbr_reset_lt_bw_sampling_interval`.
-    fn reset_lt_bw_sampling_interval(&mut self, a: &RateAck) {
-        self.lt_last_stamp = a.delivered_mstamp.0 / 1_000_000;
-        self.lt_last_delivered = a.delivered;
-        self.lt_last_lost = a.lost;
-        self.lt_rtt_cnt = 0;
-    }
-
-    /// Linux `bbr_reset_lt_bw_sampling`.
-    fn reset_lt_bw_sampling(&mut self, a: &RateAck) {
-        self.lt_bw = 0;
-        self.lt_use_bw = false;
-        self.lt_is_sampling = false;
-        self.reset_lt_bw_sampling_interval(a);
-    }
-
-    /// Linux `bbr_lt_bw_interval_done`: two consistent intervals mean a policer.
-    fn lt_bw_interval_done(&mut self, bw: u64, a: &RateAck) {
-        if self.lt_bw > 0 {
-            let diff = bw.abs_diff(self.lt_bw);
-            if diff * UNIT <= LT_BW_RATIO * self.lt_bw || Self::pacing_rate_for(diff, UNIT) <= LT_BW_DIFF {
-                self.lt_bw = (bw + self.lt_bw) / 2;
-                self.lt_use_bw = true;
-                self.pacing_gain = UNIT;
-                self.lt_rtt_cnt = 0;
-                return;
-            }
-        }
-        self.lt_bw = bw;
-        self.reset_lt_bw_sampling_interval(a);
-    }
-
-    /// Linux `bbr_lt_bw_sampling`: token-bucket policer detection. Sampling starts at a loss
-    /// and measures the delivery rate over 4–16 rounds ending at a loss, when the interval's
-    /// loss rate is at least 20 %.
-    fn lt_bw_sampling(&mut self, a: &RateAck, rng: &mut Rng) {
-        if self.lt_use_bw {
-            if self.mode == Mode::ProbeBw && self.round_start {
-                self.lt_rtt_cnt += 1;
-                if self.lt_rtt_cnt >= LT_BW_MAX_RTTS {
-                    self.reset_lt_bw_sampling(a);
-                    self.reset_probe_bw_mode(rng, a.delivered_mstamp);
-                }
-            }
-            return;
-        }
-        if !self.lt_is_sampling {
-            if a.rs.losses == 0 {
-                return;
-            }
-            self.reset_lt_bw_sampling_interval(a);
-            self.lt_is_sampling = true;
-        }
-        if a.rs.is_app_limited {
-            self.reset_lt_bw_sampling(a);
-            return;
-        }
-        if self.round_start {
-            self.lt_rtt_cnt += 1;
-        }
-        if self.lt_rtt_cnt < LT_INTVL_MIN_RTTS {
-            return;
-        }
-        if self.lt_rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
-            self.reset_lt_bw_sampling(a);
-            return;
-        }
-        if a.rs.losses == 0 {
-            return;
-        }
-        let lost = self.segs(a.lost - self.lt_last_lost);
-        let delivered = self.segs(a.delivered - self.lt_last_delivered);
-        if delivered == 0 || lost * UNIT < LT_LOSS_THRESH * delivered {
-            return;
-        }
-        let t_ms = (a.delivered_mstamp.0 / 1_000_000).saturating_sub(self.lt_last_stamp);
-        if t_ms < 1 {
-            return;
-        }
-        let bw = ((a.delivered - self.lt_last_delivered) as u128 * 1000 / t_ms as u128) as u64;
-        self.lt_bw_interval_done(bw, a);
-    }
-
     /// Linux `bbr_update_bw`: round counting and the bandwidth filter. A round ends when a
     /// segment sent after the previous round's end is delivered. Application-limited samples
     /// enter the filter only if they do not lower it.
@@ -468,34 +363,6 @@ impl Path {
         if !a.rs.is_app_limited || bw >= self.max_bw() {
             self.bw.running_max(BW_RTTS, self.rtt_cnt, bw);
         }
-    }
-
-    /// Linux `bbr_update_ack_aggregation`: the largest excess of ACKed data over what `bw`
-    /// predicts since the ACK rate last fell to it, max-filtered over 5–10 rounds.
-    fn update_ack_aggregation(&mut self, a: &RateAck, cwnd: u64) {
-        let acked = self.segs(a.rs.acked_sacked);
-        if acked == 0 || a.rs.delivered.is_none() || a.rs.interval.is_none() {
-            return;
-        }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
-            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx = 1 - self.extra_acked_win_idx;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch = a.delivered_mstamp.since(self.ack_epoch_mstamp);
-        let mut expected = self.segs_floor(self.bw() as u128 * epoch.0 as u128 / 1_000_000_000);
-        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= ACK_EPOCH_ACKED_RESET {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = a.delivered_mstamp;
-            expected = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + acked).min(0xFFFFF);
-        let extra = (self.ack_epoch_acked - expected).min(cwnd);
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
-        *slot = (*slot).max(extra);
     }
 
     /// Linux `bbr_check_full_bw_reached`: once per round, unless application-limited, the
@@ -756,5 +623,4 @@ impl CongestionControl for Bbr {
 }
 
 #[cfg(test)]
-#[path = "bbr_tests.rs"]
 mod tests;
