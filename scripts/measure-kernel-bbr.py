@@ -4,7 +4,7 @@ kernel and appends one CSV row per run to tests/python/data/kernel-bbr.csv (root
 Usage: .venv/bin/python scripts/measure-kernel-bbr.py [RUNS]   (default 5)
 
 Run k of a scenario uses seed = scenario seed + k, as `mptcplab compare` does. Each row holds
-the connection's goodput after warm-up, every subflow's share, the kernel release
+the connection's goodput after warm-up, every subflow's share and mean RTT, the kernel release
 (`uname -r`), the one-minute load average when the run started (the link emulator runs in
 user space, so a loaded machine can distort it), the exact command and the date (UTC).
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted((ROOT / "scenarios" / "kernel").glob("bbr-*.toml"))
 OUT = ROOT / "tests" / "python" / "data" / "kernel-bbr.csv"
-FIELDS = ["scenario", "run", "seed", "goodput_bps", "shares", "kernel", "load_1min", "command", "date_utc"]
+FIELDS = ["scenario", "run", "seed", "goodput_bps", "shares", "mean_rtt_ms", "kernel", "load_1min", "command", "date_utc"]
 
 
 def main() -> int:
@@ -49,9 +49,10 @@ def main() -> int:
                 s = json.loads(r.stdout)
                 conn = s["connections"][0]
                 shares = ";".join(f"{sf['path']}={sf['share']:.4f}" for sf in s["subflows"])
+                rtts = ";".join(f"{sf['path']}={sf['mean_rtt_s'] * 1e3:.3f}" for sf in s["subflows"])
                 w.writerow({
                     "scenario": path.stem, "run": k, "seed": seed0 + k, "goodput_bps": round(conn["goodput_bps"]),
-                    "shares": shares, "kernel": platform.release(), "load_1min": f"{load:.2f}",
+                    "shares": shares, "mean_rtt_ms": rtts, "kernel": platform.release(), "load_1min": f"{load:.2f}",
                     "command": " ".join(cmd), "date_utc": date,
                 })
                 f.flush()
