@@ -308,3 +308,23 @@ fn an_rto_restarts_full_pipe_detection() {
     let p = b.state(0).unwrap();
     assert_eq!((p.full_bw, p.prev_ca_state), (0, CaState::Loss));
 }
+
+#[test]
+fn restarting_from_idle_in_probe_bw_paces_at_the_estimated_rate() {
+    // bbr_cwnd_event(CA_EVENT_TX_START) after running out of data: in PROBE_BW the pacing
+    // rate becomes bw × 1 × 0.99 whatever the phase's gain: 1 MB/s → 990 000 B/s. Without
+    // application-limited data nothing changes.
+    let mut b = bbr();
+    let mut w = window(50);
+    b.cong_control(&ack(40, 1_000_000, 40, 10, 10, 0), &mut w);
+    let p = b.paths[0].as_mut().unwrap();
+    p.full_bw_reached = true;
+    p.mode = Mode::ProbeBw;
+    p.cycle_idx = 0;
+    p.pacing_rate = Path::pacing_rate_for(1_000_000, PACING_GAIN[0]);
+    b.on_tx_start(Time(2_000 * MS), 0, false, &mut w);
+    assert_eq!(b.pacing_rate(0), 1_237_500);
+    b.on_tx_start(Time(2_000 * MS), 0, true, &mut w);
+    assert_eq!(b.pacing_rate(0), 990_000);
+    assert!(b.state(0).unwrap().idle_restart);
+}
