@@ -20,7 +20,10 @@
 //! while a probe that retransmits the last segment and the RTO's retransmission are not
 //! (Linux `__tcp_retransmit_skb` from the timers). Every transmission moves the gate. When
 //! the gate, not the window, stops a subflow, the pacing timer is armed for the moment it
-//! opens (Linux arms it in `tcp_pacing_check`).
+//! opens (Linux arms it in `tcp_pacing_check`). Deviation: Linux's out-of-tree schedulers (minRTT, ...) hand a
+//! segment to a subflow whose pacing gate is closed, where it waits (TCP small queues let
+//! about 1 ms of data wait); here it goes to another subflow with room, or waits at the
+//! connection level.
 
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::sched::{Pick, SchedCtx, SchedView};
