@@ -22,10 +22,6 @@ def run(
 def check(scenario_json: str) -> str:
     """Validates a scenario; returns it fully resolved as pretty JSON. Raises ConfigError."""
 
-def check_simulator(scenario_json: str) -> None:
-    """Validates a scenario and refuses what only the Linux backend runs (cc = "bbr").
-    Raises ConfigError."""
-
 def presets() -> list[tuple[str, str, str]]:
     """The bundled link presets: (name, one-line description, TOML source with its derivation)."""
 

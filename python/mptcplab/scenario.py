@@ -27,7 +27,6 @@ __all__ = [
     "Scenario",
     "apply_overrides",
     "bundled_scenarios",
-    "check_simulator",
     "load_scenario",
     "parse_assignment",
     "parse_value",
@@ -86,15 +85,6 @@ def _validated(data: dict[str, Any], source: str | None) -> Scenario:
     except ConfigError as e:
         raise with_file(e, source) from None
     return Scenario(data=data, source=source, resolved_json=resolved)
-
-
-def check_simulator(sc: Scenario) -> None:
-    """Refuses (:class:`ConfigError`) what only the Linux backend runs, such as
-    ``cc = "bbr"``: the schema accepts it, the simulator has no model of it."""
-    try:
-        _core.check_simulator(sc.to_json())
-    except ConfigError as e:
-        raise with_file(e, sc.source) from None
 
 
 def _read_file(path: Path) -> dict[str, Any]:

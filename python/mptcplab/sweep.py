@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from mptcplab import _core
 from mptcplab.errors import ConfigError, config_error
 from mptcplab.results import flat_metrics
-from mptcplab.scenario import Scenario, check_simulator, load_scenario, parse_value
+from mptcplab.scenario import Scenario, load_scenario, parse_value
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -244,8 +244,6 @@ def _plan(scenario: Scenario, grid: Grid, repeat: int, backend: str = "sim") -> 
             from mptcplab.kernel.support import check_supported
 
             check_supported(point)
-        else:
-            check_simulator(point)
         for r in range(repeat):
             seed = repeat_seed(point.seed, r)
             tasks.append(_Task(run_key(point.resolved_json, seed, backend), params, r, seed, point.to_json()))

@@ -1,5 +1,4 @@
-"""Every TOML example in docs/scenarios.md passes `mptcplab check`, so the docs cannot rot;
-the simulator runs every example but those the document marks as `--backend linux` only.
+"""Every TOML example in docs/scenarios.md passes `mptcplab check`, so the docs cannot rot.
 
 An example with a `duration` is a whole scenario. The others are fragments, completed as the
 document says: with two paths (`wifi`, `lte`) and one MPTCP connection `c`; `[[paths]]`
@@ -18,8 +17,6 @@ from typing import Any
 import pytest
 
 from mptcplab.cli import main
-from mptcplab.errors import ConfigError
-from mptcplab.scenario import check_simulator, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "scenarios.md"
@@ -63,21 +60,3 @@ def test_every_example_passes_check(
     with pytest.raises(SystemExit) as done:
         main(["check", str(file)])
     assert done.value.code == 0, f"example {n} fails `mptcplab check`:\n{text}\n{capsys.readouterr().err}"
-
-
-@pytest.mark.parametrize("n", range(len(EXAMPLES)))
-def test_the_simulator_runs_every_example_not_marked_linux_only(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
-    text = EXAMPLES[n]
-    sc = load_scenario(complete(tomllib.loads(text)))
-    doc = DOC.read_text(encoding="utf-8")
-    before = doc[: doc.index(text)]
-    before = before[: before.rindex("```toml")].rstrip()
-    paragraph = before[before.rfind("\n\n") :]
-    if any(c["cc"] == "bbr" for c in sc.resolved["connections"]):
-        assert "--backend linux" in paragraph, f"example {n} runs only on Linux and the text before it must say so"
-        with pytest.raises(ConfigError) as e:
-            check_simulator(sc)
-        assert e.value.path.endswith(".cc") and "--backend linux" in e.value.message
-    else:
-        check_simulator(sc)

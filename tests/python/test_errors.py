@@ -172,27 +172,3 @@ def test_bad_command_line_options_are_usage_errors(two_path):
     r = cli("sweep", str(two_path), "--out", "x")
     assert r.returncode == 2 and "--vary" in r.stderr
     assert Path("x").exists() is False
-
-
-@pytest.mark.parametrize("command", [["run"], ["sweep", "--vary", "paths.wifi.rate=1Mbit,2Mbit"]])
-def test_bbr_is_refused_by_the_simulator_naming_the_key_and_the_linux_backend(command, two_path, tmp_path):
-    # `bbr` is part of the schema (`check` accepts it) but only the Linux backend runs it.
-    bbr = ["--set", "connections.mptcp.cc=bbr"]
-    checked = cli("check", str(two_path), *bbr)
-    assert checked.returncode == 0 and '"cc": "bbr"' in checked.stdout, checked.stderr
-    out = tmp_path / "out"
-    r = cli(*command[:1], str(two_path), *command[1:], *bbr, "--out", str(out))
-    assert_user_error(r, f"error: {two_path}: connections[0].cc: `bbr` is available only with --backend linux",
-                      "reno, lia, cubic")
-    assert not out.exists()
-    with pytest.raises(mptcplab.ConfigError) as e:
-        mptcplab.run(two_path, overrides=bbr[1:])
-    assert (e.value.file, e.value.path) == (str(two_path), "connections[0].cc")
-
-
-def test_compare_refuses_bbr_before_running_anything(tmp_path):
-    scenario = Path(__file__).resolve().parents[2] / "scenarios" / "kernel" / "kernel-equal-paths.toml"
-    out = tmp_path / "cmp"
-    r = cli("compare", str(scenario), "--set", "connections.mptcp.cc=bbr", "--out", str(out), timeout=60)
-    assert_user_error(r, "connections[0].cc: `bbr` is available only with --backend linux")
-    assert not out.exists()

@@ -31,9 +31,6 @@ pub use results::{RunOutput, Summary, TimeSeries};
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Runs a validated scenario to completion with the scenario's own seed.
-///
-/// Panics on a scenario [`Scenario::check_simulator`] refuses (`cc = "bbr"`);
-/// [`run_json`] returns that refusal as an error.
 pub fn run(scenario: &Scenario) -> RunOutput {
     sim::Simulation::new(scenario).run()
 }
@@ -41,7 +38,6 @@ pub fn run(scenario: &Scenario) -> RunOutput {
 /// Parses, validates and runs a scenario given as JSON; `seed` overrides the scenario's.
 pub fn run_json(scenario_json: &str, seed: Option<u64>) -> Result<RunOutput, ConfigError> {
     let mut sc = Scenario::from_json_str(scenario_json)?;
-    sc.check_simulator()?;
     if let Some(s) = seed {
         sc.seed = s;
     }

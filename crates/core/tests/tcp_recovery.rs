@@ -300,7 +300,7 @@ fn prr_spreads_the_reduction_over_the_recovery_round() {
             prr,
         };
         let mut s = Subflow::new(0, 0, false, State::Established, p);
-        let mut cc = cc::build(CcKind::Reno, &CcParams::default());
+        let mut cc = cc::build(CcKind::Reno, &CcParams::default(), mptcplab_core::rng::Rng::stream(1, "cc"));
         let peers = [PeerView::default()];
         s.rtt.on_sample(Dur::from_ms(100));
         s.w.ssthresh = 1000 * MSS; // congestion avoidance: no growth surprises

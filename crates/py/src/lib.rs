@@ -95,13 +95,6 @@ fn check(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     Scenario::from_json_str(scenario_json).map(|s| s.to_json_pretty()).map_err(|e| config_error(py, &e))
 }
 
-/// Validates a scenario given as JSON and refuses what only the Linux backend runs
-/// (`cc = "bbr"`): the checks of a simulator run, without running it.
-#[pyfunction]
-fn check_simulator(py: Python<'_>, scenario_json: &str) -> PyResult<()> {
-    Scenario::from_json_str(scenario_json).and_then(|s| s.check_simulator()).map_err(|e| config_error(py, &e))
-}
-
 /// Parses a duration (`"10ms"`, `"2s"`) into integer nanoseconds.
 #[pyfunction]
 fn parse_duration_ns(text: &str) -> PyResult<u64> {
@@ -155,7 +148,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
-    m.add_function(wrap_pyfunction!(check_simulator, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration_ns, m)?)?;
     m.add_function(wrap_pyfunction!(format_duration_ns, m)?)?;

@@ -8,15 +8,27 @@
 //! recovery, as Linux's `tcp_cong_avoid` gate); the controller decides *how* to react.
 //!
 //! Windows are in bytes; `smss` is the subflow's sender MSS (payload bytes per full segment).
+//!
+//! A rate-based controller (Linux `tcp_congestion_ops.cong_control`: BBR) says so through
+//! [`CongestionControl::rate_based`]. The host then estimates delivery rates (`tcp::rate`),
+//! hands it every ACK with a rate sample ([`CongestionControl::cong_control`]) instead of the
+//! gated `on_ack`, paces each subflow at [`CongestionControl::pacing_rate`] (`tcp::pacing`),
+//! and, as Linux's `tcp_cong_control` and `tcp_end_cwnd_reduction` do for such controllers,
+//! leaves PRR, the window reductions on loss and the idle restart out.
 
 pub mod balia;
+pub mod bbr;
 pub mod cubic;
 pub mod lia;
+pub mod minmax;
 pub mod olia;
 pub mod reno;
 pub mod wvegas;
 
 use crate::config::{CaCounting, CcKind, CcParams, SlowStart};
+use crate::rng::Rng;
+use crate::tcp::rate::RateSample;
+use crate::tcp::subflow::CaState;
 use crate::units::{Dur, Time};
 
 /// The congestion state of the subflow an event belongs to.
@@ -78,6 +90,29 @@ pub struct Ack<'a> {
     pub peers: &'a [PeerView],
 }
 
+/// Everything a rate-based controller is told about one ACK (or, from
+/// [`CongestionControl::on_rto`], about a retransmission timeout) on subflow `sf`.
+#[derive(Clone, Copy, Debug)]
+pub struct RateAck {
+    pub now: Time,
+    pub sf: usize,
+    /// The ACK's rate sample (`tcp::rate`; Linux `struct rate_sample`).
+    pub rs: RateSample,
+    /// Bytes delivered on the subflow so far, and when that count last grew (Linux
+    /// `delivered`, `delivered_mstamp`).
+    pub delivered: u64,
+    pub delivered_mstamp: Time,
+    /// Bytes ever marked lost on the subflow (Linux `tp->lost`).
+    pub lost: u64,
+    /// Bytes in flight after the ACK (RFC 6675 pipe).
+    pub in_flight: u64,
+    /// The subflow's congestion state after the ACK.
+    pub ca: CaState,
+    pub srtt: Option<Dur>,
+    /// Earliest departure of the subflow's next segment (pacing; Linux `tcp_wstamp_ns`).
+    pub next_departure: Time,
+}
+
 pub trait CongestionControl {
     fn name(&self) -> &'static str;
     /// An ACK newly acknowledged bytes on subflow `ack.sf` while it may raise its window.
@@ -90,10 +125,32 @@ pub trait CongestionControl {
     fn alpha(&self) -> Option<f64> {
         None
     }
+    /// Linux `cong_control` is set: the controller sets the window and the pacing rate
+    /// itself from rate samples, on every ACK (see the module documentation).
+    fn rate_based(&self) -> bool {
+        false
+    }
+    /// A rate-based controller's ACK, after loss detection (Linux `tcp_cong_control` →
+    /// `cong_control`). Returns true to mark the subflow application-limited now (Linux
+    /// controllers write `tp->app_limited`, e.g. BBR in PROBE_RTT).
+    fn cong_control(&mut self, _ack: &RateAck, _w: &mut Window) -> bool {
+        false
+    }
+    /// A rate-based controller's subflow timed out (Linux `set_state(TCP_CA_Loss)`), after the
+    /// host set its window to one segment.
+    fn on_rto(&mut self, _ack: &RateAck) {}
+    /// A rate-based controller's subflow sends with nothing in flight (Linux
+    /// `CA_EVENT_TX_START`); `app_limited`: it had run out of data.
+    fn on_tx_start(&mut self, _now: Time, _sf: usize, _app_limited: bool, _w: &mut Window) {}
+    /// Pacing rate of subflow `sf` (payload bytes per second); 0 = unpaced.
+    fn pacing_rate(&self, _sf: usize) -> u64 {
+        0
+    }
 }
 
-/// Builds the controller a connection's configuration names.
-pub fn build(kind: CcKind, params: &CcParams) -> Box<dyn CongestionControl> {
+/// Builds the controller a connection's configuration names; `rng` is the controller's own
+/// random stream (BBR draws its first gain-cycle phase from it).
+pub fn build(kind: CcKind, params: &CcParams, rng: Rng) -> Box<dyn CongestionControl> {
     match kind {
         CcKind::Reno => Box::new(reno::Reno),
         CcKind::Lia => Box::new(lia::Lia::new(params.lia.alpha_update)),
@@ -101,8 +158,7 @@ pub fn build(kind: CcKind, params: &CcParams) -> Box<dyn CongestionControl> {
         CcKind::Olia => Box::new(olia::Olia::new()),
         CcKind::Balia => Box::new(balia::Balia::new()),
         CcKind::Wvegas => Box::new(wvegas::Wvegas::new(&params.wvegas)),
-        // Refused before any simulation by `Scenario::check_simulator`.
-        CcKind::Bbr => panic!("cc = \"bbr\" runs only on the Linux backend; the simulator has no BBR model"),
+        CcKind::Bbr => Box::new(bbr::Bbr::new(rng)),
     }
 }
 

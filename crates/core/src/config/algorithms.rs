@@ -22,16 +22,16 @@ pub enum CcKind {
     Balia,
     /// Weighted Vegas, delay-based (Cao, Xu, Fu, ICNP 2012).
     Wvegas,
-    /// BBR (Cardwell et al., ACM Queue 2016), uncoupled per subflow: the Linux kernel's
-    /// `tcp_bbr`, run only by the Linux backend. The simulator has no model of it and
-    /// refuses it ([`crate::Scenario::check_simulator`]).
+    /// BBR v1 (Cardwell et al., ACM Queue 2016), uncoupled per subflow, as the Linux kernel's
+    /// `tcp_bbr` (`cc::bbr`), with delivery-rate estimation and pacing; the Linux backend
+    /// runs the kernel's own.
     Bbr,
 }
 
 impl CcKind {
     pub const NAMES: &'static [&'static str] = &["reno", "lia", "cubic", "olia", "balia", "wvegas", "bbr"];
-    /// The algorithms the simulator models.
-    pub const SIMULATED: &'static [&'static str] = &["reno", "lia", "cubic", "olia", "balia", "wvegas"];
+    /// The algorithms the simulator models (all of them).
+    pub const SIMULATED: &'static [&'static str] = &["reno", "lia", "cubic", "olia", "balia", "wvegas", "bbr"];
 }
 
 /// When LIA recomputes α.

@@ -40,6 +40,7 @@ use crate::mptcp::sched::{self, SchedView, Scheduler};
 use crate::mptcp::sendbuf::ConnSender;
 use crate::mptcp::sfqueue::SubflowQueue;
 use crate::net::packet::{flags, optlen, MpOption, Packet, SackBlocks, IP_TCP_HEADER};
+use crate::rng::Rng;
 use crate::tcp::receiver::{AckNeed, Arriving, Chunk};
 use crate::tcp::scoreboard::SentSeg;
 use crate::tcp::subflow::{State, Subflow, TcpParams};
@@ -145,7 +146,11 @@ impl Endpoint {
             ts_len,
             ack64,
             pm: PathManager::new(cfg.join),
-            cc: cc::build(cfg.cc, &cfg.cc_params),
+            cc: cc::build(
+                cfg.cc,
+                &cfg.cc_params,
+                Rng::stream(sc.seed, &format!("cc:{}:{}", cfg.name, if is_client { "client" } else { "server" })),
+            ),
             sched: sched::build(cfg.scheduler, &cfg.sched_params),
             snd: ConnSender::new(App::from_cfg(&cfg.app, start), conn_sndbuf(cfg.sndbuf, truesize), initial_rwnd),
             rcv,
@@ -273,7 +278,10 @@ impl Endpoint {
 
     fn new_subflow(&mut self, sf: usize, state: State) {
         let (path, backup) = self.paths[sf];
-        let s = Subflow::new(sf as u8, path, backup, state, self.params[sf].clone());
+        let mut s = Subflow::new(sf as u8, path, backup, state, self.params[sf].clone());
+        if self.cc.rate_based() {
+            s.set_rate_based();
+        }
         self.sfq[sf] = match (self.sndbuf_cfg, self.truesize) {
             // SO_SNDBUF: every subflow's buffer is set to the doubled value and locked.
             (BufSize::Fixed(b), true) => SubflowQueue::locked(2 * b.0),
@@ -591,7 +599,8 @@ impl Endpoint {
         if o.acked_bytes > 0 {
             self.sfq[i].acked = true;
         }
-        if o.entered_recovery {
+        // Paced subflows wait for their pacing gate (Linux `tcp_xmit_retransmit_queue`).
+        if o.entered_recovery && s.pacer.open(now) {
             // RFC 6675 (4.3): retransmit the first lost segment at once.
             if let Some(seg) = s.retransmit_next(now, true) {
                 self.data_packet(now, i, seg, out);

@@ -9,6 +9,21 @@
 //! as its window allows, and its send buffer grows as Linux's does (`tcp_new_space`): after
 //! an ACK, once the push attempt leaves its congestion window not full. Persist timer: when the peer's window admits nothing and nothing is in
 //! flight, a zero-window probe is sent with exponential backoff.
+//!
+//! Pacing (`tcp::pacing`, subflows of a rate-based controller only): a subflow whose pacing
+//! gate is closed sends nothing — neither retransmissions (Linux `tcp_xmit_retransmit_queue`
+//! checks `tcp_pacing_check`, the fast retransmit included) nor queued or new data
+//! (`tcp_write_xmit`), nor reinjections or copies — and schedulers see it without room, so
+//! unqueued data stays at the connection level until the gate opens. A tail loss probe with
+//! new data is paced too (Linux sends it through `tcp_write_xmit`; when the gate is closed
+//! no probe goes and the retransmission timer is re-armed, as `tcp_send_loss_probe` does),
+//! while a probe that retransmits the last segment and the RTO's retransmission are not
+//! (Linux `__tcp_retransmit_skb` from the timers). Every transmission moves the gate. When
+//! the gate, not the window, stops a subflow, the pacing timer is armed for the moment it
+//! opens (Linux arms it in `tcp_pacing_check`). Deviation: Linux's out-of-tree schedulers (minRTT, ...) hand a
+//! segment to a subflow whose pacing gate is closed, where it waits (TCP small queues let
+//! about 1 ms of data wait); here it goes to another subflow with room, or waits at the
+//! connection level.
 
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::sched::{Pick, SchedCtx, SchedView};
@@ -35,7 +50,7 @@ fn sched_ctx<'a>(now: Time, views: &'a [SchedView], snd: &ConnSender) -> SchedCt
     }
 }
 
-fn view_of(s: &Subflow, q: &SubflowQueue, truesize: bool) -> SchedView {
+fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, truesize: bool) -> SchedView {
     let payload = s.snd_nxt.dist(s.snd_una) + q.bytes();
     let queued = if truesize {
         let srtt = s.rtt.srtt().map(|d| d.secs_f64());
@@ -45,7 +60,7 @@ fn view_of(s: &Subflow, q: &SubflowQueue, truesize: bool) -> SchedView {
     };
     SchedView {
         usable: s.established(),
-        has_room: s.has_room(),
+        has_room: s.can_send(now),
         backup: s.backup,
         srtt: s.rtt.srtt(),
         rttvar: s.rtt.rttvar(),
@@ -57,14 +72,15 @@ fn view_of(s: &Subflow, q: &SubflowQueue, truesize: bool) -> SchedView {
         recovering: matches!(s.ca, CaState::Recovery | CaState::Loss),
         queued,
         sndbuf: q.sndbuf,
+        pacing_rate: s.pacer.rate,
     }
 }
 
 impl Endpoint {
-    fn sched_views(&mut self) {
+    fn sched_views(&mut self, now: Time) {
         self.views.clear();
         for (s, q) in self.subflows.iter().zip(&self.sfq) {
-            self.views.push(s.as_ref().map(|s| view_of(s, q, self.truesize)).unwrap_or_default());
+            self.views.push(s.as_ref().map(|s| view_of(now, s, q, self.truesize)).unwrap_or_default());
         }
     }
 
@@ -77,9 +93,17 @@ impl Endpoint {
         if !self.app_started {
             return;
         }
+        if !self.mptcp {
+            // Linux `tcp_sendmsg` → `tcp_rate_check_app_limited`, before the write (the MPTCP
+            // data path does not call it on subflows).
+            let unsent = self.snd.unsent();
+            if let Some(s) = self.subflows[0].as_mut().filter(|s| s.rate_based) {
+                s.check_app_limited(unsent);
+            }
+        }
         self.snd.app_write(now);
         for i in 0..self.subflows.len() {
-            while let Some(s) = self.subflows[i].as_mut().filter(|s| s.established()) {
+            while let Some(s) = self.subflows[i].as_mut().filter(|s| s.established() && s.pacer.open(now)) {
                 let Some(seg) = s.retransmit_next(now, false) else {
                     break;
                 };
@@ -92,7 +116,7 @@ impl Endpoint {
                 self.flush_queue(now, i, out);
             }
         }
-        self.sched_views();
+        self.sched_views(now);
         self.sched.new_round();
         loop {
             // Reinjections first; those already DATA_ACKed are dropped.
@@ -131,7 +155,7 @@ impl Endpoint {
                     self.sched.on_sent(sf, dsn, len);
                     self.flush_queue(now, sf, out);
                     let s = self.subflows[sf].as_ref().expect("picked subflow exists");
-                    self.views[sf] = view_of(s, &self.sfq[sf], self.truesize);
+                    self.views[sf] = view_of(now, s, &self.sfq[sf], self.truesize);
                 }
                 Pick::New { sf, skip } => {
                     if !self.can_use(sf) {
@@ -172,14 +196,18 @@ impl Endpoint {
         // congestion window is full.
         let cap = self.subflow_sndbuf_cap();
         let mut grew = false;
-        for (s, q) in self.subflows.iter().zip(self.sfq.iter_mut()) {
-            if let Some(s) = s.as_ref().filter(|_| q.acked) {
+        for (s, q) in self.subflows.iter_mut().zip(self.sfq.iter_mut()) {
+            let Some(s) = s.as_mut() else { continue };
+            if q.acked {
                 q.acked = false;
                 if s.has_room() {
                     let before = q.sndbuf;
                     q.expand(s.w.smss, s.w.cwnd, cap);
                     grew |= q.sndbuf != before;
                 }
+            }
+            if s.pacer.rate != 0 {
+                s.pace_at = (!s.pacer.open(now) && s.has_room()).then_some(s.pacer.next_at);
             }
         }
         if grew {
@@ -252,7 +280,7 @@ impl Endpoint {
                 let len = end - una.0;
                 self.sfq[j].push(una, len);
                 self.snd.reinjected_bytes += len;
-                self.sched_views();
+                self.sched_views(now);
                 self.flush_queue(now, j, out);
             }
         }
@@ -269,14 +297,15 @@ impl Endpoint {
             self.cc.on_idle_restart(now, j);
         }
         let s = self.subflows[j].as_mut().expect("picked subflow exists");
+        s.tx_start(now, self.cc.as_mut());
         let seg = s.send_new(now, len, dsn);
-        self.views[j] = view_of(s, &self.sfq[j], self.truesize);
+        self.views[j] = view_of(now, s, &self.sfq[j], self.truesize);
         self.data_packet(now, j, seg, out);
     }
 
     /// Sends subflow `j`'s queued data as far as its congestion window allows.
     fn flush_queue(&mut self, now: Time, j: usize, out: &mut Vec<Packet>) {
-        while self.subflows[j].as_ref().is_some_and(|s| s.has_room()) {
+        while self.subflows[j].as_ref().is_some_and(|s| s.can_send(now)) {
             let Some((dsn, len)) = self.sfq[j].pop(self.params[j].smss) else {
                 break;
             };
@@ -311,7 +340,7 @@ impl Endpoint {
                 if prior >= h.w.ssthresh {
                     h.w.ssthresh = (h.w.ssthresh / 2).max(2 * h.w.smss);
                 }
-                self.views[j] = view_of(h, &self.sfq[j], self.truesize);
+                self.views[j] = view_of(now, h, &self.sfq[j], self.truesize);
                 self.snd.penalisations += 1;
                 self.last_rbuf_opti[sf] = Some(now);
             }
@@ -358,10 +387,16 @@ impl Endpoint {
         if !s.on_recovery_timers(now, self.cc.as_mut(), &self.peers) {
             return;
         }
+        let paced_out = !s.pacer.open(now);
         let retrans = match self.snd.next_new(0, self.params[i].smss) {
+            Some(_) if paced_out => {
+                // Linux `tcp_send_loss_probe`: `tcp_write_xmit` sent nothing; re-arm the RTO.
+                s.rto_at = Some(now + s.rtt.rto());
+                return;
+            }
             Some((dsn, len)) => {
                 self.snd.mark_sent(dsn, len);
-                self.sched_views();
+                self.sched_views(now);
                 self.send_on(now, i, dsn, len, out);
                 self.sched.on_sent(i, dsn, len);
                 false
@@ -420,6 +455,11 @@ impl Endpoint {
             let s = self.subflows[i].as_mut().expect("subflow");
             if s.delack_at.is_some_and(|t| t <= now) {
                 self.send_ack(now, i, out);
+            }
+            // The pacing timer: the gate is open now; `xmit` below sends.
+            let s = self.subflows[i].as_mut().expect("subflow");
+            if s.pace_at.is_some_and(|t| t <= now) {
+                s.pace_at = None;
             }
             // Linux keeps one timer slot: a due probe or reordering timer goes first (a probe
             // restarts the RTO).

@@ -1,7 +1,9 @@
 //! TCP mechanics shared by single-path connections and MPTCP subflows.
 
+pub mod pacing;
 pub mod prr;
 pub mod rack;
+pub mod rate;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;

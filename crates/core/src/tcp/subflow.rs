@@ -17,9 +17,15 @@
 //! - idle restart (Linux `tcp_cwnd_restart`, RFC 2861): when data is sent with nothing in
 //!   flight after more than one RTO of silence, cwnd is halved per elapsed RTO down to
 //!   min(cwnd, IW) and ssthresh raised to at least 3/4 of the old cwnd.
+//! - with a rate-based congestion controller (BBR, Linux `cong_control`): delivery-rate
+//!   samples (`tcp::rate`) and pacing (`tcp::pacing`); the controller sets the window on every
+//!   ACK, and, as Linux, neither PRR, nor the window reductions on loss, nor the cwnd-limited
+//!   gate, nor the idle restart apply (Linux `tcp_cong_control`, `tcp_end_cwnd_reduction`,
+//!   `tcp_slow_start_after_idle_check`).
 
-use crate::cc::{Ack, CongestionControl, PeerView, Window};
+use crate::cc::{Ack, CongestionControl, PeerView, RateAck, Window};
 use crate::config::{CaCounting, Recovery, SlowStart};
+use crate::tcp::pacing::Pacer;
 use crate::tcp::prr::Prr;
 use crate::tcp::receiver::SubflowReceiver;
 use crate::tcp::rtt::RttEstimator;
@@ -59,8 +65,8 @@ pub enum State {
     Established,
 }
 
-/// Linux congestion states (`tcp_ca_state`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Linux congestion states (`tcp_ca_state`), in Linux's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CaState {
     Open,
     /// SACKs seen, nothing marked lost yet.
@@ -123,6 +129,11 @@ pub struct Subflow {
     pub prr: Option<Prr>,
     /// Last transmission of data (Linux `lsndtime`).
     pub lsndtime: Time,
+    /// The congestion controller is rate-based (see `cc`): rate samples, pacing.
+    pub rate_based: bool,
+    /// Pacing gate (rate 0 = unpaced) and the pacing timer (Linux `pacing_timer`).
+    pub pacer: Pacer,
+    pub pace_at: Option<Time>,
     round_end: Seq,
     round_max_in_flight: u64,
     prev_round_max_in_flight: u64,
@@ -162,6 +173,9 @@ impl Subflow {
             tlp: Tlp::default(),
             prr: None,
             lsndtime: Time::ZERO,
+            rate_based: false,
+            pacer: Pacer::default(),
+            pace_at: None,
             round_end: Seq(0),
             round_max_in_flight: 0,
             prev_round_max_in_flight: 0,
@@ -198,6 +212,51 @@ impl Subflow {
         self.established() && self.sb.in_flight() + self.w.smss <= self.w.cwnd
     }
 
+    /// Room in the window and the pacing gate open at `now`: a segment may leave.
+    pub fn can_send(&self, now: Time) -> bool {
+        self.has_room() && self.pacer.open(now)
+    }
+
+    /// Makes the subflow's congestion control rate-based (`cc::CongestionControl::rate_based`):
+    /// delivery-rate estimation on, pacing at the rate the controller sets.
+    pub fn set_rate_based(&mut self) {
+        self.rate_based = true;
+        self.sb.rate.enabled = true;
+    }
+
+    /// What a rate-based controller is told about the subflow now, with rate sample `rs`.
+    fn rate_ack(&self, now: Time, rs: crate::tcp::rate::RateSample) -> RateAck {
+        RateAck {
+            now,
+            sf: self.idx as usize,
+            rs,
+            delivered: self.sb.rate.delivered,
+            delivered_mstamp: self.sb.rate.delivered_mstamp,
+            lost: self.sb.lost_total(),
+            in_flight: self.sb.in_flight(),
+            ca: self.ca,
+            srtt: self.rtt.srtt(),
+            next_departure: self.pacer.next_at,
+        }
+    }
+
+    /// Linux `tcp_rate_check_app_limited` at an application write, with `unsent` bytes the
+    /// subflow could still send.
+    pub fn check_app_limited(&mut self, unsent: u64) {
+        let (smss, in_flight, cwnd, lost) =
+            (self.w.smss, self.sb.in_flight(), self.w.cwnd, self.sb.lost_not_retransmitted());
+        self.sb.rate.check_app_limited(unsent, smss, in_flight, cwnd, lost);
+    }
+
+    /// Linux `CA_EVENT_TX_START` for a rate-based controller: called before sending data;
+    /// tells the controller when nothing is in flight.
+    pub fn tx_start(&mut self, now: Time, cc: &mut dyn CongestionControl) {
+        if self.rate_based && self.sb.in_flight() == 0 {
+            cc.on_tx_start(now, self.idx as usize, self.sb.rate.app_limited != 0, &mut self.w);
+            self.pacer.rate = cc.pacing_rate(self.idx as usize);
+        }
+    }
+
     /// Linux `tcp_is_cwnd_limited`: slow start while cwnd < 2 × the largest flight of the
     /// last round; afterwards only if the window was actually filled.
     fn cwnd_limited(&self) -> bool {
@@ -212,7 +271,7 @@ impl Subflow {
     /// RFC 2861 / Linux `tcp_cwnd_restart`, checked before sending data.
     /// Returns true if the window was restarted.
     pub fn maybe_idle_restart(&mut self, now: Time) -> bool {
-        if !self.p.idle_restart || !self.sb.is_empty() || self.stats.segments_sent == 0 {
+        if !self.p.idle_restart || !self.sb.is_empty() || self.stats.segments_sent == 0 || self.rate_based {
             return false;
         }
         let rto = self.rtt.rto();
@@ -254,6 +313,7 @@ impl Subflow {
         if let Some(prr) = self.prr.as_mut() {
             prr.on_sent(len);
         }
+        self.pacer.on_sent(now, len);
         self.stats.bytes_sent += len;
         self.stats.segments_sent += 1;
         self.lsndtime = now;
@@ -264,6 +324,9 @@ impl Subflow {
     }
 
     /// RFC 6675 NextSeg() rule 1 within the window: the next lost segment to retransmit.
+    /// `force` (the fast retransmit and the RTO) ignores the window, not the pacing gate:
+    /// Linux's `tcp_xmit_retransmit_queue` checks pacing; only the RTO's retransmission
+    /// (`tcp_retransmit_timer`), sent with `force` from the timer, bypasses it.
     pub fn retransmit_next(&mut self, now: Time, force: bool) -> Option<SentSeg> {
         if !force && self.sb.in_flight() + self.w.smss > self.w.cwnd {
             return None;
@@ -295,6 +358,10 @@ impl Subflow {
         }
         let rack = self.p.recovery == Recovery::RackTlp;
         self.sb.rack.begin_ack(self.rtt.min_rtt());
+        let prior_lost = self.sb.lost_total();
+        if self.rate_based {
+            self.sb.rate.begin_ack(self.sb.in_flight());
+        }
         let mut rtt = None;
         let advanced = ack > self.snd_una;
         // Bytes delivered for the first time by this ACK (Linux `tp->delivered` delta).
@@ -332,12 +399,14 @@ impl Subflow {
             && matches!(self.ca, CaState::Open | CaState::Disorder)
         {
             self.w.ssthresh = cc.ssthresh(now, self.idx as usize, &self.w, peers);
-            self.w.cwnd = self.w.ssthresh.max(self.w.smss);
+            if !self.rate_based {
+                self.w.cwnd = self.w.ssthresh.max(self.w.smss);
+            }
             self.w.cnt = 0;
         }
         let was_recovery = self.ca == CaState::Recovery;
         if matches!(self.ca, CaState::Recovery | CaState::Loss) && self.snd_una >= self.high_seq {
-            if self.ca == CaState::Recovery {
+            if self.ca == CaState::Recovery && !self.rate_based {
                 // Linux `tcp_end_cwnd_reduction`.
                 self.w.cwnd = self.w.ssthresh.max(self.w.smss);
             }
@@ -371,7 +440,17 @@ impl Subflow {
                 self.w.cwnd = cwnd;
             }
         }
-        if out.acked_bytes > 0 && !was_recovery && self.ca != CaState::Recovery && self.cwnd_limited() {
+        if self.rate_based {
+            // Linux `tcp_rate_gen` + `tcp_cong_control` → `cong_control`, on every ACK.
+            self.sb.rate.delivered += delivered;
+            let lost = self.sb.lost_total() - prior_lost;
+            let rs = self.sb.rate.gen(now, delivered, lost, rtt, self.rtt.min_rtt());
+            let ev = self.rate_ack(now, rs);
+            if cc.cong_control(&ev, &mut self.w) {
+                self.sb.rate.app_limited = (self.sb.rate.delivered + self.sb.in_flight()).max(1);
+            }
+            self.pacer.rate = cc.pacing_rate(self.idx as usize);
+        } else if out.acked_bytes > 0 && !was_recovery && self.ca != CaState::Recovery && self.cwnd_limited() {
             let ev = Ack {
                 now,
                 sf: self.idx as usize,
@@ -405,10 +484,14 @@ impl Subflow {
     fn enter_recovery(&mut self, now: Time, cc: &mut dyn CongestionControl, peers: &[PeerView]) {
         self.high_seq = self.snd_nxt;
         self.w.ssthresh = cc.ssthresh(now, self.idx as usize, &self.w, peers);
-        if self.p.prr {
-            self.prr = Some(Prr::start(self.w.cwnd));
-        } else {
-            self.w.cwnd = self.w.ssthresh;
+        // A rate-based controller keeps the window (Linux: no `tcp_cwnd_reduction` with
+        // `cong_control`).
+        if !self.rate_based {
+            if self.p.prr {
+                self.prr = Some(Prr::start(self.w.cwnd));
+            } else {
+                self.w.cwnd = self.w.ssthresh;
+            }
         }
         self.w.cnt = 0;
         self.ca = CaState::Recovery;
@@ -449,9 +532,9 @@ impl Subflow {
         self.tlp.at = Some(now + pto);
     }
 
-    /// The earliest of the retransmission, reordering and probe timers.
+    /// The earliest of the retransmission, reordering, probe and pacing timers.
     pub fn xmit_timer_at(&self) -> Option<Time> {
-        [self.rto_at, self.reo_at, self.tlp.at].into_iter().flatten().min()
+        [self.rto_at, self.reo_at, self.tlp.at, self.pace_at].into_iter().flatten().min()
     }
 
     /// Fires the RACK reordering timer and the probe timer if due (Linux
@@ -517,6 +600,11 @@ impl Subflow {
         self.stats.rtos += 1;
         self.rtt.backoff += 1;
         self.rto_at = Some(now + self.rtt.rto());
+        if self.rate_based {
+            let ev = self.rate_ack(now, Default::default());
+            cc.on_rto(&ev);
+            self.pacer.rate = cc.pacing_rate(self.idx as usize);
+        }
     }
 
     /// Marks the un-SACKed outstanding segments not reinjected before and returns their

@@ -18,7 +18,7 @@
 //!
 //! Pacing rate: Linux's `tcp_update_pacing_rate`, max(cwnd, in flight) · MSS / SRTT times 2
 //! while cwnd < ssthresh / 2 (`tcp_pacing_ss_ratio` = 200 %) and 1.2 otherwise
-//! (`tcp_pacing_ca_ratio` = 120 %). The average (`avg_pacing_rate`, kernels >= 6.2) starts at
+//! (`tcp_pacing_ca_ratio` = 120 %), or the rate a rate-based controller (BBR) sets. The average (`avg_pacing_rate`, kernels >= 6.2) starts at
 //! the subflow's pacing rate and, each time the subflow is picked for a burst of b bytes
 //! while holding w, becomes (avg · w + rate · b) / (w + b).
 //!
@@ -61,8 +61,12 @@ impl LinuxDefault {
         }
     }
 
-    /// The subflow's current pacing rate (bytes/s).
+    /// The subflow's current pacing rate (bytes/s): its congestion controller's if it sets
+    /// one (BBR's `sk_pacing_rate`; Linux then skips `tcp_update_pacing_rate`).
     pub fn pacing_rate(&self, v: &SchedView) -> f64 {
+        if v.pacing_rate > 0 {
+            return v.pacing_rate as f64;
+        }
         let srtt = v.srtt_s().unwrap_or(1.0).max(1e-9);
         let ratio = if v.cwnd < v.ssthresh / 2 { self.ss_ratio } else { self.ca_ratio };
         ratio * v.cwnd.max(v.in_flight).max(1) as f64 / srtt

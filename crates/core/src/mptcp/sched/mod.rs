@@ -52,6 +52,8 @@ pub struct SchedView {
     pub queued: u64,
     /// The subflow's send buffer (bytes); see [`crate::mptcp::sfqueue`].
     pub sndbuf: u64,
+    /// Pacing rate a rate-based congestion controller sets (bytes/s; 0 = none: unpaced).
+    pub pacing_rate: u64,
 }
 
 impl SchedView {
@@ -231,6 +233,7 @@ pub(crate) mod harness {
             recovering: false,
             queued: in_flight_segs * 1000,
             sndbuf: u64::MAX,
+            pacing_rate: 0,
         }
     }
 

@@ -1,0 +1,114 @@
+//! Per-subflow pacing, as Linux's internal TCP pacing (`tcp_internal_pacing` with the
+//! earliest-departure-time model of Linux ≥ 4.20: `tcp_update_skb_after_send`,
+//! `tcp_pacing_check`, the `pacing_timer` hrtimer).
+//!
+//! A subflow is paced only while its congestion controller sets a pacing rate (BBR's
+//! `sk_pacing_rate`); the other controllers leave it at 0 and nothing here runs for them.
+//! Every transmission moves the earliest departure time of the next segment (`tcp_wstamp_ns`)
+//! by len / rate; a send attempt before that time is refused and the pacing timer is armed
+//! for it (the host wakes the sender then).
+//!
+//! Deviations from the reference:
+//! - the simulator sends one segment per packet, so there are no TSO/GSO bursts
+//!   (`tcp_tso_autosize`): every segment is paced on its own, len = its payload bytes (Linux
+//!   uses the skb's length, payload of all its segments, the same per byte);
+//! - the pacing timer fires exactly at the departure time (Linux's hrtimer has slack and the
+//!   softirq that sends runs a little later).
+
+use crate::units::{Dur, Time};
+
+/// Segments a socket sends before pacing applies (Linux `tcp_update_skb_after_send`:
+/// `tp->data_segs_out >= 10`, so that the initial window leaves at once).
+pub const UNPACED_SEGMENTS: u64 = 10;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pacer {
+    /// Pacing rate (payload bytes per second); 0 = unpaced.
+    pub rate: u64,
+    /// Earliest departure of the next segment (Linux `tcp_wstamp_ns`).
+    pub next_at: Time,
+    /// Data segments sent so far (Linux `data_segs_out`).
+    pub segs_out: u64,
+}
+
+impl Pacer {
+    /// Linux `tcp_pacing_check`, negated: the pacing gate lets a segment go at `now`.
+    pub fn open(&self, now: Time) -> bool {
+        self.rate == 0 || self.next_at <= now
+    }
+
+    /// The time it takes to send `len` bytes at the pacing rate (Linux:
+    /// `len * NSEC_PER_SEC / sk_pacing_rate`).
+    pub fn interval(&self, len: u64) -> Dur {
+        if self.rate == 0 {
+            return Dur::ZERO;
+        }
+        Dur((len as u128 * 1_000_000_000 / self.rate as u128) as u64)
+    }
+
+    /// Linux `tcp_update_skb_after_send`: a segment of `len` payload bytes left at `now`.
+    /// The next may leave len / rate later; a segment sent late (after `next_at`) earns a
+    /// credit of up to half its interval for the lateness (Linux's allowance for OS jitter).
+    pub fn on_sent(&mut self, now: Time, len: u64) {
+        let prior = self.next_at;
+        self.next_at = self.next_at.max(now);
+        if self.rate != 0 && self.segs_out >= UNPACED_SEGMENTS {
+            let mut d = self.interval(len);
+            let credit = self.next_at.since(prior);
+            d = d.saturating_sub(Dur(d.0 / 2).min(credit));
+            self.next_at += d;
+        }
+        self.segs_out += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_segment_is_released_len_over_rate_after_the_previous_one() {
+        // 1448 B at 1.81 MB/s (14.48 Mbit/s): 1448 / 1 810 000 s = 800 µs apart.
+        let mut p = Pacer { rate: 1_810_000, segs_out: UNPACED_SEGMENTS, ..Default::default() };
+        assert_eq!(p.interval(1448), Dur(800_000));
+        let t0 = Time(5_000_000);
+        p.next_at = t0;
+        p.on_sent(t0, 1448);
+        assert_eq!(p.next_at, Time(5_800_000));
+        assert!(!p.open(Time(5_799_999)));
+        assert!(p.open(Time(5_800_000)));
+        p.on_sent(Time(5_800_000), 1448);
+        assert_eq!(p.next_at, Time(6_600_000));
+    }
+
+    #[test]
+    fn the_initial_window_is_not_paced() {
+        // The first 10 data segments leave back to back; the 11th starts the pacing.
+        let mut p = Pacer { rate: 1_000_000, ..Default::default() };
+        for _ in 0..UNPACED_SEGMENTS {
+            p.on_sent(Time(0), 1000);
+            assert!(p.open(Time(0)));
+        }
+        p.on_sent(Time(0), 1000);
+        assert_eq!(p.next_at, Time(1_000_000));
+    }
+
+    #[test]
+    fn a_late_segment_earns_at_most_half_an_interval() {
+        // Rate 1 MB/s, 1000 B: 1 ms per segment. Sent 0.3 ms late: the next waits 0.7 ms;
+        // sent 5 ms late (idle): it waits half an interval, 0.5 ms.
+        let mut p = Pacer { rate: 1_000_000, segs_out: UNPACED_SEGMENTS, next_at: Time(1_000_000) };
+        p.on_sent(Time(1_300_000), 1000);
+        assert_eq!(p.next_at, Time(2_000_000));
+        p.on_sent(Time(7_000_000), 1000);
+        assert_eq!(p.next_at, Time(7_500_000));
+    }
+
+    #[test]
+    fn an_unpaced_subflow_is_always_open() {
+        let mut p = Pacer::default();
+        p.on_sent(Time(10), 1000);
+        assert!(p.open(Time(0)));
+        assert_eq!(p.interval(1000), Dur::ZERO);
+    }
+}
