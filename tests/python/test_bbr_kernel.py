@@ -15,8 +15,12 @@ saturated link) on top of run-to-run spread; and the simulator is the same algor
 the same code (see `cc::bbr`'s deviations: no TSO bursts, exact pacing timer, nanosecond
 clocks). A larger difference would point at a modelling error, not at noise.
 
-The queue is another matter: the kernel's mean RTT is 18–55 % above the simulator's (see
-`test_simulated_bbr_mean_rtt_matches_the_kernel`, a strict xfail). Ablation: 0.5 ms of Pareto
+The queue is another matter. Without host timing noise the kernel's mean RTT was 18–55 %
+above the simulator's (24.8 ms on the 20 ms paths). With the hosts' measured processing jitter
+(`host_jitter`, 33 µs mean, which `simulator_twin` sets as the `linux` profile does) one path
+agrees (29.3 ms kernel, 28.7 ms simulator); with two subflows the kernel still keeps a larger
+queue (38 vs 31 ms on each equal path; 146 vs 96 ms on the heterogeneous pair's slow path),
+a strict xfail for those two scenarios. Ablation: 0.5 ms of Pareto
 jitter on the ACK direction of the simulated paths (ACKs bunched, order kept) raises the
 simulator's mean RTT from 24.8 to 35.2–35.9 ms on the 20 ms paths (kernel: 26–38 ms) and
 from 94.2 to 116.1 ms on the 80 ms path (kernel: 142–153 ms), goodput unchanged: BBR answers
@@ -79,10 +83,17 @@ def test_simulated_bbr_goodput_is_within_10_percent_of_the_kernel_median(name: s
     assert abs(sim / kernel - 1) <= TOLERANCE, f"{name}: simulator {sim / 1e6:.2f} vs kernel {kernel / 1e6:.2f} Mbit/s"
 
 
-@pytest.mark.xfail(strict=True, reason="finding: the kernel runs BBR with a standing queue the simulator does not "
-                   "build (mean RTT +18 to +55 %); ACK bunching in the emulated network reproduces most of it "
-                   "in the simulator (module docstring)")
-@pytest.mark.parametrize("name", sorted(KERNEL))
+RTT_FINDING = pytest.mark.xfail(
+    strict=True,
+    reason="finding: with two subflows the kernel runs BBR with a standing queue the simulator does not build "
+    "(mean RTT 38 vs 31 ms on each equal path, 146 vs 96 ms on the heterogeneous pair's slow path, with the "
+    "hosts' measured jitter); on one path they agree (29.3 vs 28.7 ms) (module docstring)",
+)
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=RTT_FINDING) if n != "bbr-single-path" else n for n in sorted(KERNEL)]
+)
 def test_simulated_bbr_mean_rtt_matches_the_kernel(name: str) -> None:
     rows = [r for r in KERNEL[name] if r["mean_rtt_ms"]]
     assert len(rows) >= 5
