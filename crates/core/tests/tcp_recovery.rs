@@ -298,6 +298,7 @@ fn prr_spreads_the_reduction_over_the_recovery_round() {
             rto_max: Dur::from_secs(120),
             recovery: Recovery::RackTlp,
             prr,
+            quickack: false,
         };
         let mut s = Subflow::new(0, 0, false, State::Established, p);
         let mut cc = cc::build(CcKind::Reno, &CcParams::default(), mptcplab_core::rng::Rng::stream(1, "cc"));

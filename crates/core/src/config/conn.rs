@@ -138,6 +138,12 @@ pub struct TcpCfg {
     /// fast recovery; off (default): cwnd drops to ssthresh when recovery starts.
     #[serde(default)]
     pub prr: bool,
+    /// Linux's quick-ACK mode at the receiver (`tcp_enter_quickack_mode`): the first data of
+    /// a connection and every out-of-order segment make the next 16 ACKs (TCP_MAX_QUICKACKS)
+    /// immediate, one per segment; off (default): delayed ACKs from the first segment (the
+    /// seeds' slow-start model).
+    #[serde(default)]
+    pub quickack: bool,
 }
 
 impl Default for TcpCfg {
@@ -158,6 +164,7 @@ impl Default for TcpCfg {
             dupthresh: d_dupthresh(),
             recovery: Recovery::default(),
             prr: false,
+            quickack: false,
         }
     }
 }

@@ -52,6 +52,7 @@ pub fn linux_profile() -> Value {
         "tcp": {
             "recovery": "rack_tlp",
             "prr": true,
+            "quickack": true,
         },
     })
 }

@@ -127,6 +127,7 @@ impl Endpoint {
             rto_max: t.rto_max,
             recovery: t.recovery,
             prr: t.prr,
+            quickack: t.quickack,
         };
         let start = Time::ZERO + cfg.start;
         let warmup = Time::ZERO + sc.output.warmup;
@@ -260,7 +261,7 @@ impl Endpoint {
     pub(crate) fn send_ack(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) {
         let mut p = self.packet(now, sf, flags::ACK, MpOption::Dss);
         let s = self.subflows[sf].as_mut().expect("subflow");
-        s.rcv.unacked_segs = 0;
+        s.rcv.on_ack_sent();
         s.delack_at = None;
         p.ack = s.rcv.rcv_nxt;
         let used = self.ts_len + if self.mptcp { optlen::dss(self.ack64, false) } else { 0 };

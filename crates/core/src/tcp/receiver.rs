@@ -5,8 +5,16 @@
 //! here (as in Linux's subflow out-of-order queue) and are handed up when the hole fills.
 //! ACK policy: every `b`-th full-sized segment, or when the delayed-ACK timer fires;
 //! immediately on out-of-order data, on a segment that fills (part of) a hole, and on a
-//! duplicate. Deviation: no Linux "quickack" mode at connection start (the seeds' slow-start
-//! model assumes delayed ACKs from the first round).
+//! duplicate. With `tcp.quickack` (the `linux` profile), Linux's quick-ACK mode
+//! (`tcp_incr_quickack`, `tcp_enter_quickack_mode`, `tcp_dec_quickack_mode`): the first data
+//! segment and every out-of-order one set the count of immediate ACKs to at least
+//! TCP_MAX_QUICKACKS = 16 (Linux bounds it by half the receive window in segments, which
+//! is above 16 for any window over 46 KB, so the bound is not modelled); while it is
+//! positive every segment is acknowledged at once, and each ACK sent lowers it by one.
+//! Not modelled: the re-entry after an idle gap longer than the RTO (`tcp_event_data_recv`)
+//! and the single quick ACK `tcp_grow_window` asks for while the receive window grows.
+//! Without it (the classic default) delayed ACKs start with the first segment, as the
+//! seeds' slow-start model assumes.
 
 use std::collections::VecDeque;
 
@@ -61,7 +69,14 @@ pub struct SubflowReceiver {
     recent: Vec<(u64, u64)>,
     /// Full-sized segments received since the last ACK.
     pub unacked_segs: u64,
+    /// Quick-ACK mode is modelled; immediate ACKs still owed; data seen yet.
+    pub quickack: bool,
+    pub quick: u32,
+    seen_data: bool,
 }
+
+/// Linux `TCP_MAX_QUICKACKS`.
+pub const MAX_QUICKACKS: u32 = 16;
 
 impl SubflowReceiver {
     /// Payload bytes held out of order.
@@ -69,8 +84,32 @@ impl SubflowReceiver {
         self.ooo_bytes
     }
 
+    /// An ACK left: it clears the delayed-ACK count and uses one quick ACK.
+    pub fn on_ack_sent(&mut self) {
+        self.unacked_segs = 0;
+        self.quick = self.quick.saturating_sub(1);
+    }
+
+    fn enter_quickack(&mut self) {
+        if self.quickack {
+            self.quick = self.quick.max(MAX_QUICKACKS);
+        }
+    }
+
     /// Accepts a data segment; in-order data (including what it unblocks) goes to `up`.
     pub fn on_segment(&mut self, seg: Arriving, b: u64, now: Time, up: &mut Vec<Chunk>) -> AckNeed {
+        if !self.seen_data {
+            self.seen_data = true;
+            self.enter_quickack();
+        }
+        let need = self.on_segment_inner(seg, b, now, up);
+        if need == AckNeed::Delayed && self.quick > 0 {
+            return AckNeed::Now;
+        }
+        need
+    }
+
+    fn on_segment_inner(&mut self, seg: Arriving, b: u64, now: Time, up: &mut Vec<Chunk>) -> AckNeed {
         let Arriving { seq, len, dsn, full_size } = seg;
         let (mut s, e) = (seq.0, seq.0 + len);
         let mut dsn = dsn;
@@ -95,6 +134,7 @@ impl SubflowReceiver {
             return if self.unacked_segs >= b { AckNeed::Now } else { AckNeed::Delayed };
         }
         self.insert_ooo(s, e, dsn, now);
+        self.enter_quickack();
         AckNeed::Now
     }
 
@@ -198,6 +238,32 @@ impl SubflowReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quick_ack_mode_acks_the_first_16_segments_and_after_out_of_order_data() {
+        let seg = |i: u64| Arriving { seq: Seq(i * 1000), len: 1000, dsn: Dsn(i * 1000), full_size: true };
+        let mut up = Vec::new();
+        let mut r = SubflowReceiver { quickack: true, ..Default::default() };
+        // TCP_MAX_QUICKACKS = 16: segments 0..16 are each acknowledged at once.
+        for i in 0..16 {
+            assert_eq!(r.on_segment(seg(i), 2, Time(i), &mut up), AckNeed::Now, "segment {i}");
+            r.on_ack_sent();
+        }
+        // Then every second segment (b = 2).
+        assert_eq!(r.on_segment(seg(16), 2, Time(16), &mut up), AckNeed::Delayed);
+        assert_eq!(r.on_segment(seg(17), 2, Time(17), &mut up), AckNeed::Now);
+        r.on_ack_sent();
+        // A hole (segment 18 lost): out-of-order data re-enters quick-ACK mode, so the
+        // in-order segments after the repair are acknowledged one by one again.
+        assert_eq!(r.on_segment(seg(19), 2, Time(19), &mut up), AckNeed::Now);
+        r.on_ack_sent();
+        assert_eq!(r.on_segment(seg(18), 2, Time(20), &mut up), AckNeed::Now);
+        r.on_ack_sent();
+        assert_eq!(r.on_segment(seg(20), 2, Time(21), &mut up), AckNeed::Now);
+        // Off (the classic model): the first segment already waits for a second one.
+        let mut c = SubflowReceiver::default();
+        assert_eq!(c.on_segment(seg(0), 2, Time(0), &mut up), AckNeed::Delayed);
+    }
 
     #[test]
     fn in_order_segments_are_acked_every_second_one() {

@@ -51,6 +51,8 @@ pub struct TcpParams {
     pub rto_max: Dur,
     pub recovery: Recovery,
     pub prr: bool,
+    /// Linux quick-ACK mode at the receiver ([`crate::tcp::receiver`]).
+    pub quickack: bool,
 }
 
 /// Connection-setup state of the subflow.
@@ -155,6 +157,8 @@ impl Subflow {
         let rtt = RttEstimator::new(p.rto_initial, p.rto_min, p.rto_max);
         let mut sb = Scoreboard::default();
         sb.rack.enabled = p.recovery == Recovery::RackTlp;
+        let mut rcv = SubflowReceiver::default();
+        rcv.quickack = p.quickack;
         Subflow {
             idx,
             path,
@@ -183,7 +187,7 @@ impl Subflow {
             hs_sent_at: Time::ZERO,
             hs_retransmitted: false,
             hs_backoff: 0,
-            rcv: SubflowReceiver::default(),
+            rcv,
             delack_at: None,
             stats: SubflowStats::default(),
         }
