@@ -43,7 +43,9 @@
 //!   second one (`delack_segments = 2`). The flight of 20 segments that the kernel's train
 //!   detects then spans 10.8 ms of ACKs, below the threshold of (21.2 + 1)/2 = 11.1 ms, where
 //!   the kernel's per-segment ACKs span 11.4 ms against (20.6 + 1)/2 = 10.8 ms. With
-//!   `delack_segments = 1` the simulator leaves at 39 segments.
+//!   `delack_segments = 1` the simulator leaves at 39 segments, and with the receiver's
+//!   quick-ACK mode (`tcp.quickack`, on in the `linux` profile: the first 16 segments are
+//!   acknowledged one by one) at 38 segments, the kernel's window.
 //! - Idle restart ends the epoch (older Linux; RFC 9438 §5.8 mentions both) instead of
 //!   shifting `epoch_start` by the idle time (Linux ≥ 4.1), since the controller is not told
 //!   how long the subflow idled.
