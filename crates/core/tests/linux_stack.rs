@@ -111,3 +111,32 @@ fn the_mptcp_timer_moves_data_stuck_behind_an_outage() {
     assert!(on.summary.connection("mp").reinjected_bytes > 0, "the timer resent nothing");
     assert!(during(&on) > 0.0, "nothing delivered during the outage with the timer");
 }
+
+/// HyStart as the kernel runs it: one path of 20 Mbit/s, 20 ms RTT and a 1-BDP queue (34
+/// packets), cubic. Linux 6.18 on the kernel backend leaves slow start by the ACK train at
+/// cwnd = 38 segments (`TcpExtTCPHystartTrainCwnd`, 3 of 3 runs). The `linux` profile's
+/// receiver acknowledges the first 16 segments one by one (quick-ACK mode), which gives the
+/// flights the ACK spacing the kernel's train detection sees; the exit window must be the
+/// kernel's to within one segment. (Without quick-ACK mode the simulator leaves at 55–60.)
+#[test]
+fn hystart_leaves_slow_start_at_the_kernels_window() {
+    let out = sim(r#"
+        duration = "1s"
+        [[paths]]
+        name = "p"
+        rate = "20Mbit"
+        delay = "10ms"
+        queue = "34 packets"
+        [[connections]]
+        name = "tcp"
+        kind = "tcp"
+        stack = "linux"
+        paths = ["p"]
+        app = { kind = "bulk" }
+        [output]
+        timeseries = "1ms"
+    "#);
+    let ss = out.timeseries.points("tcp/p", "ssthresh_bytes");
+    let exit = ss.iter().find(|p| p.1 < 1e12).expect("slow start ended").1 / 1448.0;
+    assert!((exit - 38.0).abs() <= 1.0, "left slow start at {exit:.1} segments (kernel: 38)");
+}
