@@ -279,18 +279,17 @@ def validate(grid: str, only: str | None, repeat: int, jobs: int, kernel: bool, 
     the kernel's and the simulator's median (min-max), their difference, subflow shares and
     bimodality; then how many scenarios agree within 10 % and 25 % and whether the declared
     targets are met. A miss is reported, not an error (exit code 0)."""
-    import shlex
-
     from mptcplab import validate as v
     from mptcplab.errors import config_error
 
+    if kernel:
+        v.check_root()
     if repeat < 1:
         raise config_error("--repeat", f"{repeat}: need at least 1 run per scenario")
     if jobs < 1:
         raise config_error("--jobs", f"{jobs}: need at least 1")
     v.grid_scenarios(grid, only)
     if kernel:
-        v.check_root()
 
         def measuring(name: str, k: int, load: str) -> None:
             click.echo(f"kernel: {name} run {k + 1} of {v.KERNEL_RUNS} (load {load})", err=True)
@@ -304,6 +303,7 @@ def validate(grid: str, only: str | None, repeat: int, jobs: int, kernel: bool, 
         for f in v.write_out(df, out):
             click.echo(f"wrote {f}")
     if markdown:
+        import shlex
         from pathlib import Path
 
         args = ["mptcplab", "validate", *([f"--grid={grid}"] if grid != "scenarios/validation" else []),
