@@ -279,7 +279,7 @@ def validate(grid: str, only: str | None, repeat: int, jobs: int, kernel: bool, 
     the kernel's and the simulator's median (min-max), their difference, subflow shares and
     bimodality; then how many scenarios agree within 10 % and 25 % and whether the declared
     targets are met. A miss is reported, not an error (exit code 0)."""
-    from mptcplab import validate as v
+    from mptcplab import validation as v
     from mptcplab.errors import config_error
 
     if kernel:

@@ -22,7 +22,7 @@ from mptcplab.kernel import netns
 from mptcplab.kernel.app import _wanted
 from mptcplab.kernel.support import _first_unsupported
 from mptcplab.scenario import load_scenario
-from mptcplab.validate import CSV_COLUMNS, KERNEL_RUNS, bimodal_split, metric_of
+from mptcplab.validation import CSV_COLUMNS, KERNEL_RUNS, bimodal_split, metric_of
 
 ROOT = Path(__file__).resolve().parents[2]
 GRID = ROOT / "scenarios" / "validation"
@@ -138,7 +138,7 @@ def test_validate_kernel_needs_root_and_writes_nothing(tmp_path: Path) -> None:
     (grid / "tcp-cubic.toml").write_text((GRID / "tcp-cubic.toml").read_text())
     # The interpreter lives where an unprivileged user may not read: the child imports what it
     # needs as root, then drops to nobody (uid and gid 65534) before the command runs.
-    child = ("import os, sys, click, rich, mptcplab.cli, mptcplab.validate; os.setgroups([]); os.setgid(65534); "
+    child = ("import os, sys, click, rich, mptcplab.cli, mptcplab.validation; os.setgroups([]); os.setgid(65534); "
              "os.setuid(65534); mptcplab.cli.main(sys.argv[1:])")
     r = subprocess.run([sys.executable, "-c", child, "validate", "--kernel", "--grid", str(grid), "--out", str(tmp_path / "out")],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)

@@ -1,5 +1,6 @@
-"""``mptcplab validate``: the simulator against stored Linux kernel measurements over a grid
-of two-host scenarios (``scenarios/validation/``, every connection ``stack = "linux"``).
+"""``mptcplab validate`` and :func:`mptcplab.validate`: the simulator against stored Linux
+kernel measurements over a grid of two-host scenarios (``scenarios/validation/``, every
+connection ``stack = "linux"``).
 
 Each scenario has one connection and one metric, chosen by its application: goodput (bit/s)
 for ``bulk``, download time (s) for ``download``, and for ``periodic`` the mean chunk time
@@ -367,7 +368,10 @@ def validate(
             "sim_median": s["median"] if s else None, "sim_min": s["min"] if s else None, "sim_max": s["max"] if s else None,
             "sim_runs": len(sim) if sim else 0, "rel_diff": rel,
             "kernel_goodput_bps": statistics.median([r["goodput_bps"] for r in kr]),
+            "kernel_goodput_min": min(r["goodput_bps"] for r in kr), "kernel_goodput_max": max(r["goodput_bps"] for r in kr),
             "sim_goodput_bps": statistics.median([r["goodput_bps"] for r in sim]) if sim else None,
+            "sim_goodput_min": min(r["goodput_bps"] for r in sim) if sim else None,
+            "sim_goodput_max": max(r["goodput_bps"] for r in sim) if sim else None,
             "kernel_shares": kshares, "sim_shares": sshares, "share_diff": share_diff,
             "bimodal": split is not None, "sim_overlaps_both_modes": overlap,
             "kernel_incomplete": sum(1 for r in kr if not r["completed"]),
