@@ -235,8 +235,9 @@ def sweep(scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], re
 @click.option("--runs", type=click.IntRange(1), default=3, show_default=True, help="Runs per backend.")
 @click.option("--out", type=click.Path(file_okay=False), help="Write the comparison here.")
 def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | None) -> None:
-    """Run SCENARIO on the simulator (default scheduler, the kernel's congestion control) and on
-    the Linux kernel, RUNS times each, and print medians, ranges and relative differences."""
+    """Run SCENARIO on the simulator and on the Linux kernel, RUNS times each, both with
+    stack = "linux" (inserted where a connection does not write a stack), and print medians,
+    ranges and relative differences."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
