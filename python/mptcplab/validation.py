@@ -376,7 +376,7 @@ def validate(
             "bimodal": split is not None, "sim_overlaps_both_modes": overlap,
             "kernel_incomplete": sum(1 for r in kr if not r["completed"]),
             "sim_incomplete": sum(1 for r in sim if not r["completed"]) if sim else 0,
-            "sim_error": err,
+            "sim_error": err or "",
         })
     df = pd.DataFrame.from_records(records)
     df.attrs["kernel"] = sorted({r["kernel"] for r in kernel_rows if r["scenario"] in set(df["scenario"])})
@@ -440,17 +440,19 @@ def table_rows(df: pd.DataFrame) -> list[list[str]]:
         m = r["metric"]
         k = f"{_fmt_value(m, r['kernel_median'])} ({_fmt_value(m, r['kernel_min'])}-{_fmt_value(m, r['kernel_max'])})"
         if r["sim_error"]:
-            s, diff = "refused: " + r["sim_error"].split(";")[0][:60], "-"
+            s, diff = "refused (" + r["sim_error"].split(" (")[0].split(";")[0] + ")", "-"
         else:
             s = f"{_fmt_value(m, r['sim_median'])} ({_fmt_value(m, r['sim_min'])}-{_fmt_value(m, r['sim_max'])})"
             diff = "-" if r["rel_diff"] is None or math.isnan(r["rel_diff"]) else f"{100 * r['rel_diff']:+.1f} %"
         if len(r["kernel_shares"]) > 1:
-            sh = " ".join(f"{p} {r['kernel_shares'][p]:.2f}/{r['sim_shares'].get(p, float('nan')):.2f}" for p in r["kernel_shares"])
+            sim_share = r["sim_shares"] or {}
+            sh = " ".join(f"{p} {r['kernel_shares'][p]:.2f}/" + (f"{sim_share[p]:.2f}" if p in sim_share else "-")
+                          for p in r["kernel_shares"])
         else:
             sh = "single path"
         bim = "-"
         if r["bimodal"]:
-            bim = "yes, sim overlaps both" if r["sim_overlaps_both_modes"] else "yes, sim does not overlap both"
+            bim = "yes, sim overlaps both" if r["sim_overlaps_both_modes"] is True else "yes, sim does not overlap both"
         rows.append([r["scenario"], UNITS[m], k, s, diff, sh, bim])
     return rows
 
