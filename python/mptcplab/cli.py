@@ -273,9 +273,14 @@ def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | Non
 @click.option("--jobs", type=int, default=2, show_default=True, help="Parallel simulator runs.")
 @click.option("--kernel", is_flag=True, help="Re-measure the kernel side first (root): 5 runs per scenario into "
               "GRID/kernel.csv, resumable.")
+@click.option("--remeasure-load-above", type=float, metavar="LOAD",
+              help="With --kernel: measure again only the stored runs that started with a 1-min load average above LOAD.")
 @click.option("--out", type=click.Path(file_okay=False), help="Write validate.csv and validate.json here.")
 @click.option("--markdown", type=click.Path(dir_okay=False), help="Write the report as Markdown to this file.")
-def validate(grid: str, only: str | None, repeat: int, jobs: int, kernel: bool, out: str | None, markdown: str | None) -> None:
+def validate(
+    grid: str, only: str | None, repeat: int, jobs: int, kernel: bool, remeasure_load_above: float | None,
+    out: str | None, markdown: str | None,
+) -> None:
     """Compare the simulator with stored Linux kernel runs over the validation grid: per scenario
     the kernel's and the simulator's median (min-max), their difference, subflow shares and
     bimodality; then how many scenarios agree within 10 % and 25 % and whether the declared
@@ -289,6 +294,8 @@ def validate(grid: str, only: str | None, repeat: int, jobs: int, kernel: bool, 
         raise config_error("--repeat", f"{repeat}: need at least 1 run per scenario")
     if jobs < 1:
         raise config_error("--jobs", f"{jobs}: need at least 1")
+    if remeasure_load_above is not None and not kernel:
+        raise config_error("--remeasure-load-above", "only with --kernel")
     v.grid_scenarios(grid, only)
     if kernel:
 
@@ -296,7 +303,7 @@ def validate(grid: str, only: str | None, repeat: int, jobs: int, kernel: bool, 
             click.echo(f"kernel: {name} run {k + 1} of {v.KERNEL_RUNS} (load {load})", err=True)
 
         signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-        path = v.measure_kernel(grid, only, progress=measuring)
+        path = v.measure_kernel(grid, only, progress=measuring, remeasure_load_above=remeasure_load_above)
         click.echo(f"wrote {path}", err=True)
     df = v.validate(grid, repeat=repeat, jobs=jobs, only=only)
     v.print_report(df)

@@ -228,3 +228,22 @@ def test_the_periodic_application_writes_size_every_period_count_times() -> None
     assert _wanted(spec, 9.0) == (3000.0, None)
     bulk = {"start_s": 0.0, "size": None}
     assert _wanted(bulk, 3.0) == (float("inf"), None)
+
+
+def test_the_report_section_has_the_figure_the_summary_and_the_table(tmp_path: Path) -> None:
+    from mptcplab.experiments.report import run_one
+
+    res = run_one("kernel-agreement", tmp_path, quick=True, jobs=2, progress=None)
+    md = (tmp_path / "kernel-agreement" / "section.md").read_text()
+    assert md.startswith("## Agreement with the Linux kernel")
+    assert "2 seeds per scenario (quick mode" in md and "kernel: Linux " in md
+    assert re.search(r"\d+/\d+ within 10 %", md) and re.search(r"\d+/\d+ subflow shares within 0.05", md)
+    assert md.count("**Verdict:") == 1 and "| tcp-cubic |" in md
+    assert {p.suffix for p in res.figures} == {".png", ".svg"}
+    assert all(p.stat().st_size > 10_000 for p in res.figures)
+    assert len(pd_read(res.tables["validate.csv"])) == len(GRID_FILES)
+
+
+def pd_read(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
