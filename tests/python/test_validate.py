@@ -247,3 +247,18 @@ def test_the_report_section_has_the_figure_the_summary_and_the_table(tmp_path: P
 def pd_read(path: Path) -> list[dict[str, str]]:
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def test_compare_inserts_the_linux_stack_and_refuses_another(no_namespaces: None) -> None:
+    from mptcplab.kernel.compare import compare, linux_stack
+
+    data = load_scenario(GRID / "loss-0pct.toml").data
+    plain = dict(data["connections"][0])
+    del plain["stack"]
+    sc = linux_stack(load_scenario(data | {"connections": [plain]}))
+    c = sc.resolved["connections"][0]
+    assert sc.data["connections"][0]["stack"] == "linux"
+    assert (c["buffer_accounting"], c["scheduler"], c["cc"]) == ("truesize", "default", "cubic")
+    with pytest.raises(ConfigError) as e:
+        compare(GRID / "loss-0pct.toml", runs=1, overrides={"connections.mptcp.stack": "classic"})
+    assert e.value.path == "connections.mptcp.stack" and "stack = \"linux\"" in e.value.message
