@@ -224,14 +224,16 @@ def test_linux_loss_recovery_written_explicitly_is_accepted() -> None:
 
 def _skmem_during_run(sc_data: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, list[dict[str, int]]]]:
     """Runs ``sc_data`` as ``run_linux`` does and, while data flows, reads the client's and
-    the server's ``net.ipv4.tcp_rmem``/``tcp_wmem`` and the socket memory (``ss -tm``:
-    ``rb`` = sk_rcvbuf, ``tb`` = sk_sndbuf) of their established TCP sockets (subflows)."""
+    the server's ``net.ipv4.tcp_rmem``/``tcp_wmem`` and the socket memory (``rb`` =
+    sk_rcvbuf, ``tb`` = sk_sndbuf) of their established connection sockets: the TCP socket
+    (``ss -t``) of a TCP connection, the MPTCP socket (``ss -M``) of an MPTCP one."""
     import re
     import threading
 
     sc = load_scenario(sc_data)
     res = sc.resolved
     duration = float(res["duration"].removesuffix("s"))
+    which = "-M" if res["connections"][0]["kind"] == "mptcp" else "-t"
     sysctls: dict[str, dict[str, str]] = {}
     skmem: dict[str, list[dict[str, int]]] = {"client": [], "server": []}
     procs: list[subprocess.Popen[str]] = []
@@ -245,7 +247,7 @@ def _skmem_during_run(sc_data: dict[str, Any]) -> tuple[dict[str, dict[str, str]
             time.sleep(1.5)
             while not stop.is_set():
                 for side, ns in (("client", net.client), ("server", net.server)):
-                    text = net.sh(ns, "ss", "-tmnH", "state", "established", check=False).stdout
+                    text = net.sh(ns, "ss", which, "-mnH", "state", "established", check=False).stdout
                     for m in re.finditer(r"rb(\d+),t\d+,tb(\d+)", text):
                         skmem[side].append({"rb": int(m[1]), "tb": int(m[2])})
                 time.sleep(0.3)
@@ -260,33 +262,39 @@ def _skmem_during_run(sc_data: dict[str, Any]) -> tuple[dict[str, dict[str, str]
     return sysctls, skmem
 
 
-def test_a_fixed_buffer_reaches_the_sockets_doubled_and_a_triple_the_namespaces_sysctls() -> None:
+def _buffer_scenario(kind: str, **bufs: Any) -> dict[str, Any]:
+    sc = one_path("20Mbit", "10ms", queue="100 packets") | {"duration": "4s"}
+    if kind == "mptcp":
+        sc["paths"].append({"name": "q", "rate": "10Mbit", "delay": "20ms", "queue": "100 packets"})
+        sc["connections"][0] |= {"name": "mptcp", "kind": "mptcp", "paths": ["p", "q"]}
+    sc["connections"][0] |= bufs
+    return sc
+
+
+@pytest.mark.parametrize("kind", ["tcp", "mptcp"])
+def test_a_fixed_buffer_reaches_the_socket_doubled_and_a_triple_the_namespaces_sysctls(kind: str) -> None:
     """A fixed size is SO_SNDBUFFORCE / SO_RCVBUFFORCE on the data's sender and receiver
     (the kernel stores twice the value and keeps it); a triple is the sysctl of both hosts and
-    the sockets are left to auto-tune within it."""
-    fixed = one_path("20Mbit", "10ms", queue="100 packets") | {"duration": "4s"}
-    fixed["connections"][0] |= {"sndbuf": "150000B", "rcvbuf": "100000B"}
-    sysctls, skmem = _skmem_during_run(fixed)
-    print("fixed:", sysctls, skmem["client"][:2], skmem["server"][:2])
+    the socket is left to auto-tune within it."""
+    sysctls, skmem = _skmem_during_run(_buffer_scenario(kind, sndbuf="150000B", rcvbuf="100000B"))
+    print(f"{kind} fixed:", sysctls, skmem["client"][:2], skmem["server"][:2])
     assert skmem["client"] and skmem["server"]
     assert {m["rb"] for m in skmem["client"]} == {200_000}  # the receiver (download: client)
     assert {m["tb"] for m in skmem["server"]} == {300_000}  # the sender
-    # No triple written: the namespaces keep the kernel's own sysctls (the profile's triples
-    # are not applied to a connection whose buffers are fixed).
+    # No triple: the namespaces keep the kernel's own sysctls.
     for side in ("client", "server"):
         assert sysctls[side]["tcp_rmem"] == " ".join(Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split())
 
-    auto = one_path("20Mbit", "10ms", queue="100 packets") | {"duration": "4s"}
-    auto["connections"][0] |= {"sndbuf": {"min": "4096B", "default": "32768B", "max": "300000B"},
-                               "rcvbuf": {"min": "4096B", "default": "65536B", "max": "250000B"}}
-    sysctls, skmem = _skmem_during_run(auto)
-    print("triple:", sysctls, skmem["client"][-2:], skmem["server"][-2:])
+    sysctls, skmem = _skmem_during_run(_buffer_scenario(
+        kind, sndbuf={"min": "4096B", "default": "32768B", "max": "300000B"},
+        rcvbuf={"min": "4096B", "default": "65536B", "max": "250000B"}))
+    print(f"{kind} triple:", sysctls, skmem["client"][-2:], skmem["server"][-2:])
     for side in ("client", "server"):
         assert sysctls[side] == {"tcp_rmem": "4096 65536 250000", "tcp_wmem": "4096 32768 300000"}
     rb = [m["rb"] for m in skmem["client"]]
     tb = [m["tb"] for m in skmem["server"]]
     assert rb and tb
-    # Auto-tuned: within the triple (never the doubled fixed value), grown beyond default.
+    # Auto-tuned: within the triple (never a doubled fixed value), grown beyond default.
     assert max(rb) <= 250_000 and max(rb) > 65536, rb
     assert max(tb) <= 300_000 and max(tb) > 32768, tb
 
