@@ -91,7 +91,7 @@ def test_validate_prints_the_table_and_the_summary_on_a_subset(tmp_path: Path) -
     r = _cli("validate", "--only", "tcp-*", "--repeat", "1", "--out", str(tmp_path / "v"), "--markdown", str(tmp_path / "V.md"))
     print(r.stdout)
     assert r.returncode == 0, r.stderr
-    assert "tcp-cubic" in r.stdout and "tcp-reno" in r.stdout and "loss-1pct" not in r.stdout
+    assert "tcp-cubic" in r.stdout and "tcp-reno" in r.stdout and "loss-0pct" not in r.stdout
     assert re.search(r"^\d+/4 within 10 % \(target: >= 90%: (met|not met)\)$", r.stdout, re.M)
     assert re.search(r"^\d+/4 within 25 % \(target: >= 100%: (met|not met)\)$", r.stdout, re.M)
     assert re.search(r"^0/0 subflow shares within 0.05", r.stdout, re.M)
