@@ -230,11 +230,13 @@ def test_the_periodic_application_writes_size_every_period_count_times() -> None
     assert _wanted(bulk, 3.0) == (float("inf"), None)
 
 
-def test_the_report_section_has_the_figure_the_summary_and_the_table(tmp_path: Path) -> None:
-    from mptcplab.experiments.report import run_one
+def test_the_report_section_has_the_figure_the_summary_and_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mptcplab.experiments.report import run_one, write_index
 
-    res = run_one("kernel-agreement", tmp_path, quick=True, jobs=2, progress=None)
-    md = (tmp_path / "kernel-agreement" / "section.md").read_text()
+    monkeypatch.chdir(tmp_path)  # a report directory relative to elsewhere than the repository
+    res = run_one("kernel-agreement", Path("report"), quick=True, jobs=2, progress=None)
+    assert "kernel-agreement/sim_vs_kernel.png" in write_index([res], Path("report"), True, "test").read_text()
+    md = (tmp_path / "report" / "kernel-agreement" / "section.md").read_text()
     assert md.startswith("## Agreement with the Linux kernel")
     assert "2 seeds per scenario (quick mode" in md and "kernel: Linux " in md
     assert re.search(r"\d+/\d+ within 10 %", md) and re.search(r"\d+/\d+ subflow shares within 0.05", md)

@@ -47,12 +47,12 @@ class AgreementResult(Result):
 def run(ctx: Context) -> Result:
     from mptcplab import validation as v
 
-    out = ctx.out.resolve()
     repeat = ctx.reps(5, 2)
-    # Scenario files name their traces relative to the repository's root.
+    # Scenario files name their traces relative to the repository's root; the outputs are
+    # written after returning to the working directory.
     with contextlib.chdir(ROOT):
         df = v.validate(v.GRID_DIR, repeat=repeat, jobs=ctx.jobs)
-    ctx.out = out
+    out = ctx.path("")
     tables = {"validate.csv": out / "validate.csv", "validate.json": out / "validate.json"}
     v.write_out(df, out)
     figures = _figure(df, out)
