@@ -6,6 +6,7 @@ Public API::
     res = mptcplab.run(sc, seed=7, overrides={"duration": "10s"})
     res.summary, res.subflows, res.links, res.timeseries
     df = mptcplab.sweep(sc, {"paths.wifi.rate": ["4Mbit", "8Mbit"]}, repeat=3, jobs=2)
+    df = mptcplab.validate(repeat=5, jobs=2)   # the simulator vs the stored kernel runs of the grid
 
 Importing this package is cheap: pandas, pyarrow and matplotlib load on first use.
 """
@@ -17,6 +18,7 @@ from mptcplab.results import RunResult, flat_metrics
 from mptcplab.runner import run
 from mptcplab.scenario import Scenario, bundled_scenarios, load_scenario
 from mptcplab.sweep import SweepInterrupted, sweep
+from mptcplab.validation import validate
 
 __all__ = [
     "ConfigError",
@@ -30,4 +32,5 @@ __all__ = [
     "plot",
     "run",
     "sweep",
+    "validate",
 ]

@@ -42,7 +42,7 @@ import pytest
 
 import mptcplab
 from conftest import mptcplab as cli
-from mptcplab.kernel.compare import simulator_twin
+from mptcplab.kernel.compare import linux_stack
 from mptcplab.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,7 +72,7 @@ def test_the_kernel_data_covers_every_bbr_scenario_with_5_runs() -> None:
 
 def simulate(name: str) -> list[dict[str, Any]]:
     """The simulator's summaries of scenario `name`, one per seed of the kernel runs."""
-    twin = simulator_twin(load_scenario(ROOT / "scenarios" / "kernel" / f"{name}.toml"))
+    twin = linux_stack(load_scenario(ROOT / "scenarios" / "kernel" / f"{name}.toml"))
     return [mptcplab.run(twin, seed=seed).summary for seed in sorted({int(r["seed"]) for r in KERNEL[name]})]
 
 

@@ -67,7 +67,7 @@ def one_path(rate: str, delay: str, queue: str = "200 packets", **extra: Any) ->
     path = {"name": "p", "rate": rate, "delay": delay, "queue": queue, **extra}
     return {
         "name": "kernel-test", "duration": "5s", "paths": [path],
-        "connections": [{"name": "tcp", "kind": "tcp", "paths": ["p"], "cc": "cubic", "app": {"kind": "bulk"}}],
+        "connections": [{"name": "tcp", "kind": "tcp", "stack": "linux", "paths": ["p"], "cc": "cubic", "app": {"kind": "bulk"}}],
         "output": {"warmup": "1.5s"},
     }
 
@@ -177,7 +177,7 @@ def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
         "name": "sha", "duration": "20s",
         "paths": [{"name": "a", "rate": "50Mbit", "delay": "5ms", "queue": "100 packets"},
                   {"name": "b", "rate": "20Mbit", "delay": "10ms", "queue": "100 packets"}],
-        "connections": [{"name": "mptcp", "kind": "mptcp", "paths": ["a", "b"], "cc": "cubic",
+        "connections": [{"name": "mptcp", "kind": "mptcp", "stack": "linux", "paths": ["a", "b"],
                          "app": {"kind": "download", "size": "24MB"}}],
     }
     res = run_linux(sc)
@@ -199,8 +199,12 @@ def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
     ("connections.mptcp.tcp.recovery", "rfc6675", "RACK-TLP and PRR"),
     ("connections.mptcp.tcp.prr", False, "RACK-TLP and PRR"),
     ("connections.mptcp.join", "add_addr", "fully_established"),
-    ("connections.mptcp.option_sizes", "classic", "`option_sizes = \"linux\"`"),
+    ("connections.mptcp.option_sizes", "classic", "need `linux`"),
     ("connections.mptcp.host_jitter", "33us", "own timing"),
+    ("connections.mptcp.buffer_accounting", "payload", "truesize"),
+    ("connections.mptcp.window_update", "receiving_subflow", "every subflow"),
+    ("connections.mptcp.mptcp_retransmit", False, "retransmission timer"),
+    ("connections.mptcp.rcvbuf_window", "full", "free space"),
 ])
 def test_settings_the_kernel_cannot_honour_are_refused(key: str, value: str | bool, words: str) -> None:
     with pytest.raises(ConfigError) as e:
@@ -223,14 +227,95 @@ def test_linux_loss_recovery_written_explicitly_is_accepted() -> None:
 
 def test_the_hosts_behaviour_written_as_the_kernel_has_it_is_accepted() -> None:
     """`join` and `option_sizes` as the backend's hosts behave (the `linux` profile's values)."""
-    from mptcplab.kernel.compare import simulator_twin
+    from mptcplab.kernel.compare import linux_stack
     from mptcplab.kernel.support import check_supported
 
     sc = load_scenario(KERNEL_SCENARIOS / "kernel-equal-paths.toml",
                        {"connections.mptcp.join": "fully_established", "connections.mptcp.option_sizes": "linux"})
     check_supported(sc)
-    twin = simulator_twin(sc).resolved["connections"][0]
+    twin = linux_stack(sc).resolved["connections"][0]
     assert (twin["join"], twin["option_sizes"], twin["host_jitter"]) == ("fully_established", "linux", "33us")
+
+
+def _skmem_during_run(sc_data: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, list[dict[str, int]]]]:
+    """Runs ``sc_data`` as ``run_linux`` does and, while data flows, reads the client's and
+    the server's ``net.ipv4.tcp_rmem``/``tcp_wmem`` and the socket memory (``rb`` =
+    sk_rcvbuf, ``tb`` = sk_sndbuf) of their established connection sockets: the TCP socket
+    (``ss -t``) of a TCP connection, the MPTCP socket (``ss -M``) of an MPTCP one."""
+    import re
+    import threading
+
+    sc = load_scenario(sc_data)
+    res = sc.resolved
+    duration = float(res["duration"].removesuffix("s"))
+    which = "-M" if res["connections"][0]["kind"] == "mptcp" else "-t"
+    sysctls: dict[str, dict[str, str]] = {}
+    skmem: dict[str, list[dict[str, int]]] = {"client": [], "server": []}
+    procs: list[subprocess.Popen[str]] = []
+    with emulated_network(sc, sc.seed, clock=False) as net:
+        for side, ns in (("client", net.client), ("server", net.server)):
+            out = net.sh(ns, "sysctl", "-n", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem").stdout.split("\n")
+            sysctls[side] = {"tcp_rmem": " ".join(out[0].split()), "tcp_wmem": " ".join(out[1].split())}
+        stop = threading.Event()
+
+        def poll() -> None:
+            time.sleep(1.5)
+            while not stop.is_set():
+                for side, ns in (("client", net.client), ("server", net.server)):
+                    text = net.sh(ns, "ss", which, "-mnH", "state", "established", check=False).stdout
+                    for m in re.finditer(r"rb(\d+),t\d+,tb(\d+)", text):
+                        skmem[side].append({"rb": int(m[1]), "tb": int(m[2])})
+                time.sleep(0.3)
+
+        poller = threading.Thread(target=poll)
+        poller.start()
+        try:
+            backend._traffic(sc, net, [p["name"] for p in res["paths"]], res["connections"], duration, None, procs)
+        finally:
+            stop.set()
+            poller.join()
+    return sysctls, skmem
+
+
+def _buffer_scenario(kind: str, **bufs: Any) -> dict[str, Any]:
+    sc = one_path("20Mbit", "10ms", queue="100 packets") | {"duration": "4s"}
+    if kind == "mptcp":
+        sc["paths"].append({"name": "q", "rate": "10Mbit", "delay": "20ms", "queue": "100 packets"})
+        sc["connections"][0] |= {"name": "mptcp", "kind": "mptcp", "paths": ["p", "q"]}
+    sc["connections"][0] |= bufs
+    return sc
+
+
+@pytest.mark.parametrize("kind", ["tcp", "mptcp"])
+def test_a_fixed_buffer_reaches_the_socket_doubled_and_a_triple_the_namespaces_sysctls(kind: str) -> None:
+    """A fixed size is SO_SNDBUFFORCE / SO_RCVBUFFORCE on the data's sender and receiver
+    (the kernel stores twice the value and keeps it); a triple is the sysctl of both hosts and
+    the socket is left to auto-tune within it."""
+    sysctls, skmem = _skmem_during_run(_buffer_scenario(kind, sndbuf="150000B", rcvbuf="100000B"))
+    print(f"{kind} fixed:", sysctls, skmem["client"][:2], skmem["server"][:2])
+    assert skmem["client"] and skmem["server"]
+    assert {m["rb"] for m in skmem["client"]} == {200_000}  # the receiver (download: client)
+    assert {m["tb"] for m in skmem["server"]} == {300_000}  # the sender
+    # No triple: the namespaces keep the kernel's own sysctls.
+    for side in ("client", "server"):
+        assert sysctls[side]["tcp_rmem"] == " ".join(Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split())
+
+    sysctls, skmem = _skmem_during_run(_buffer_scenario(
+        kind, sndbuf={"min": "4096B", "default": "32768B", "max": "300000B"},
+        rcvbuf={"min": "4096B", "default": "65536B", "max": "250000B"}))
+    print(f"{kind} triple:", sysctls, skmem["client"][-2:], skmem["server"][-2:])
+    for side in ("client", "server"):
+        assert sysctls[side] == {"tcp_rmem": "4096 65536 250000", "tcp_wmem": "4096 32768 300000"}
+    rb = [m["rb"] for m in skmem["client"]]
+    tb = [m["tb"] for m in skmem["server"]]
+    assert rb and tb
+    # Auto-tuned: grown beyond default, within the triple (never a doubled fixed value). An
+    # MPTCP socket's send buffer is tcp_wmem's min plus the sum of its subflows' send buffers,
+    # each auto-tuned up to tcp_wmem's max (net/mptcp `__mptcp_sync_sndbuf`; measured on 6.18:
+    # 604096 B = 4096 + 2 x 300000 with two subflows).
+    assert max(rb) <= 250_000 and max(rb) > 65536, rb
+    top = 4096 + 2 * 300_000 if kind == "mptcp" else 300_000
+    assert max(tb) <= top and max(tb) > 32768, tb
 
 
 def _start_cli_run(tmp_path: Path) -> subprocess.Popen[str]:

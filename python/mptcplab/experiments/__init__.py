@@ -25,6 +25,7 @@ REGISTRY: dict[str, str] = {
     "stms": "stms",
     "nsdi12-fig4": "nsdi12_fig4",
     "olia": "olia",
+    "kernel-agreement": "kernel_agreement",
 }
 
 

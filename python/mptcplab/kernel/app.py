@@ -2,8 +2,9 @@
 ``python -m mptcplab.kernel.app SPEC_JSON``.
 
 The client connects (from its first path's address) and the server accepts; whichever end
-is the sender writes a non-repeating byte stream (bulk until a stop time, or a given number
-of bytes), the other reads it to the end. Both hash what they send or receive (SHA-256),
+is the sender writes a non-repeating byte stream (bulk until a stop time, a given number
+of bytes, or a given number of bytes every period from the connection's start, as the
+simulator's ``periodic`` application), the other reads it to the end. Both hash what they send or receive (SHA-256),
 record the receiver's progress, and sample their socket (``TCP_INFO``, or ``MPTCP_INFO``
 and every subflow's ``TCP_INFO``) at a fixed interval. At the end the process prints one
 JSON object on stdout. Times are seconds since ``t0``, a ``time.monotonic()`` instant
@@ -106,8 +107,22 @@ def _socket(spec: dict[str, Any]) -> socket.socket:
     return s
 
 
+def _wanted(spec: dict[str, Any], t: float) -> tuple[float, float | None]:
+    """Bytes the application has written by ``t`` (seconds since t0; infinite for bulk) and
+    when it next writes more (None: never)."""
+    periodic = spec.get("periodic")
+    if periodic is None:
+        size = spec.get("size")
+        return (float("inf") if size is None else float(size)), None
+    period, count = float(periodic["period_s"]), periodic.get("count")
+    k = max(0, int((t - float(spec["start_s"])) // period) + 1)
+    if count is not None:
+        k = min(k, int(count))
+    done = count is not None and k >= int(count)
+    return float(k * int(periodic["size"])), None if done else float(spec["start_s"]) + k * period
+
+
 def _send(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str, Any]) -> None:
-    size = spec.get("size")
     stop = t0 + float(spec["stop_s"])
     # Zeros plus a chunk counter, like the simulator's payload: random bytes would make packet
     # analysers' heuristic dissectors misread truncated payloads as other protocols.
@@ -116,12 +131,16 @@ def _send(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str, A
     sent = 0
     k = 0
     sock.settimeout(0.2)
-    while size is None or sent < size:
-        if time.monotonic() >= stop:
-            break
+    while time.monotonic() < stop:
+        want, next_write = _wanted(spec, time.monotonic() - t0)
+        if sent >= want:
+            if next_write is None:
+                break
+            time.sleep(max(0.0, min(t0 + next_write, stop) - time.monotonic()))
+            continue
         base[:8] = k.to_bytes(8, "little")
         k += 1
-        n = CHUNK if size is None else min(CHUNK, size - sent)
+        n = int(min(CHUNK, want - sent))
         view = memoryview(base)[:n]
         while view:
             try:
@@ -164,6 +183,10 @@ def _receive(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str
         now = time.monotonic() - t0
         if first is None:
             first = now
+        # After an idle gap, the last read before it is recorded too (when a periodic
+        # application's chunk was complete).
+        if last is not None and now - last >= 0.01 and progress and progress[-1][0] < last:
+            progress.append((last, got))
         last = now
         h.update(memoryview(buf)[:n])
         got += n

@@ -28,7 +28,7 @@ from mptcplab import _core
 from mptcplab.errors import config_error
 from mptcplab.kernel import netns
 from mptcplab.kernel.summary import build_result
-from mptcplab.kernel.support import check_kernel_cc, check_supported
+from mptcplab.kernel.support import buffer_triples, check_kernel_cc, check_supported
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
 
@@ -145,12 +145,15 @@ def _net_settings(sc: Scenario) -> tuple[dict[str, str], list[list[str]], dict[s
         "net.ipv4.tcp_slow_start_after_idle": "1" if tcp.get("idle_restart", True) else "0",
         "net.ipv4.tcp_timestamps": "1" if tcp.get("timestamps", True) else "0",
     }
-    # Autotuning may grow buffers up to twice the largest configured size (the kernel counts
-    # overhead in its buffers, so a buffer of 2x holds about x of data).
-    rmax = max((_size(c["rcvbuf"]) for c in conns), default=6 << 20)
-    wmax = max((_size(c["sndbuf"]) for c in conns), default=4 << 20)
-    sysctls["net.ipv4.tcp_rmem"] = f"4096 131072 {2 * rmax}"
-    sysctls["net.ipv4.tcp_wmem"] = f"4096 16384 {2 * wmax}"
+    # An auto-tuned buffer is the namespaces' sysctl triple, written on both hosts alike (the
+    # sender's socket reads tcp_wmem, the receiver's tcp_rmem; the other end's buffers carry
+    # only ACKs). A fixed buffer is set on the socket instead (see _traffic); a direction
+    # without a triple keeps the kernel's own sysctl.
+    triples = buffer_triples(sc.resolved)
+    for key, sysctl in (("sndbuf", "net.ipv4.tcp_wmem"), ("rcvbuf", "net.ipv4.tcp_rmem")):
+        if key in triples:
+            t = triples[key]
+            sysctls[sysctl] = " ".join(str(_size(t[k])) for k in ("min", "default", "max"))
     opts: list[str] = []
     if any("iw" in w for w in written):
         opts += ["initcwnd", str(tcp["iw"])]
@@ -298,18 +301,21 @@ def _traffic(
             "kind": c["kind"], "t0": t0, "port": SERVER_PORT + k, "server_addr": netns.SERVER_ADDR,
             "path_addr": netns.client_addr(first), "path": paths[first], "start_s": _secs(c["start"]),
             "size": _size(app["size"]) if app["kind"] == "download" else None, "stop_s": stop,
+            "periodic": {"size": _size(app["size"]), "period_s": _secs(app["period"]), "count": app.get("count")}
+            if app["kind"] == "periodic" else None,
             "deadline_s": duration + 5, "cc": c["cc"], "sample_s": sample_s,
             "path_of": {netns.client_addr(i): n for i, n in enumerate(paths)},
         }
-        written = sc.data["connections"][k]
         download = c["direction"] == "download"
         server = dict(common, role="server", sender=download)
         client = dict(common, role="client", sender=not download)
-        # Buffers set explicitly are fixed on the socket; otherwise the kernel autotunes.
+        # A fixed buffer is set on the socket (SO_SNDBUFFORCE / SO_RCVBUFFORCE: the kernel
+        # stores twice the value and stops auto-tuning it); a triple is the namespaces'
+        # sysctl (_net_settings) and the socket is left alone.
         for spec in (server, client):
-            if "sndbuf" in written and spec["sender"]:
+            if spec["sender"] and not isinstance(c["sndbuf"], dict):
                 spec["sndbuf"] = _size(c["sndbuf"])
-            if "rcvbuf" in written and not spec["sender"]:
+            if not spec["sender"] and not isinstance(c["rcvbuf"], dict):
                 spec["rcvbuf"] = _size(c["rcvbuf"])
         specs.append((server, client))
     py = sys.executable

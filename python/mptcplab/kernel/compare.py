@@ -1,15 +1,15 @@
 """``mptcplab compare``: the same scenario on the simulator and on the Linux kernel.
 
-The simulator runs with what matches the kernel: the ``default`` scheduler (today's upstream
-``mptcp_subflow_get_send``), the scenario's per-subflow congestion control (reno, cubic or
-bbr), Linux's loss recovery (RACK-TLP and PRR,
-``tcp.recovery = "rack_tlp"``, ``tcp.prr = true``), ``rcvbuf_window = "full"``, the window
-a Linux receiver advertises for its buffer (the whole buffer, whatever it holds out of order),
-the backend's path manager (``join = "fully_established"``: the client's ``subflow`` endpoints),
-Linux's option sizes (``option_sizes = "linux"``) and its hosts' measured processing jitter
-(``host_jitter``, the ``linux`` profile's value, drawn from each run's seed).
-Each backend runs ``runs`` times (seeds ``seed``, ``seed + 1``, ...); the report gives, per
-metric, each backend's median and range and the kernel's relative difference from the simulator.
+Both backends run one scenario, every connection with ``stack = "linux"`` (inserted where the
+scenario does not write ``stack``; another stack is refused): the simulator then models each
+choice as upstream Linux makes it (the ``default`` scheduler, CUBIC, RACK-TLP and PRR, the
+sysctl buffer triples auto-tuned and charged in truesize, the free buffer space advertised,
+window updates on every subflow, the MPTCP-level retransmission timer, the backend's
+path-manager timing, Linux's option sizes and the hosts' measured processing jitter), and keys the scenario writes
+mean the same on both (a fixed ``rcvbuf`` is ``SO_RCVBUF`` on the kernel's socket). ``bbr``
+runs on both. Each backend runs ``runs`` times (seeds ``seed``,
+``seed + 1``, ...); the report gives, per metric, each backend's median and range and the
+kernel's relative difference from the simulator.
 """
 
 from __future__ import annotations
@@ -20,20 +20,24 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mptcplab.kernel.support import LINUX_RECOVERY, check_supported, linux_hosts
+from mptcplab.errors import config_error
+from mptcplab.kernel.support import check_supported
 from mptcplab.scenario import Overrides, Scenario, load_scenario
 
-__all__ = ["compare", "compare_metrics", "simulator_twin"]
+__all__ = ["compare", "compare_metrics", "linux_stack"]
 
 
-def simulator_twin(sc: Scenario) -> Scenario:
-    """The scenario as the simulator should run it to match the kernel."""
-    sets = {f"connections.{c['name']}.scheduler": "default" for c in sc.resolved["connections"] if c["kind"] == "mptcp"}
-    sets |= {f"connections.{c['name']}.rcvbuf_window": "full" for c in sc.resolved["connections"]}
-    sets |= {f"connections.{c['name']}.tcp.{k}": v for c in sc.resolved["connections"] for k, v in LINUX_RECOVERY.items()}
-    hosts = linux_hosts()
-    for c in sc.resolved["connections"]:
-        sets |= {f"connections.{c['name']}.{k}": v for k, v in hosts.items()}
+def linux_stack(sc: Scenario) -> Scenario:
+    """``sc`` with ``stack = "linux"`` on every connection that does not write a stack;
+    refuses (:class:`ConfigError`) a connection that writes another one."""
+    sets = {}
+    for c in sc.data.get("connections", []):
+        stack = c.get("stack")
+        if stack is None:
+            sets[f"connections.{c['name']}.stack"] = "linux"
+        elif stack != "linux":
+            raise config_error(f"connections.{c['name']}.stack", f"`{stack}`: both backends must model upstream Linux; "
+                               "use stack = \"linux\" (or leave it out)", sc.source)
     return sc.with_overrides(sets, label="compare")
 
 
@@ -73,14 +77,13 @@ def compare(
     from mptcplab.kernel.backend import run_linux
     from mptcplab.runner import run
 
-    sc = load_scenario(scenario, overrides)
+    sc = linux_stack(load_scenario(scenario, overrides))
     check_supported(sc)
-    twin = simulator_twin(sc)
     sims, kernels = [], []
     for k in range(runs):
         if progress:
             progress("simulator", k)
-        sims.append(run(twin, seed=sc.seed + k).summary)
+        sims.append(run(sc, seed=sc.seed + k).summary)
     for k in range(runs):
         if progress:
             progress("linux", k)

@@ -72,10 +72,12 @@ def build_result(
         download = c["direction"] == "download"
         snd, rcv = (server, client) if download else (client, server)
         size = None
-        if c["app"]["kind"] == "download":
+        app = c["app"]
+        if app["kind"] == "download" or (app["kind"] == "periodic" and app.get("count") is not None):
             from mptcplab import _core
 
-            size = int(_core.parse_size_bytes(c["app"]["size"]))
+            # A periodic application with a count is done after its last chunk, as in the simulator.
+            size = int(_core.parse_size_bytes(app["size"])) * (int(app["count"]) if app["kind"] == "periodic" else 1)
         start = float(client["connect_t"])
         completed = bool(rcv.get("eof")) and (size is None or rcv["bytes"] == size)
         last = rcv.get("last_byte_t")

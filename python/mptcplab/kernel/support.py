@@ -2,17 +2,22 @@
 the key and the reason, never replaced by something else.
 
 A setting counts when the scenario writes it: an unset ``scheduler`` runs the kernel's only
-scheduler (``default``), while ``scheduler = "minrtt"`` is refused.
+scheduler (``default``), while ``scheduler = "minrtt"`` is refused. The stack model's keys
+(buffer accounting, window updates, MPTCP-level retransmission, joins, option sizes) are
+checked on their resolved values, since the simulator runs what they resolve to: a scenario
+meant for both backends selects ``stack = "linux"``, which gives every one of them Linux's
+value.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mptcplab.errors import config_error
 from mptcplab.scenario import Scenario
 
-__all__ = ["KERNEL_CC", "LINUX_HOST_KEYS", "LINUX_RECOVERY", "check_kernel_cc", "check_supported", "linux_hosts"]
+__all__ = ["KERNEL_CC", "LINUX_MODEL", "LINUX_RECOVERY", "buffer_triples", "check_kernel_cc", "check_supported"]
 
 #: Congestion controls the scenario schema names that upstream Linux has as a per-socket choice.
 KERNEL_CC = ("reno", "cubic", "bbr")
@@ -21,23 +26,19 @@ _TCP_KEYS = {"mtu", "iw", "rto_min", "idle_restart", "timestamps"}
 #: Loss recovery as this kernel does it (`net.ipv4.tcp_recovery` = 1, RACK with TLP, and PRR,
 #: which Linux cannot switch off): accepted when written with these values, refused otherwise.
 LINUX_RECOVERY = {"recovery": "rack_tlp", "prr": True}
-#: Connection keys that describe what the backend's hosts do, taken from the ``linux`` profile:
-#: the path manager's client ``subflow`` endpoints (``join``), the kernel's option sizes, its
-#: hosts' measured processing jitter. ``join`` and ``option_sizes`` are refused when written
-#: otherwise; ``host_jitter`` whenever written (the kernel's hosts have their own timing).
-LINUX_HOST_KEYS = ("join", "option_sizes", "host_jitter")
-
-
-def linux_hosts() -> dict[str, Any]:
-    """The ``linux`` profile's values of :data:`LINUX_HOST_KEYS` (as the engine resolves them)."""
-    import json
-
-    from mptcplab import _core
-
-    probe = {"duration": "1s", "paths": [{"name": "p", "rate": "1Mbit"}],
-             "connections": [{"name": "c", "kind": "mptcp", "paths": ["p"], "stack": "linux", "app": {"kind": "bulk"}}]}
-    conn = json.loads(_core.check(json.dumps(probe)))["connections"][0]
-    return {k: conn[k] for k in LINUX_HOST_KEYS}
+#: Connection keys of the stack model with the one value this kernel has, and why. A key
+#: absent from the resolved scenario (a schema without it) is not checked.
+LINUX_MODEL: dict[str, tuple[Any, str]] = {
+    "buffer_accounting": ("truesize", "Linux charges each segment's skb truesize against the buffers"),
+    "window_update": ("all_subflows", "Linux sends the window update on every subflow when the application reads"),
+    "mptcp_retransmit": (True, "Linux always runs the MPTCP-level retransmission timer"),
+    "join": ("fully_established", "the backend's path manager has `subflow` endpoints on the client, which opens its "
+             "extra subflows once the connection is fully established"),
+    "option_sizes": ("linux", "Linux sizes its MPTCP options as the kernel does"),
+    "rcvbuf_window": ("free", "a Linux receiver advertises the free space of its buffer (`__mptcp_space`)"),
+}
+#: Keys of :data:`LINUX_MODEL` that concern the MPTCP level only (not checked for TCP).
+_MPTCP_ONLY = {"window_update", "mptcp_retransmit", "join", "option_sizes"}
 
 
 def check_kernel_cc(sc: Scenario) -> None:
@@ -91,13 +92,10 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
         sched = c.get("scheduler")
         if rc["kind"] == "mptcp" and sched is not None and sched != "default":
             return _conn_key(c, "scheduler"), f"upstream Linux has only the `default` scheduler, not `{sched}`"
-        if c.get("rcvbuf_window", "full") != "full":
-            return _conn_key(c, "rcvbuf_window"), "a Linux receiver advertises its whole buffer (`full`), not only its free space"
-        for k in ("join", "option_sizes"):
-            if k in c:
-                linux = linux_hosts()[k]
-                if c[k] != linux:
-                    return _conn_key(c, k), f"the backend's hosts behave as `{k} = \"{linux}\"`; `{c[k]}` is not available"
+        for k, (linux, why) in LINUX_MODEL.items():
+            if k in rc and rc[k] != linux and (rc["kind"] == "mptcp" or k not in _MPTCP_ONLY):
+                hint = "" if k in c else "; set stack = \"linux\" for Linux's value of every such key"
+                return _conn_key(c, k), f"{why}; `{_show(rc[k])}` is not available (need `{_show(linux)}`){hint}"
         if "host_jitter" in c:
             return _conn_key(c, "host_jitter"), "the kernel's hosts have their own timing; it cannot be set"
         cc = rc["cc"]
@@ -106,9 +104,6 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
         for k in ("cc_params", "sched_params"):
             if c.get(k):
                 return _conn_key(c, k), "algorithm parameters are kernel-wide module settings and are not changed"
-        app = rc["app"]
-        if app["kind"] not in ("bulk", "download"):
-            return _conn_key(c, "app.kind"), f"the `{app['kind']}` application is not implemented; use bulk or download"
         written_tcp = c.get("tcp") or {}
         for k, linux in LINUX_RECOVERY.items():
             if k in written_tcp and written_tcp[k] != linux:
@@ -121,11 +116,32 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
         for k in ("idle_restart", "timestamps", "mtu"):
             if sysctl_values.setdefault(k, tcp[k]) != tcp[k]:
                 return _conn_key(c, f"tcp.{k}"), "is a per-namespace setting and must be the same for every connection"
+        for k, sysctl in (("sndbuf", "tcp_wmem"), ("rcvbuf", "tcp_rmem")):
+            buf = rc[k]
+            if isinstance(buf, dict) and sysctl_values.setdefault(k, buf) != buf:
+                return _conn_key(c, k), (f"an auto-tuned triple is the namespaces' net.ipv4.{sysctl} "
+                                         "and must be the same for every connection (or give a fixed size)")
         if rc["kind"] == "mptcp":
             mptcp_sets.append(tuple(paths))
             if len(set(mptcp_sets)) > 1:
                 return _conn_key(c, "paths"), "every MPTCP connection must use the same paths (the path manager is per namespace)"
     return None
+
+
+def _show(v: Any) -> str:
+    return json.dumps(v) if isinstance(v, bool) else str(v)
+
+
+def buffer_triples(resolved: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """The auto-tuned buffer triples of the scenario (``{"sndbuf": {...}, "rcvbuf": {...}}``,
+    each present when a connection has one), in the resolved spelling; :func:`check_supported`
+    ensures there is at most one of each."""
+    out: dict[str, dict[str, str]] = {}
+    for rc in resolved["connections"]:
+        for k in ("sndbuf", "rcvbuf"):
+            if isinstance(rc[k], dict):
+                out.setdefault(k, rc[k])
+    return out
 
 
 def resolved_connections(sc: Scenario) -> list[dict[str, Any]]:

@@ -301,13 +301,15 @@ impl Endpoint {
         }
     }
 
-    /// Linux `__mptcp_sync_sndbuf`: an auto-tuned MPTCP socket's send buffer is the sum of
-    /// its subflows' (each auto-tuned by `tcp_sndbuf_expand`); a fixed one stays as set.
+    /// Linux `__mptcp_sync_sndbuf`: an auto-tuned MPTCP socket's send buffer is `tcp_wmem[0]`
+    /// plus the sum of its subflows' (each auto-tuned by `tcp_sndbuf_expand`; read back on
+    /// 6.18 with `ss -M`: 4096 + 2 × 300000 B with two subflows at a 300000 B maximum); a fixed
+    /// one stays as set.
     pub(crate) fn sync_sndbuf(&mut self) {
         if let BufSize::Auto(t) = self.sndbuf_cfg {
             let sum: u64 =
                 self.subflows.iter().zip(&self.sfq).filter(|(s, _)| s.is_some()).map(|(_, q)| q.sndbuf).sum();
-            self.snd.sndbuf = if sum > 0 { sum } else { t.default.0 };
+            self.snd.sndbuf = if sum > 0 { t.min.0 + sum } else { t.default.0 };
         }
     }
 
