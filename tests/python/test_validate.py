@@ -103,11 +103,12 @@ def test_validate_prints_the_table_and_the_summary_on_a_subset(tmp_path: Path) -
     assert "| tcp-cubic |" in md and "within 10 %" in md
 
 
-def test_validate_counts_shares_and_flags_what_the_simulator_cannot_run() -> None:
+def test_validate_counts_agreement_and_shares() -> None:
+    # BBR over two paths: the simulator's BBR fills both links as the kernel's does (the
+    # stored kernel median is 28.7 Mbit/s, 0.667 / 0.333), within the 10 % target.
     r = _cli("validate", "--only", "bbr-mptcp", "--repeat", "1")
     assert r.returncode == 0, r.stderr
-    assert "refused" in r.stdout and "0/1 within 10 %" in r.stdout
-    assert "simulator cannot run" in r.stdout
+    assert "1/1 within 10 %" in r.stdout, r.stdout
     r = _cli("validate", "--only", "download-2mb", "--repeat", "1")
     assert r.returncode == 0, r.stderr
     assert re.search(r"^\d/1 subflow shares within 0.05", r.stdout, re.M)
@@ -166,7 +167,7 @@ def no_namespaces(monkeypatch: pytest.MonkeyPatch) -> None:
     ("buffer_accounting", "payload", "truesize"),
     ("window_update", "receiving_subflow", "every subflow"),
     ("mptcp_retransmit", False, "retransmission timer"),
-    ("rcvbuf_window", "free", "whole buffer"),
+    ("rcvbuf_window", "full", "free space"),
 ])
 def test_the_linux_backend_refuses_the_classic_model_before_creating_anything(
     key: str, value: Any, words: str, no_namespaces: None,
@@ -189,7 +190,7 @@ def test_a_scenario_without_the_linux_stack_is_refused_with_the_hint(no_namespac
     assert e.value.path == "connections.mptcp.buffer_accounting" and 'stack = "linux"' in e.value.message
 
 
-@pytest.mark.parametrize(("key", "bad", "good"), [("join", "at_once", "add_addr"), ("option_sizes", "classic", "linux")])
+@pytest.mark.parametrize(("key", "bad", "good"), [("join", "at_once", "fully_established"), ("option_sizes", "classic", "linux")])
 def test_keys_of_the_stack_model_are_checked_where_the_schema_has_them(key: str, bad: str, good: str) -> None:
     sc = load_scenario(GRID / "loss-0pct.toml")
     resolved = sc.resolved
