@@ -49,18 +49,14 @@ pub const TX_SKB_HEAD: u64 = 896;
 
 /// `sk_wmem_queued` of a subflow holding `payload` bytes, as Linux charges it with
 /// `buffer_accounting = "truesize"`: one skb head per skb, each skb holding what
-/// `tcp_tso_autosize` allows (the bytes the pacing rate sends in 1/1024 s, at least two
-/// segments; pacing rate as `tcp_update_pacing_rate`: 2 × cwnd / SRTT in slow start below
-/// half of ssthresh, 1.2 × otherwise). Measured on 6.18 with `ss -m`: `w` was 1.07 × the
+/// `tcp_tso_autosize` allows at pacing rate `pace` (bytes/s): the bytes it sends in 1/1024 s,
+/// at least two segments. Measured on 6.18 with `ss -m`: `w` was 1.07 × the
 /// send queue on a 50 Mbit/s subflow (5-segment skbs: 896 / 7240 = 12 % predicted) and 1.31 ×
 /// on a 10 Mbit/s one (2-segment skbs: 31 % predicted).
-pub fn wmem_truesize(payload: u64, smss: u64, cwnd: u64, ssthresh: u64, in_flight: u64, srtt_s: Option<f64>) -> u64 {
+pub fn wmem_truesize(payload: u64, smss: u64, pace: f64) -> u64 {
     if payload == 0 {
         return 0;
     }
-    let srtt = srtt_s.unwrap_or(1.0).max(1e-6);
-    let ratio = if cwnd < ssthresh / 2 { 2.0 } else { 1.2 };
-    let pace = ratio * cwnd.max(in_flight) as f64 / srtt;
     let segs = ((pace / 1024.0) as u64 / smss.max(1)).max(2);
     let skb = segs * smss;
     payload + payload.div_ceil(skb) * TX_SKB_HEAD
@@ -159,10 +155,10 @@ mod tests {
         // 10 Mbit/s, SRTT 0.1 s, cwnd 100 segments in congestion avoidance: pacing
         // 1.2 * 144800 / 0.1 = 1.74 MB/s, 1697 B per 1/1024 s: one segment, so two (the
         // minimum): 2896-byte skbs; 28960 B make 10 skbs: 28960 + 10 * 896.
-        assert_eq!(wmem_truesize(28_960, 1448, 144_800, 0, 0, Some(0.1)), 28_960 + 10 * 896);
+        assert_eq!(wmem_truesize(28_960, 1448, 1.2 * 144_800.0 / 0.1), 28_960 + 10 * 896);
         // 50 Mbit/s-like: cwnd 400 segments, SRTT 0.1 s: 6.95 MB/s, 6787 B: 4 segments.
-        assert_eq!(wmem_truesize(57_920, 1448, 579_200, 0, 0, Some(0.1)), 57_920 + 10 * 896);
-        assert_eq!(wmem_truesize(0, 1448, 579_200, 0, 0, Some(0.1)), 0);
+        assert_eq!(wmem_truesize(57_920, 1448, 1.2 * 579_200.0 / 0.1), 57_920 + 10 * 896);
+        assert_eq!(wmem_truesize(0, 1448, 1.2 * 579_200.0 / 0.1), 0);
     }
 
     #[test]

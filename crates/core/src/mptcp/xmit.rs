@@ -50,15 +50,14 @@ fn sched_ctx<'a>(now: Time, views: &'a [SchedView], snd: &ConnSender) -> SchedCt
     }
 }
 
+/// Linux's default `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio` (200 %, 120 %), which size
+/// its transmit skbs (`tcp_tso_autosize`).
+const PACING_SS_RATIO: f64 = 2.0;
+const PACING_CA_RATIO: f64 = 1.2;
+
 fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, truesize: bool) -> SchedView {
     let payload = s.snd_nxt.dist(s.snd_una) + q.bytes();
-    let queued = if truesize {
-        let srtt = s.rtt.srtt().map(|d| d.secs_f64());
-        wmem_truesize(payload, s.w.smss, s.w.cwnd, s.w.ssthresh, s.sb.in_flight(), srtt)
-    } else {
-        payload
-    };
-    SchedView {
+    let mut v = SchedView {
         usable: s.established(),
         has_room: s.can_send(now),
         backup: s.backup,
@@ -70,10 +69,14 @@ fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, truesize: bool) -> SchedVie
         in_flight: s.sb.in_flight(),
         smss: s.w.smss,
         recovering: matches!(s.ca, CaState::Recovery | CaState::Loss),
-        queued,
+        queued: payload,
         sndbuf: q.sndbuf,
         pacing_rate: s.pacer.rate,
+    };
+    if truesize {
+        v.queued = wmem_truesize(payload, s.w.smss, v.linux_pacing_rate(PACING_SS_RATIO, PACING_CA_RATIO));
     }
+    v
 }
 
 impl Endpoint {

@@ -64,12 +64,7 @@ impl LinuxDefault {
     /// The subflow's current pacing rate (bytes/s): its congestion controller's if it sets
     /// one (BBR's `sk_pacing_rate`; Linux then skips `tcp_update_pacing_rate`).
     pub fn pacing_rate(&self, v: &SchedView) -> f64 {
-        if v.pacing_rate > 0 {
-            return v.pacing_rate as f64;
-        }
-        let srtt = v.srtt_s().unwrap_or(1.0).max(1e-9);
-        let ratio = if v.cwnd < v.ssthresh / 2 { self.ss_ratio } else { self.ca_ratio };
-        ratio * v.cwnd.max(v.in_flight).max(1) as f64 / srtt
+        v.linux_pacing_rate(self.ss_ratio, self.ca_ratio)
     }
 
     /// Time to flush the subflow's queued bytes at its average pacing rate (seconds).

@@ -62,6 +62,18 @@ impl SchedView {
         self.cwnd.saturating_sub(self.in_flight)
     }
 
+    /// The subflow's pacing rate (bytes/s): the rate-based controller's, else Linux's
+    /// `tcp_update_pacing_rate`, max(cwnd, in flight) / SRTT times `ss_ratio` while cwnd <
+    /// ssthresh / 2 and `ca_ratio` otherwise (SRTT taken as 1 s before any sample).
+    pub fn linux_pacing_rate(&self, ss_ratio: f64, ca_ratio: f64) -> f64 {
+        if self.pacing_rate > 0 {
+            return self.pacing_rate as f64;
+        }
+        let srtt = self.srtt_s().unwrap_or(1.0).max(1e-9);
+        let ratio = if self.cwnd < self.ssthresh / 2 { ss_ratio } else { ca_ratio };
+        ratio * self.cwnd.max(self.in_flight).max(1) as f64 / srtt
+    }
+
     /// Smoothed RTT (seconds), if measured.
     pub fn srtt_s(&self) -> Option<f64> {
         self.srtt.map(|d| d.secs_f64())
