@@ -54,6 +54,9 @@ def flat_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     ``conn.mptcp.ooo_delay.p99_s``), ``sf.<connection>.<path>.<field>`` (e.g.
     ``sf.mptcp.wifi.share``), ``link.<path>.<up|down>.<field>``, and the run's own
     ``end_s``, ``events`` and ``data_packets``. Booleans become 0/1; text is left out.
+    Where a connection opens several subflows over one path (``paths = ["p", "p"]``, as
+    ndiffports), the second and later are ``sf.<connection>.<path>#2``, ``#3``, ... in
+    subflow order, so no subflow's numbers overwrite another's.
     """
     out: dict[str, Any] = {}
     for k in ("end_s", "events", "data_packets"):
@@ -61,8 +64,11 @@ def flat_metrics(summary: dict[str, Any]) -> dict[str, Any]:
             out[k] = summary[k]
     for c in summary.get("connections", []):
         _flatten(f"conn.{c['name']}", c, out, ("name",))
-    for s in summary.get("subflows", []):
-        _flatten(f"sf.{s['connection']}.{s['path']}", s, out, ("connection", "path", "subflow"))
+    seen: dict[tuple[str, str], int] = {}
+    for s in sorted(summary.get("subflows", []), key=lambda s: (s["connection"], s.get("subflow", 0))):
+        n = seen[(s["connection"], s["path"])] = seen.get((s["connection"], s["path"]), 0) + 1
+        label = s["path"] if n == 1 else f"{s['path']}#{n}"
+        _flatten(f"sf.{s['connection']}.{label}", s, out, ("connection", "path", "subflow"))
     for link in summary.get("links", []):
         _flatten(f"link.{link['name']}", link, out, ("name", "path", "direction"))
     return out

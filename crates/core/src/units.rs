@@ -25,8 +25,10 @@ impl Time {
     pub fn ns(self) -> u64 {
         self.0
     }
+    /// Seconds, correctly rounded (a division, so whole seconds come out exact: 30 s is
+    /// 30.0, not 30.000000000000004 as a multiplication by 1e-9 gives).
     pub fn secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// Duration since `earlier` (saturating at zero).
     pub fn since(self, earlier: Time) -> Dur {
@@ -55,8 +57,10 @@ impl Dur {
     pub fn ns(self) -> u64 {
         self.0
     }
+    /// Seconds, correctly rounded (a division, so whole seconds come out exact: 30 s is
+    /// 30.0, not 30.000000000000004 as a multiplication by 1e-9 gives).
     pub fn secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     pub fn ms_f64(self) -> f64 {
         self.0 as f64 * 1e-6
@@ -227,8 +231,21 @@ pub fn parse_dur(s: &str) -> Result<Dur, String> {
     if v < 0.0 {
         return Err(format!("`{s}` is negative; durations must be >= 0"));
     }
-    Ok(Dur((v * scale).round() as u64))
+    let ns = (v * scale).round();
+    if ns > MAX_EXACT {
+        return Err(format!("`{s}` is too long: at most 104 days (2^53 ns, the clock's exact range)"));
+    }
+    Ok(Dur(ns as u64))
 }
+
+/// Largest integer a parsed number keeps exactly (2^53): above it a decimal value would be
+/// silently rounded, so durations (ns), sizes (bytes) and packet counts are refused there.
+const MAX_EXACT: f64 = 9_007_199_254_740_992.0;
+
+/// Fastest link rate accepted (1 Tbit/s): the engine's clock ticks in nanoseconds, and a
+/// full-sized 1500-byte packet's serialisation time (12 ns at 1 Tbit/s) must be resolved to
+/// within 10 % for the rate to mean anything; faster links would be quantised.
+pub const MAX_RATE_BPS: f64 = 1e12;
 
 /// Parses a bit rate such as `"8Mbit"`, `"1.5Gbit"`, `"64kbit"`, `"10Mbps"`, `"2MB/s"`.
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
@@ -257,6 +274,11 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     if bps <= 0.0 {
         return Err(format!("`{s}` must be a positive rate"));
     }
+    if bps > MAX_RATE_BPS {
+        return Err(format!(
+            "`{s}` is above the 1Tbit fastest link (the 1 ns clock cannot resolve a packet's serialisation time)"
+        ));
+    }
     Ok(Rate(bps as u64))
 }
 
@@ -275,7 +297,13 @@ pub fn parse_amount(s: &str) -> Result<Amount, String> {
     if v < 0.0 {
         return Err(format!("`{s}` is negative; sizes must be >= 0"));
     }
-    let bytes = |k: f64| Ok(Amount::Bytes((v * k).round() as u64));
+    let bytes = |k: f64| {
+        let b = (v * k).round();
+        if b > MAX_EXACT {
+            return Err(format!("`{s}` is too large: at most 2^53 B (9 PB)"));
+        }
+        Ok(Amount::Bytes(b as u64))
+    };
     match unit.as_str() {
         "" | "B" | "byte" | "bytes" => bytes(1.0),
         "KB" | "kB" => bytes(1e3),
@@ -287,6 +315,9 @@ pub fn parse_amount(s: &str) -> Result<Amount, String> {
         "packets" | "packet" | "pkt" | "pkts" | "p" => {
             if v.fract() != 0.0 {
                 return Err(format!("`{s}`: a packet count must be a whole number"));
+            }
+            if v > MAX_EXACT {
+                return Err(format!("`{s}` is too large: at most 2^53 packets"));
             }
             Ok(Amount::Packets(v as u64))
         }
@@ -311,6 +342,28 @@ pub fn parse_prob(s: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_beyond_what_the_engine_represents_are_refused_not_clamped() {
+        // 1 Tbit/s: a 1500-byte packet serialises in 12 ns, the 1 ns clock resolves it to 8 %.
+        assert_eq!(parse_rate("1000Gbit").unwrap(), Rate(1_000_000_000_000));
+        assert!(parse_rate("1001Gbit").unwrap_err().contains("1Tbit"));
+        assert!(parse_rate("99999999999999999999999Gbit").is_err());
+        // 2^53 is the largest integer a parsed number keeps exactly.
+        assert_eq!(parse_bytes("9007199254740992").unwrap(), 1 << 53);
+        assert!(parse_bytes("9007199254740994").unwrap_err().contains("2^53"));
+        assert!(parse_amount("10000000000000000000000000000 packets").unwrap_err().contains("2^53"));
+        assert_eq!(parse_dur("8000000s").unwrap(), Dur::from_secs(8_000_000));
+        assert!(parse_dur("10000000000s").unwrap_err().contains("104 days"));
+    }
+
+    #[test]
+    fn whole_seconds_convert_to_exact_floats() {
+        // 30e9 ns × 1e-9 is 30.000000000000004; the division is correctly rounded.
+        assert_eq!(Dur::from_secs(30).secs_f64(), 30.0);
+        assert_eq!(Time(30_000_000_000).secs_f64(), 30.0);
+        assert_eq!(Time(1).secs_f64(), 1e-9);
+    }
 
     #[test]
     fn durations_parse_with_units() {

@@ -39,7 +39,7 @@ impl App {
             App::Periodic { size, period, start, count } => {
                 let k = now.since(start).0 / period.0 + 1;
                 let k = count.map_or(k, |c| k.min(c));
-                (k * size).saturating_sub(written)
+                k.saturating_mul(size).saturating_sub(written)
             }
         }
     }
@@ -63,7 +63,7 @@ impl App {
     pub fn size(&self) -> Option<u64> {
         match *self {
             App::Download { size } => Some(size),
-            App::Periodic { size, count: Some(c), .. } => Some(size * c),
+            App::Periodic { size, count: Some(c), .. } => Some(size.saturating_mul(c)),
             _ => None,
         }
     }

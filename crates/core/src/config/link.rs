@@ -38,7 +38,7 @@ super::unit_serde!(
     parse_queue,
     "a queue limit such as \"100 packets\", \"64KB\" or \"80ms\" (a plain number is packets)",
     |v: f64| if v >= 0.0 && v.fract() == 0.0 {
-        Ok(QueueLimit::Packets(v as u64))
+        parse_queue(&format!("{v} packets"))
     } else {
         Err(format!("{v} must be a whole number of packets"))
     },
@@ -233,6 +233,24 @@ pub struct Traces {
     pub rates: BTreeMap<String, Arc<RateProfile>>,
 }
 
+/// Largest trace file read (256 MiB). A Mahimahi trace spends about 8 bytes (a millisecond
+/// timestamp and a newline) per 1500-byte delivery opportunity, so this is about an hour of
+/// a 100 Mbit/s link; anything larger is almost surely not a trace (or a device such as
+/// `/dev/zero`) and would be read into memory whole.
+pub const MAX_TRACE_BYTES: u64 = 256 << 20;
+
+/// Reads a trace file: a regular file of at most [`MAX_TRACE_BYTES`].
+pub fn read_trace(path: &str) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("`{path}` is not a regular file"));
+    }
+    if meta.len() > MAX_TRACE_BYTES {
+        return Err(format!("`{path}` has {} B; a trace file may have at most 256 MiB", meta.len()));
+    }
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))
+}
+
 /// Parses a `second,bytes_per_second` capacity trace (seconds 1, 2, ... in order).
 pub fn parse_rate_trace(text: &str) -> Result<RateProfile, String> {
     let mut rates = Vec::new();
@@ -250,6 +268,9 @@ pub fn parse_rate_trace(text: &str) -> Result<RateProfile, String> {
             bps.trim().parse().map_err(|_| format!("line {}: `{bps}` is not a number of bytes per second", n + 1))?;
         if bytes < 0.0 || !bytes.is_finite() {
             return Err(format!("line {}: {bytes} bytes/s is negative", n + 1));
+        }
+        if bytes * 8.0 > crate::units::MAX_RATE_BPS {
+            return Err(format!("line {}: {bytes} bytes/s is above the 1Tbit fastest link", n + 1));
         }
         if sec != (rates.len() + 1) as f64 {
             return Err(format!("line {}: second {sec} out of sequence (expected {})", n + 1, rates.len() + 1));
@@ -362,18 +383,22 @@ impl PathCfg {
             "trace" => {
                 let f = file_of("trace").expect("chosen");
                 if let std::collections::btree_map::Entry::Vacant(slot) = traces.opportunities.entry(f.clone()) {
-                    let text = std::fs::read_to_string(&f)
-                        .map_err(|e| ConfigError::new(at("trace"), format!("cannot read `{f}`: {e}")))?;
+                    let text = read_trace(&f).map_err(|e| ConfigError::new(at("trace"), e))?;
                     let t = OppTrace::parse(&text)
                         .map_err(|e| ConfigError::new(at("trace"), format!("`{f}` is not a Mahimahi trace: {e}")))?;
+                    if t.mean_bps() > crate::units::MAX_RATE_BPS {
+                        return Err(ConfigError::new(
+                            at("trace"),
+                            format!("`{f}` averages {:.3e} bit/s, above the 1Tbit fastest link", t.mean_bps()),
+                        ));
+                    }
                     slot.insert(Arc::new(t));
                 }
             }
             "rate_trace" => {
                 let f = file_of("rate_trace").expect("chosen");
                 if let std::collections::btree_map::Entry::Vacant(slot) = traces.rates.entry(f.clone()) {
-                    let text = std::fs::read_to_string(&f)
-                        .map_err(|e| ConfigError::new(at("rate_trace"), format!("cannot read `{f}`: {e}")))?;
+                    let text = read_trace(&f).map_err(|e| ConfigError::new(at("rate_trace"), e))?;
                     let t = parse_rate_trace(&text)
                         .map_err(|e| ConfigError::new(at("rate_trace"), format!("`{f}`: {e}")))?;
                     slot.insert(Arc::new(t));
@@ -427,6 +452,12 @@ impl PathCfg {
                 ));
             }
             _ => {}
+        }
+        if let Some(k) = Self::pick(&o.drop, &self.drop).and_then(|d| d.iter().position(|&n| n == 0)) {
+            return Err(ConfigError::new(
+                at(&format!("drop[{k}]")),
+                "0 is not a packet ordinal; ordinals start at 1 (the first packet offered to the link)",
+            ));
         }
         if Self::pick(&o.loss, &self.loss).is_some_and(|l| l.0 >= 1.0) {
             return Err(ConfigError::new(at("loss"), "100% loss never delivers anything; must be < 100%"));

@@ -96,12 +96,21 @@ pub use preset::{presets, PresetInfo};
 pub use profile::Stack;
 pub use topology::{LinkCfg, RouteCfg, RouteTable};
 
+/// Shortest period of a periodic application (1 µs): a 1500-byte packet takes 1.2 µs to
+/// serialise even at 10 Gbit/s, so more frequent writes are a bulk sender, only slower to
+/// simulate (one event per write).
+pub const MIN_APP_PERIOD: Dur = Dur(1_000);
+/// Smallest `tcp.rto_min` (1 µs): a retransmission timer shorter than one packet's
+/// serialisation time at 10 Gbit/s has no physical meaning, and under loss it would fire
+/// without bound.
+pub const MIN_RTO: Dur = Dur(1_000);
+
 unit_serde!(
     Dur,
     units::parse_dur,
     "a duration such as \"10ms\" or \"2s\" (a plain number is seconds)",
     |v: f64| if v >= 0.0 && v.is_finite() {
-        Ok(Dur::from_secs_f64(v))
+        units::parse_dur(&format!("{v}s"))
     } else {
         Err(format!("{v} must be a non-negative duration"))
     },
@@ -113,7 +122,7 @@ unit_serde!(
     units::parse_rate,
     "a bit rate such as \"8Mbit\" (a plain number is bit/s)",
     |v: f64| if v >= 1.0 && v.is_finite() {
-        Ok(Rate(v.round() as u64))
+        units::parse_rate(&format!("{v}bit"))
     } else {
         Err(format!("{v} must be a positive rate in bit/s"))
     },
@@ -139,7 +148,7 @@ unit_serde!(
     |s: &str| units::parse_bytes(s).map(ByteSize),
     "a size such as \"600KB\" or \"1MiB\" (a plain number is bytes)",
     |v: f64| if v >= 0.0 && v.fract() == 0.0 {
-        Ok(ByteSize(v as u64))
+        units::parse_bytes(&format!("{v}B")).map(ByteSize)
     } else {
         Err(format!("{v} must be a whole, non-negative number of bytes"))
     },
@@ -322,6 +331,40 @@ impl Scenario {
         [p.resolve(&p.up, &self.traces), p.resolve(&p.down, &self.traces)]
     }
 
+    /// A queue given in bytes must hold one full-sized packet of every connection that
+    /// crosses it; a smaller one drops every data packet.
+    fn check_queues_hold_a_packet(&self) -> Result<(), ConfigError> {
+        let mtu_of = |uses: &dyn Fn(&ConnCfg) -> bool| self.connections.iter().filter(|c| uses(c)).map(|c| c.tcp.mtu).max();
+        let refuse = |key: String, b: u64, mtu: u64| {
+            ConfigError::new(key, format!("{b} B cannot hold one {mtu}-byte packet (the largest MTU crossing it)"))
+        };
+        for (i, p) in self.paths.iter().enumerate() {
+            let Some(mtu) = mtu_of(&|c: &ConnCfg| c.paths.contains(&p.name)) else { continue };
+            for (dir, o) in [("up", &p.up), ("down", &p.down)] {
+                let (key, q) = match (&o.queue, &p.queue) {
+                    (Some(q), _) => (format!("paths[{i}].{dir}.queue"), q),
+                    (None, Some(q)) => (format!("paths[{i}].queue"), q),
+                    (None, None) => continue,
+                };
+                if let QueueLimit::Bytes(b) = *q {
+                    if b < mtu {
+                        return Err(refuse(key, b, mtu));
+                    }
+                }
+            }
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            let crosses = |c: &ConnCfg| c.routes.iter().any(|r| r.up.contains(&l.name) || r.down.contains(&l.name));
+            let Some(mtu) = mtu_of(&crosses) else { continue };
+            if let Some(QueueLimit::Bytes(b)) = l.queue {
+                if b < mtu {
+                    return Err(refuse(format!("links[{i}].queue"), b, mtu));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Semantic checks that the types alone cannot express.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.duration == Dur::ZERO {
@@ -445,11 +488,25 @@ impl Scenario {
                     if size.0 == 0 {
                         return Err(ConfigError::new(at("app.size"), "each period needs at least one byte"));
                     }
-                    if period == Dur::ZERO {
-                        return Err(ConfigError::new(at("app.period"), "must be > 0"));
+                    if period < MIN_APP_PERIOD {
+                        return Err(ConfigError::new(
+                            at("app.period"),
+                            format!(
+                                "{period} is below 1us: writes that often are a bulk sender (a 1500-byte packet \
+                                 takes 1.2us even at 10 Gbit/s); use kind = \"bulk\""
+                            ),
+                        ));
                     }
                     if count == Some(0) {
                         return Err(ConfigError::new(at("app.count"), "must be >= 1"));
+                    }
+                    // The total must be a byte count the engine keeps exactly (as any size).
+                    let writes = count.unwrap_or(self.duration.0 / period.0 + 1);
+                    if size.0.checked_mul(writes).is_none_or(|t| t > 1 << 53) {
+                        return Err(ConfigError::new(
+                            at("app.count"),
+                            format!("{writes} writes of {} B exceed 2^53 B (9 PB) in total", size.0),
+                        ));
                     }
                 }
                 _ => {}
@@ -479,10 +536,14 @@ impl Scenario {
             if t.dupthresh == 0 {
                 return Err(ConfigError::new(at("tcp.dupthresh"), "must be >= 1"));
             }
-            if t.rto_min == Dur::ZERO || t.rto_min > t.rto_max {
+            if t.rto_min < MIN_RTO || t.rto_min > t.rto_max {
                 return Err(ConfigError::new(
                     at("tcp.rto_min"),
-                    format!("{} must be > 0 and <= rto_max ({})", t.rto_min, t.rto_max),
+                    format!(
+                        "{} must be >= 1us (a shorter timer is below one packet's serialisation time at \
+                         10 Gbit/s) and <= rto_max ({})",
+                        t.rto_min, t.rto_max
+                    ),
                 ));
             }
             if t.rto_initial < t.rto_min || t.rto_initial > t.rto_max {
@@ -498,6 +559,17 @@ impl Scenario {
                 }
             }
         }
+        for (i, c) in self.connections.iter().enumerate() {
+            for (r, route) in c.routes.iter().enumerate() {
+                if c.routes[..r].iter().any(|o| o.name == route.name) {
+                    return Err(ConfigError::new(
+                        format!("connections[{i}].routes[{r}].name"),
+                        format!("`{}` names two routes of this connection; route names must be unique", route.name),
+                    ));
+                }
+            }
+        }
+        self.check_queues_hold_a_packet()?;
         if self.output.warmup >= self.duration {
             return Err(ConfigError::new(
                 "output.warmup",
@@ -537,6 +609,86 @@ mod tests {
         paths = ["wifi"]
         app = { kind = "bulk" }
     "#;
+
+    fn refused(text: &str) -> ConfigError {
+        Scenario::from_toml_str(text).expect_err("must be refused")
+    }
+
+    #[test]
+    fn a_periodic_total_that_overflows_is_refused_at_its_key() {
+        // 2^32 writes of 2^32 B wrap to 0 in u64: the run used to end in an invariant panic.
+        let app = r#"app = { kind = "periodic", size = "4294967296B", count = 4294967296, period = "1s" }"#;
+        let e = refused(&OK.replace(r#"app = { kind = "bulk" }"#, app));
+        assert_eq!(e.path, "connections[0].app.count");
+        // Without a count the run's duration bounds the writes: 10 s / 1 us = 10^7 writes.
+        let app = r#"app = { kind = "periodic", size = "1GB", period = "1us" }"#;
+        assert_eq!(refused(&OK.replace(r#"app = { kind = "bulk" }"#, app)).path, "connections[0].app.count");
+        let app = r#"app = { kind = "periodic", size = "1KB", period = "1us" }"#;
+        assert!(Scenario::from_toml_str(&OK.replace(r#"app = { kind = "bulk" }"#, app)).is_ok());
+    }
+
+    #[test]
+    fn periods_and_timers_below_one_microsecond_are_refused() {
+        let app = r#"app = { kind = "periodic", size = "1KB", period = "999ns" }"#;
+        assert_eq!(refused(&OK.replace(r#"app = { kind = "bulk" }"#, app)).path, "connections[0].app.period");
+        let tcp = r#"app = { kind = "bulk" }
+        tcp = { rto_min = "1ns", rto_initial = "1ns", rto_max = "1ns" }"#;
+        assert_eq!(refused(&OK.replace(r#"app = { kind = "bulk" }"#, tcp)).path, "connections[0].tcp.rto_min");
+    }
+
+    #[test]
+    fn a_byte_queue_must_hold_one_packet_of_every_connection_crossing_it() {
+        let e = refused(&OK.replace(r#"queue = "100 packets""#, r#"queue = "64B""#));
+        assert_eq!(e.path, "paths[0].queue");
+        assert!(e.message.contains("1500-byte"), "{}", e.message);
+        assert!(Scenario::from_toml_str(&OK.replace(r#"queue = "100 packets""#, r#"queue = "1500B""#)).is_ok());
+        // A per-direction queue is named where it is written; a smaller MTU needs less.
+        let down = OK.replace(r#"queue = "100 packets""#, "down = { queue = \"1000B\" }");
+        assert_eq!(refused(&down).path, "paths[0].down.queue");
+        let small_mtu = down.replace(r#"app = { kind = "bulk" }"#, "app = { kind = \"bulk\" }\ntcp = { mss = 536, mtu = 576 }");
+        assert!(Scenario::from_toml_str(&small_mtu).is_ok());
+    }
+
+    #[test]
+    fn explicit_drop_ordinals_start_at_one() {
+        let e = refused(&OK.replace(r#"loss = "0.9%""#, "drop = [3, 0]"));
+        assert_eq!(e.path, "paths[0].drop[1]");
+    }
+
+    #[test]
+    fn route_names_are_unique_within_a_connection() {
+        let text = r#"
+            duration = "2s"
+            [[links]]
+            name = "a"
+            from = "client"
+            to = "server"
+            rate = "10Mbit"
+            [[links]]
+            name = "b"
+            from = "server"
+            to = "client"
+            rate = "10Mbit"
+            [[connections]]
+            name = "c"
+            kind = "mptcp"
+            routes = [{ name = "r", up = ["a"], down = ["b"] }, { name = "r", up = ["a"], down = ["b"] }]
+            app = { kind = "bulk" }
+        "#;
+        assert_eq!(refused(text).path, "connections[0].routes[1].name");
+        assert!(Scenario::from_toml_str(&text.replacen("name = \"r\"", "name = \"r1\"", 1)).is_ok());
+    }
+
+    #[test]
+    fn an_unwritable_capture_directory_is_refused_before_the_run() {
+        let dir = std::env::temp_dir().join(format!("mptcplab-pcap-check-{}", std::process::id()));
+        std::fs::write(&dir, b"a file, not a directory").unwrap();
+        let mut s = Scenario::from_toml_str(OK).unwrap();
+        s.output.pcap = Some(PcapCfg { dir: dir.join("caps").display().to_string(), per: Default::default(), snaplen: None });
+        let e = crate::run_json(&s.to_json_pretty(), None).err().expect("refused");
+        std::fs::remove_file(&dir).unwrap();
+        assert_eq!(e.path, "output.pcap.dir");
+    }
 
     #[test]
     fn loss_recovery_is_chosen_by_name_and_a_wrong_name_lists_the_choices() {

@@ -133,6 +133,15 @@ pub struct Capture {
     pub error: Option<String>,
 }
 
+/// Creates `dir` if missing and checks that a file can be written in it (the probe is
+/// removed again).
+pub fn check_dir(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    let probe = dir.join(format!(".write-probe-{}", std::process::id()));
+    std::fs::File::create(&probe).map_err(|e| format!("cannot write in `{}`: {e}", dir.display()))?;
+    std::fs::remove_file(&probe).map_err(|e| format!("cannot write in `{}`: {e}", dir.display()))
+}
+
 impl Capture {
     /// `names` gives each capture point its file stem.
     pub fn new(dir: &Path, snaplen: Option<u32>, seed: u64, names: HashMap<Point, String>) -> Result<Capture, String> {
