@@ -8,6 +8,7 @@ the commands that need them, so ``mptcplab --help`` starts fast.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 from typing import Any
@@ -113,7 +114,6 @@ def run(
     pcap_dir: str | None, pcap_per: str, snaplen: int | None, backend: str,
 ) -> None:
     """Run SCENARIO (a file or a bundled name) and print a summary per connection, subflow and link."""
-    import os
     import shutil
     from pathlib import Path
 
@@ -263,6 +263,10 @@ def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | Non
     from rich.table import Table
 
     from mptcplab.kernel.compare import compare as run_compare
+    from mptcplab.runner import check_output_dir
+
+    if out:
+        check_output_dir(out, "--out", sibling=False)
 
     def progress(backend: str, k: int) -> None:
         click.echo(f"{backend}: run {k + 1} of {runs}", err=True)
@@ -316,6 +320,12 @@ def validate(
         raise config_error("--jobs", f"{jobs}: need at least 1")
     if remeasure_load_above is not None and not kernel:
         raise config_error("--remeasure-load-above", "only with --kernel")
+    from mptcplab.runner import check_output_dir
+
+    if out:
+        check_output_dir(out, "--out", sibling=False)
+    if markdown:
+        check_output_dir(os.path.dirname(markdown) or ".", "--markdown", sibling=False)
     v.grid_scenarios(grid, only)
     if kernel:
 
@@ -411,6 +421,9 @@ def reproduce(names: tuple[str, ...], list_: bool, quick: bool, jobs: int, out: 
             from mptcplab.scenario import _core_hint
 
             raise config_error("reproduce", f"no reproduction named `{n}`; known: {', '.join(known)}, all{_core_hint(n, known)}")
+    from mptcplab.runner import check_output_dir
+
+    check_output_dir(out, "--out", sibling=False)
     # Data that is not shipped is found (or refused) before the first reproduction starts.
     data_dir = None
     if data is not None or any(getattr(experiments.load(n), "NEEDS_TRACES", False) for n in chosen):

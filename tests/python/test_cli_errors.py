@@ -53,6 +53,22 @@ def test_sweep_refuses_an_output_it_cannot_create_before_running(case, two_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["reproduce", "kato", "--quick"], ["validate", "--repeat", "1"], ["validate", "--markdown", "{t}/V.md"]],
+)
+def test_the_other_writing_commands_check_their_output_first(args, tmp_path):
+    target, words = _unwritable(tmp_path)["below a regular file"]
+    args = [a.replace("{t}", target) for a in args]
+    option = "--markdown" if "--markdown" in args else "--out"
+    if option == "--out":
+        args += ["--out", target]
+    t0 = time.monotonic()
+    assert_user_error(cli(*args, cwd=REPO), f"error: {option}: ", "is not a directory")
+    assert time.monotonic() - t0 < 30
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
 def test_an_output_check_leaves_nothing_behind(two_path, tmp_path):
     out = tmp_path / "a" / "b" / "run"
     r = cli("run", str(two_path), "--set", "paths.wifi.rate=fast", "--out", str(out))
