@@ -8,13 +8,14 @@ the commands that need them, so ``mptcplab --help`` starts fast.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 from typing import Any
 
 import click
 
-from mptcplab.errors import ConfigError, describe
+from mptcplab.errors import ConfigError, describe, one_line
 
 EXAMPLES = """
 Scenarios are TOML files with human units (see docs/scenarios.md); a bundled
@@ -113,12 +114,17 @@ def run(
     pcap_dir: str | None, pcap_per: str, snaplen: int | None, backend: str,
 ) -> None:
     """Run SCENARIO (a file or a bundled name) and print a summary per connection, subflow and link."""
-    import os
     import shutil
     from pathlib import Path
 
+    from mptcplab.runner import check_output_dir
     from mptcplab.runner import run as run_scenario
 
+    # Everything written is checked before the run starts, so a bad path costs no run.
+    if out:
+        check_output_dir(out, "--out", marker="run.json")
+    if pcap_dir:
+        check_output_dir(pcap_dir, "--pcap", sibling=backend == "sim")
     if backend == "linux":
         from mptcplab.kernel.backend import run_linux
 
@@ -184,19 +190,33 @@ def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Sweep directory (created, or resumed).")
 @click.option("--backend", type=click.Choice(["sim", "linux"]), default="sim", show_default=True,
               help="linux: run every point on the kernel, one at a time.")
-def sweep(scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], repeat: int, jobs: int, out: str, backend: str) -> None:
+@click.option("--yes", is_flag=True, help="Run a sweep of more than 10 000 runs (grid points x --repeat) without refusing.")
+def sweep(
+    scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], repeat: int, jobs: int, out: str, backend: str, yes: bool,
+) -> None:
     """Run SCENARIO over a grid of parameter values, in parallel, resumably."""
+    import math
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+    from mptcplab.errors import config_error
+    from mptcplab.runner import check_output_dir
     from mptcplab.scenario import load_scenario
-    from mptcplab.sweep import RunFailed, SweepInterrupted, parse_vary
+    from mptcplab.sweep import MAX_RUNS_UNCONFIRMED, RunFailed, SweepInterrupted, parse_vary, vary_size
     from mptcplab.sweep import sweep as run_sweep
 
+    # The grid's size is computed before any value is expanded: a mistyped count must not
+    # spend minutes and gigabytes before it is refused.
+    points = math.prod(vary_size(v) for v in varies)
+    if points * repeat > MAX_RUNS_UNCONFIRMED and not yes:
+        raise config_error("--vary", f"the grid has {points} points x {repeat} repeats = {points * repeat} runs, more than "
+                           f"{MAX_RUNS_UNCONFIRMED}; check the counts, or add --yes to run them all")
     grid: dict[str, list[Any]] = {}
     for v in varies:
         key, values = parse_vary(v)
         grid[key] = values
     base = load_scenario(scenario, list(overrides))
+    check_output_dir(out, "--out", marker="sweep.json", sibling=False)
     if backend == "linux" and jobs > 1:
         click.echo(f"note: --backend linux runs one point at a time (runs share the machine's real time); "
                    f"--jobs {jobs} is ignored", err=True)
@@ -243,6 +263,10 @@ def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | Non
     from rich.table import Table
 
     from mptcplab.kernel.compare import compare as run_compare
+    from mptcplab.runner import check_output_dir
+
+    if out:
+        check_output_dir(out, "--out", sibling=False)
 
     def progress(backend: str, k: int) -> None:
         click.echo(f"{backend}: run {k + 1} of {runs}", err=True)
@@ -296,6 +320,12 @@ def validate(
         raise config_error("--jobs", f"{jobs}: need at least 1")
     if remeasure_load_above is not None and not kernel:
         raise config_error("--remeasure-load-above", "only with --kernel")
+    from mptcplab.runner import check_output_dir
+
+    if out:
+        check_output_dir(out, "--out", sibling=False)
+    if markdown:
+        check_output_dir(os.path.dirname(markdown) or ".", "--markdown", sibling=False)
     v.grid_scenarios(grid, only)
     if kernel:
 
@@ -366,7 +396,10 @@ def scenarios() -> None:
 @click.option("--quick", is_flag=True, help="Fewer repetitions (the whole set in minutes); the default uses the papers' counts.")
 @click.option("--jobs", type=click.IntRange(1), default=2, show_default=True, help="Parallel worker processes.")
 @click.option("--out", default="report", show_default=True, type=click.Path(file_okay=False), help="Report directory.")
-def reproduce(names: tuple[str, ...], list_: bool, quick: bool, jobs: int, out: str) -> None:
+@click.option("--data", type=click.Path(file_okay=False), metavar="DIR",
+              help="Data directory holding traces/cellular/ (default: $MPTCPLAB_SHARED, else ../shared relative to "
+              "the working directory, else to the source tree).")
+def reproduce(names: tuple[str, ...], list_: bool, quick: bool, jobs: int, out: str, data: str | None) -> None:
     """Reproduce the seed papers' figures and tables (NAME ... or `all`), beside the papers' numbers."""
     from pathlib import Path
 
@@ -388,6 +421,15 @@ def reproduce(names: tuple[str, ...], list_: bool, quick: bool, jobs: int, out: 
             from mptcplab.scenario import _core_hint
 
             raise config_error("reproduce", f"no reproduction named `{n}`; known: {', '.join(known)}, all{_core_hint(n, known)}")
+    from mptcplab.runner import check_output_dir
+
+    check_output_dir(out, "--out", sibling=False)
+    # Data that is not shipped is found (or refused) before the first reproduction starts.
+    data_dir = None
+    if data is not None or any(getattr(experiments.load(n), "NEEDS_TRACES", False) for n in chosen):
+        from mptcplab.experiments._data import shared_dir
+
+        data_dir = shared_dir(data)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from mptcplab import __version__
@@ -408,7 +450,7 @@ def reproduce(names: tuple[str, ...], list_: bool, quick: bool, jobs: int, out: 
         def progress(done: int, total: int) -> None:
             bar.update(current, completed=done, total=total)
 
-        results = run_reproductions(chosen, root, quick, jobs, on_start, progress)
+        results = run_reproductions(chosen, root, quick, jobs, on_start, progress, data_dir)
         bar.update(overall, completed=len(chosen))
     index = write_index(results, root, quick, __version__)
     for r in results:
@@ -434,9 +476,48 @@ def presets(name: str | None) -> None:
             click.echo(source, nl=False)
             return
     names = [n for n, _, _ in items]
+    from mptcplab.errors import config_error
     from mptcplab.scenario import _core_hint
 
-    raise click.ClickException(f"no preset named `{name}`{_core_hint(name, names)}; presets: {', '.join(names)}")
+    raise config_error("presets", f"no preset named `{name}`{_core_hint(name, names)}; presets: {', '.join(names)}")
+
+
+def _subject(e: click.UsageError) -> str:
+    """The option (``--seed``) or argument (``SCENARIO``) a usage error is about, else the
+    command (``reproduce``)."""
+    if isinstance(e, click.NoSuchOption | click.BadOptionUsage):
+        return e.option_name
+    param = getattr(e, "param", None)
+    if param is not None:
+        if isinstance(param, click.Option):
+            return max(param.opts, key=len)
+        return param.human_readable_name
+    hint = getattr(e, "param_hint", None)
+    if isinstance(hint, str) and hint:
+        return hint.strip("'\"")
+    if e.ctx is not None and e.ctx.parent is not None:
+        return e.ctx.command_path.partition(" ")[2] or "mptcplab"
+    return "mptcplab"
+
+
+def usage_error_line(e: click.UsageError) -> str:
+    """One line ``error: <option or argument>: <message>`` for any click usage error, in place
+    of click's multi-line ``Usage:`` block."""
+    subject = _subject(e)
+    if isinstance(e, click.NoSuchOption):
+        message = "no such option"
+        if e.possibilities:
+            message += f" (did you mean {' or '.join(sorted(e.possibilities))}?)"
+    elif isinstance(e, click.MissingParameter):
+        kind = e.param_type or (e.param.param_type_name if e.param is not None else "parameter")
+        message = f"missing {kind}" + (f": {e.message}" if e.message else "")
+    else:
+        message = e.message
+        for prefix in (f"Option '{subject}' ", f"option '{subject}' "):
+            message = message.removeprefix(prefix)
+        message = message.rstrip(".")
+        message = message[:1].lower() + message[1:] if message[:2] != message[:2].upper() else message
+    return one_line(f"error: {subject}: {message}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -449,9 +530,15 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
+    except click.UsageError as e:
+        if type(e).__name__ == "NoArgsIsHelpError" and e.ctx is not None:  # bare `mptcplab`: the help
+            click.echo(e.ctx.get_help())
+            sys.exit(0)
+        click.echo(usage_error_line(e), err=True)
+        sys.exit(2)
     except click.ClickException as e:
-        e.show()
-        sys.exit(e.exit_code)
+        click.echo(one_line(f"error: {e.format_message()}"), err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)

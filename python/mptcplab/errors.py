@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from mptcplab._core import ConfigError
 
-__all__ = ["ConfigError", "config_error", "describe", "with_file"]
+__all__ = ["ConfigError", "config_error", "describe", "one_line", "with_file"]
+
+#: A file name longer than this is shortened in error lines (its length is still given).
+_LONG_NAME = 200
 
 
 def config_error(path: str, message: str, file: str | None = None) -> ConfigError:
@@ -28,8 +31,24 @@ def with_file(err: ConfigError, file: str | None) -> ConfigError:
     return err
 
 
+def one_line(text: str) -> str:
+    """``text`` with newlines and other control characters escaped as in a Python literal
+    (``\\n``, ``\\x1b``), so that a value echoed in an error keeps the error on one line."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def _short(name: str) -> str:
+    if len(name) <= _LONG_NAME:
+        return name
+    return f"{name[:60]}…({len(name)} characters)"
+
+
 def describe(err: ConfigError) -> str:
-    """``error: <file>: <key path>: <message>``, leaving out the parts that are unknown."""
-    parts = [p for p in (getattr(err, "file", None), getattr(err, "path", "")) if p]
+    """``error: <file>: <key path>: <message>``, leaving out the parts that are unknown, on
+    one line whatever the parts contain."""
+    file = getattr(err, "file", None)
+    parts = [p for p in (_short(file) if file else None, getattr(err, "path", "")) if p]
     message = getattr(err, "message", None) or str(err)
-    return "error: " + "".join(f"{p}: " for p in parts) + message
+    return one_line("error: " + "".join(f"{p}: " for p in parts) + message)

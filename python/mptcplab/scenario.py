@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -75,7 +78,28 @@ class Scenario:
         return _validated(data, self.source)
 
 
+def _suspect(data: Any, where: str = "") -> tuple[str, str] | None:
+    """The key path (``paths[0].rate``) and complaint for the first value the engine would only
+    answer with a parser's message: a NaN or infinity, or an empty key name."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return where, (
+            f"`{data}` is not a finite number; expected a finite value, with its unit where the key has one "
+            "(a duration such as `10s`, a rate such as `8Mbit`, a size such as `64KB`)"
+        )
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for k, v in items:
+        if isinstance(k, str) and not k.strip():
+            return where, f"a key name is empty ({json.dumps(k)}); a key path is names joined by dots, e.g. connections.0.cc"
+        found = _suspect(v, f"{where}[{k}]" if isinstance(k, int) else f"{where}.{k}" if where else str(k))
+        if found:
+            return found
+    return None
+
+
 def _validated(data: dict[str, Any], source: str | None) -> Scenario:
+    bad = _suspect(data)
+    if bad:
+        raise config_error(*bad, source)
     try:
         text = json.dumps(data)
     except (TypeError, ValueError) as e:
@@ -87,18 +111,56 @@ def _validated(data: dict[str, Any], source: str | None) -> Scenario:
     return Scenario(data=data, source=source, resolved_json=resolved)
 
 
-def _read_file(path: Path) -> dict[str, Any]:
-    file = str(path)
+#: The largest scenario file read (bytes). The biggest bundled scenario is about 15 KB and
+#: capacity traces live in files of their own that the engine reads, so 16 MiB is a thousand
+#: times any real scenario while a mistaken argument (a device, a log, a disk image) is
+#: refused before it fills memory.
+MAX_SCENARIO_BYTES = 16 * 1024 * 1024
+
+
+def _read_bytes(path: Path, file: str) -> bytes:
+    """The file's bytes, refusing anything but a regular file of at most ``MAX_SCENARIO_BYTES``.
+
+    The file is opened without blocking (a FIFO would otherwise wait for a writer) and checked
+    through its descriptor, so what is checked is what is read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise config_error("", "no such file", file) from None
     except IsADirectoryError:
         raise config_error("", "is a directory, not a scenario file", file) from None
-    except UnicodeDecodeError as e:
-        raise config_error("", f"not a UTF-8 text file ({e.reason} at byte {e.start})", file) from None
     except OSError as e:
         raise config_error("", f"cannot be read: {e.strerror}", file) from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise config_error("", "is a directory, not a scenario file", file)
+        if not stat.S_ISREG(st.st_mode):
+            raise config_error("", "is not a regular file (a device, pipe or socket); a scenario is a TOML or JSON file", file)
+        if st.st_size > MAX_SCENARIO_BYTES:
+            raise config_error("", f"is {st.st_size} bytes; a scenario file is at most {MAX_SCENARIO_BYTES // 2**20} MiB", file)
+        chunks, size = [], 0
+        while size <= MAX_SCENARIO_BYTES:
+            chunk = os.read(fd, min(1 << 20, MAX_SCENARIO_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_SCENARIO_BYTES:
+            raise config_error("", f"grew beyond {MAX_SCENARIO_BYTES // 2**20} MiB while being read", file)
+        return b"".join(chunks)
+    except OSError as e:
+        raise config_error("", f"cannot be read: {e.strerror}", file) from None
+    finally:
+        os.close(fd)
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    file = str(path)
+    try:
+        text = _read_bytes(path, file).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise config_error("", f"not a UTF-8 text file ({e.reason} at byte {e.start})", file) from None
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)
@@ -122,8 +184,11 @@ def _read_file(path: Path) -> dict[str, Any]:
 def resolve_scenario_path(arg: str | Path) -> Path:
     """A file path as given, or the bundled scenario of that name (``nsdi12-wifi-3g``)."""
     path = Path(arg)
-    if path.exists() or path.suffix:
-        return path
+    try:
+        if path.exists() or path.suffix:
+            return path
+    except OSError as e:  # e.g. a name longer than the file system allows
+        raise config_error("", f"cannot be read: {e.strerror}", str(arg)) from None
     bundled = BUNDLED_DIR / f"{arg}.toml"
     return bundled if bundled.exists() else path
 
@@ -163,11 +228,23 @@ def parse_assignment(text: str, *, label: str = "--set") -> tuple[str, Any]:
     """``"paths.wifi.rate=10Mbit"`` → ``("paths.wifi.rate", "10Mbit")``."""
     key, sep, value = text.partition("=")
     key = key.strip()
-    if not sep or not key or any(not seg for seg in key.split(".")):
+    if not sep or not _well_formed(key):
+        what = "" if not sep else "the key path is empty or has an empty segment; "
         raise config_error(
-            f"{label} {text}", "expected KEY.PATH=VALUE, e.g. paths.wifi.rate=10Mbit or connections.0.cc=lia"
+            f"{label} {text}", what + "expected KEY.PATH=VALUE, e.g. paths.wifi.rate=10Mbit or connections.0.cc=lia"
         )
-    return key, parse_value(value)
+    parsed = parse_value(value)
+    if isinstance(parsed, float) and not math.isfinite(parsed):
+        raise config_error(
+            f"{label} {key}", f"`{value.strip()}` is not a finite number; expected a finite value, with its unit "
+            "where the key has one (a duration such as `10s`, a rate such as `8Mbit`, a size such as `64KB`)"
+        )
+    return key, parsed
+
+
+def _well_formed(key: str) -> bool:
+    """A key path is non-empty names (or indices) joined by dots: no empty segment."""
+    return bool(key) and all(seg.strip() for seg in key.split("."))
 
 
 def _element(items: list[Any], seg: str, where: str) -> int:
@@ -240,6 +317,12 @@ def apply_overrides(
     items: Iterable[tuple[str, Any]]
     if isinstance(overrides, Mapping):
         items = overrides.items()
+        for key in overrides:
+            if not isinstance(key, str) or not _well_formed(key):
+                raise config_error(
+                    f"{label} {key}", "the key path is empty or has an empty segment; expected names joined by dots, "
+                    "e.g. paths.wifi.rate or connections.0.cc", file
+                )
     else:
         try:
             items = [parse_assignment(a, label=label) if isinstance(a, str) else tuple(a) for a in overrides]

@@ -30,12 +30,14 @@ from typing import TYPE_CHECKING, Any
 from mptcplab import _core
 from mptcplab.errors import ConfigError, config_error
 from mptcplab.results import flat_metrics
+from mptcplab.runner import check_output_dir
 from mptcplab.scenario import Scenario, load_scenario, parse_value
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "MAX_RUNS_UNCONFIRMED",
     "RunFailed",
     "SweepInterrupted",
     "expand_grid",
@@ -43,6 +45,7 @@ __all__ = [
     "repeat_seed",
     "run_key",
     "sweep",
+    "vary_size",
 ]
 
 Grid = Mapping[str, Sequence[Any]]
@@ -94,7 +97,15 @@ def _positional(v: float) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _range(args: str, label: str) -> list[Any]:
+#: A sweep of more runs than this (grid points × repeats) needs confirmation (``--yes``). The
+#: bundled scenarios cost from about a second to a minute of CPU per run; at a typical 15 s,
+#: 10 000 runs keep two cores busy for about a day, so a larger grid is far more often a
+#: mistyped count (``range(1s,2s,5000000)``) than a plan.
+MAX_RUNS_UNCONFIRMED = 10_000
+
+
+def _range_spec(args: str, label: str) -> tuple[float, float, str, int, bool]:
+    """The checked ``start, stop, unit, n, log`` of ``range(...)`` arguments; nothing is expanded."""
     parts = [p.strip() for p in args.split(",")]
     log = len(parts) == 4 and parts[3] == "log"
     if len(parts) not in (3, 4) or (len(parts) == 4 and not log):
@@ -103,35 +114,57 @@ def _range(args: str, label: str) -> list[Any]:
     if not all(ends):
         raise config_error(label, f"range ends must be numbers with an optional unit, got `{parts[0]}`, `{parts[1]}`")
     (a, ua), (b, ub) = ((float(m[1]), m[2]) for m in ends)  # type: ignore[index]
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise config_error(label, f"range ends must be finite numbers, got `{parts[0]}`, `{parts[1]}`")
     if ua != ub:
         raise config_error(label, f"both range ends need the same unit (`{ua}` vs `{ub}`)")
     if not re.fullmatch(r"\d+", parts[2]) or int(parts[2]) < 1:
         raise config_error(label, f"the number of values must be a whole number >= 1, got `{parts[2]}`")
-    n = int(parts[2])
     if log and (a <= 0 or b <= 0):
         raise config_error(label, "a log range needs positive ends")
+    return a, b, ua, int(parts[2]), log
+
+
+def _range(args: str, label: str) -> list[Any]:
+    a, b, unit, n, log = _range_spec(args, label)
     if n == 1:
         xs = [a]
     elif log:
         xs = [a * (b / a) ** (k / (n - 1)) for k in range(n)]
     else:
         xs = [a + (b - a) * k / (n - 1) for k in range(n)]
-    if ua:
-        return [f"{_positional(x)}{ua}" for x in xs]
+    if not all(math.isfinite(x) for x in xs):
+        raise config_error(label, "the range's values overflow; choose ends closer together")
+    if unit:
+        return [f"{_positional(x)}{unit}" for x in xs]
     return [int(x) if float(_positional(x)).is_integer() else float(_positional(x)) for x in xs]
+
+
+def _split_vary(text: str) -> tuple[str, str, str, re.Match[str] | None]:
+    key, sep, rhs = text.partition("=")
+    key, rhs = key.strip(), rhs.strip()
+    label = f"--vary {text}"
+    if not sep or not key or not rhs or any(not s.strip() for s in key.split(".")):
+        what = "the key path is empty or has an empty segment; " if sep and rhs else ""
+        raise config_error(label, what + "expected KEY.PATH=V1,V2,... or KEY.PATH=range(START,STOP,N[,log])")
+    return key, rhs, label, re.fullmatch(r"range\((.*)\)", rhs)
+
+
+def vary_size(text: str) -> int:
+    """How many values ``--vary text`` has, computed without expanding a range."""
+    _, rhs, label, m = _split_vary(text)
+    return _range_spec(m[1], label)[3] if m else len(_split_top(rhs))
 
 
 def parse_vary(text: str) -> tuple[str, list[Any]]:
     """``"paths.wifi.rate=4Mbit,8Mbit"`` or ``"key=range(1Mbit,16Mbit,5,log)"`` → (key, values)."""
-    key, sep, rhs = text.partition("=")
-    key, rhs = key.strip(), rhs.strip()
-    label = f"--vary {text}"
-    if not sep or not key or not rhs or any(not s for s in key.split(".")):
-        raise config_error(label, "expected KEY.PATH=V1,V2,... or KEY.PATH=range(START,STOP,N[,log])")
-    m = re.fullmatch(r"range\((.*)\)", rhs)
+    key, rhs, label, m = _split_vary(text)
     values = _range(m[1], label) if m else [parse_value(v) for v in _split_top(rhs)]
     if any(v == "" for v in values):
         raise config_error(label, "empty value in the list")
+    for v in values:
+        if isinstance(v, float) and not math.isfinite(v):
+            raise config_error(label, f"`{v}` is not a finite number; expected finite values (with their unit, e.g. `10s`)")
     return key, values
 
 
@@ -302,15 +335,16 @@ def sweep(
         raise config_error("--jobs", f"{jobs} must be >= 1")
     base = load_scenario(scenario)
     keys = list(grid)
-    tasks = _plan(base, grid, repeat, backend)
     out_dir = Path(out) if out is not None else None
+    if out_dir is not None:
+        check_output_dir(out_dir, "--out", marker="sweep.json", sibling=False)
+    tasks = _plan(base, grid, repeat, backend)
     done: dict[str, dict[str, Any]] = {}
     if out_dir is not None:
-        if out_dir.exists() and not (
-            out_dir.is_dir() and (not any(out_dir.iterdir()) or (out_dir / "sweep.json").exists())
-        ):
-            raise config_error("", "exists and is not an mptcplab sweep directory; refusing to write into it", str(out_dir))
-        (out_dir / "runs").mkdir(parents=True, exist_ok=True)
+        try:
+            (out_dir / "runs").mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise config_error("--out", f"cannot create {out_dir}/runs: {e.strerror}") from None
         spec = {"kind": "sweep", "backend": backend, "source": base.source, "grid": dict(grid), "repeat": repeat, "parameters": keys}
         _write_atomic(out_dir / "sweep.json", json.dumps(spec, indent=2, default=str) + "\n")
         for t in tasks:

@@ -10,7 +10,7 @@ adjusted to move a reproduced number towards the paper's.
   hardly matters), a 50-packet queue (assumed, ≈ 30 ms at 20 Mbit/s: WiFi shows little
   bufferbloat, §V-A).
 - Cellular: no random loss (< 0.03 % measured, §IV). Capacity from the Mahimahi traces of
-  real U.S. networks in ``../shared/traces/cellular/`` (relative to the repository root):
+  real U.S. networks in ``traces/cellular/`` of the data directory (``../shared``; see ``_data``):
   AT&T LTE → ``ATT-LTE-driving-2016`` (mean 4.6 Mbit/s), Verizon LTE → ``Verizon-LTE-short``
   (5.0 Mbit/s), Sprint 3G EVDO → ``Verizon-EVDO-driving`` (0.52 Mbit/s, the only EVDO trace).
   Base RTT: the smallest per-carrier average of Fig. 3 (60 ms LTE, 160 ms 3G). Queue: 1000
@@ -63,23 +63,23 @@ BLOATED: dict[str, Any] = {
 }
 
 
-def traces_dir() -> Path:
-    """``../shared/traces/cellular`` relative to the repository root (data, not shipped)."""
-    root = Path(__file__).resolve().parents[3]
-    d = root.parent / "shared" / "traces" / "cellular"
-    if not d.is_dir():
-        raise FileNotFoundError(f"cellular traces not found at {d} (expected ../shared/traces/cellular)")
-    return d
+def traces_dir(data: str | Path | None = None) -> Path:
+    """The cellular traces (data, not shipped): ``traces/cellular`` in the data directory that
+    ``data`` (``reproduce --data``) names or :func:`~mptcplab.experiments._data.shared_dir`
+    finds; absolute, so that worker processes find it too."""
+    from mptcplab.experiments._data import CELLULAR, shared_dir
+
+    return shared_dir(data) / CELLULAR
 
 
-def cellular(carrier: str) -> dict[str, Any]:
+def cellular(carrier: str, data: str | Path | None = None) -> dict[str, Any]:
     """The path parameters (without ``name``) of ``carrier``'s cellular link."""
     trace, delay, up = CARRIERS[carrier]
     return {
         "delay": delay,
         "queue": CELL_QUEUE,
         "up": {"rate": up},
-        "down": {"trace": str(traces_dir() / trace)},
+        "down": {"trace": str(traces_dir(data) / trace)},
     }
 
 

@@ -27,6 +27,8 @@ class Context:
     jobs: int = 1
     #: Called with (done, total) as the reproduction's runs finish.
     progress: Callable[[int, int], None] | None = None
+    #: The data directory (``reproduce --data``); None looks it up (see ``_data.shared_dir``).
+    data: Path | None = None
 
     def reps(self, full: int, quick: int) -> int:
         """Repetitions: the paper's count, or the quick one."""

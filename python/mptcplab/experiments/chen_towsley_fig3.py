@@ -13,6 +13,7 @@ error, as in Fig. 3.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from mptcplab.experiments import _chen_towsley_links as links
 from mptcplab.experiments.base import Comparison, Context, Result, mean_ci95, repeated
@@ -25,12 +26,14 @@ SOURCE = "seed 000 §V-A, Fig. 3"
 SIZES = ("8KB", "32KB", "128KB", "512KB", "2MB", "8MB", "32MB")
 NETWORKS = ("WiFi", "AT&T", "Verizon", "Sprint")
 #: Repetitions per (network, size): full, quick. Module-level so tests can shrink them.
+#: Needs the cellular traces of the data directory (checked before a `reproduce` starts).
+NEEDS_TRACES = True
 REPS = (10, 3)
 START_STEP_S = 7.0
 
 
-def scenario(network: str) -> dict:
-    spec = links.WIFI if network == "WiFi" else links.cellular(network)
+def scenario(network: str, data: str | Path | None = None) -> dict:
+    spec = links.WIFI if network == "WiFi" else links.cellular(network, data)
     return {
         "name": NAME,
         "duration": "1500s",
@@ -58,10 +61,10 @@ def run(ctx: Context) -> Result:
     for net in NETWORKS:
         grid: dict[str, list] = {"connections.tcp.app.size": list(SIZES)}
         if net == "WiFi":
-            df = repeated(ctx, scenario(net), grid, reps, f"net-{net}")
+            df = repeated(ctx, scenario(net, ctx.data), grid, reps, f"net-{net}")
         else:
             grid["connections.tcp.start"] = [f"{k * START_STEP_S:g}s" for k in range(reps)]
-            df = repeated(ctx, scenario(net), grid, 1, f"net-{net.replace('&', '')}")
+            df = repeated(ctx, scenario(net, ctx.data), grid, 1, f"net-{net.replace('&', '')}")
         df = df.assign(network=net)
         frames.append(df)
     raw = pd.concat(frames, ignore_index=True)

@@ -27,8 +27,6 @@ NAME = "kernel-agreement"
 TITLE = "Agreement with the Linux kernel"
 SOURCE = "scenarios/validation/kernel.csv: the same scenarios on the Linux backend"
 
-#: The repository's root (the grid and the traces it names are relative to it).
-ROOT = Path(__file__).resolve().parents[3]
 REGIME_COLOURS = {"rcvbuf": "tab:blue", "sndbuf": "tab:orange", "hetero": "tab:green", "loss": "tab:red",
                   "trace": "tab:purple", "tcp": "tab:brown", "periodic": "tab:pink", "download": "tab:gray",
                   "bbr": "tab:olive"}
@@ -48,9 +46,12 @@ def run(ctx: Context) -> Result:
     from mptcplab import validation as v
 
     repeat = ctx.reps(5, 2)
-    # Scenario files name their traces relative to the repository's root; the outputs are
-    # written after returning to the working directory.
-    with contextlib.chdir(ROOT):
+    from mptcplab.experiments._data import repo_root
+
+    # Scenario files name their traces relative to the repository's root (the working
+    # directory if it holds the grid, else the source tree); the outputs are written after
+    # returning to the working directory.
+    with contextlib.chdir(repo_root(v.GRID_DIR)):
         df = v.validate(v.GRID_DIR, repeat=repeat, jobs=ctx.jobs)
     out = ctx.path("")
     tables = {"validate.csv": out / "validate.csv", "validate.json": out / "validate.json"}

@@ -17,9 +17,11 @@ from mptcplab.experiments.base import Context, Result
 __all__ = ["run_reproductions", "write_index"]
 
 
-def run_one(name: str, out: Path, quick: bool, jobs: int, progress: Callable[[int, int], None] | None) -> Result:
+def run_one(
+    name: str, out: Path, quick: bool, jobs: int, progress: Callable[[int, int], None] | None, data: Path | None = None,
+) -> Result:
     mod = load(name)
-    ctx = Context(out=out / name, quick=quick, jobs=jobs, progress=progress)
+    ctx = Context(out=out / name, quick=quick, jobs=jobs, progress=progress, data=data)
     t0 = time.monotonic()
     res: Result = mod.run(ctx)
     res.runtime_s = time.monotonic() - t0
@@ -44,12 +46,13 @@ def run_reproductions(
     jobs: int,
     on_start: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    data: Path | None = None,
 ) -> list[Result]:
     results = []
     for name in names:
         if on_start:
             on_start(name)
-        results.append(run_one(name, out, quick, jobs, progress))
+        results.append(run_one(name, out, quick, jobs, progress, data))
     return results
 
 
