@@ -43,8 +43,7 @@ pub fn run_json(scenario_json: &str, seed: Option<u64>) -> Result<RunOutput, Con
     }
     if let Some(cap) = &sc.output.pcap {
         // Refuse an unwritable capture directory before simulating anything.
-        trace::pcap::check_dir(std::path::Path::new(&cap.dir))
-            .map_err(|e| ConfigError::new("output.pcap.dir", e))?;
+        trace::pcap::check_dir(std::path::Path::new(&cap.dir)).map_err(|e| ConfigError::new("output.pcap.dir", e))?;
     }
     Ok(run(&sc))
 }

@@ -334,7 +334,8 @@ impl Scenario {
     /// A queue given in bytes must hold one full-sized packet of every connection that
     /// crosses it; a smaller one drops every data packet.
     fn check_queues_hold_a_packet(&self) -> Result<(), ConfigError> {
-        let mtu_of = |uses: &dyn Fn(&ConnCfg) -> bool| self.connections.iter().filter(|c| uses(c)).map(|c| c.tcp.mtu).max();
+        let mtu_of =
+            |uses: &dyn Fn(&ConnCfg) -> bool| self.connections.iter().filter(|c| uses(c)).map(|c| c.tcp.mtu).max();
         let refuse = |key: String, b: u64, mtu: u64| {
             ConfigError::new(key, format!("{b} B cannot hold one {mtu}-byte packet (the largest MTU crossing it)"))
         };
@@ -645,7 +646,8 @@ mod tests {
         // A per-direction queue is named where it is written; a smaller MTU needs less.
         let down = OK.replace(r#"queue = "100 packets""#, "down = { queue = \"1000B\" }");
         assert_eq!(refused(&down).path, "paths[0].down.queue");
-        let small_mtu = down.replace(r#"app = { kind = "bulk" }"#, "app = { kind = \"bulk\" }\ntcp = { mss = 536, mtu = 576 }");
+        let small_mtu =
+            down.replace(r#"app = { kind = "bulk" }"#, "app = { kind = \"bulk\" }\ntcp = { mss = 536, mtu = 576 }");
         assert!(Scenario::from_toml_str(&small_mtu).is_ok());
     }
 
@@ -684,8 +686,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("mptcplab-pcap-check-{}", std::process::id()));
         std::fs::write(&dir, b"a file, not a directory").unwrap();
         let mut s = Scenario::from_toml_str(OK).unwrap();
-        s.output.pcap = Some(PcapCfg { dir: dir.join("caps").display().to_string(), per: Default::default(), snaplen: None });
-        let e = crate::run_json(&s.to_json_pretty(), None).err().expect("refused");
+        s.output.pcap =
+            Some(PcapCfg { dir: dir.join("caps").display().to_string(), per: Default::default(), snaplen: None });
+        let Err(e) = crate::run_json(&s.to_json_pretty(), None) else { panic!("must be refused") };
         std::fs::remove_file(&dir).unwrap();
         assert_eq!(e.path, "output.pcap.dir");
     }
