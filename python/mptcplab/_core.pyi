@@ -2,6 +2,9 @@
 
 __version__: str
 
+class WorkBudgetExceeded(RuntimeError):
+    """A run needed more events than the `max_events` budget given to `run`."""
+
 class ConfigError(ValueError):
     """An invalid scenario or value: `path` (key path, may be empty), `message`, `file`."""
 
@@ -10,13 +13,14 @@ class ConfigError(ValueError):
     file: str | None
 
 def run(
-    scenario_json: str, seed: int | None = None
+    scenario_json: str, seed: int | None = None, max_events: int | None = None
 ) -> tuple[str, list[tuple[str, str, str]], bytes, bytes, bytes]:
     """Runs a scenario without holding the interpreter lock.
 
     Returns (summary_json, series, time_s, series_index, value): `series` lists
     (entity_kind, entity, metric); the buffers are little-endian f64 seconds, u32 indices
-    into `series`, and f64 values. Raises ConfigError for an invalid scenario.
+    into `series`, and f64 values. Raises ConfigError for an invalid scenario, and
+    WorkBudgetExceeded when `max_events` is given and the run needs more events.
     """
 
 def check(scenario_json: str) -> str:

@@ -20,11 +20,14 @@ def run(
     scenario: str | Path | Mapping[str, Any] | Scenario,
     seed: int | None = None,
     overrides: Overrides = None,
+    max_events: int | None = None,
 ) -> RunResult:
     """Runs a scenario (file, bundled name, dict or :class:`Scenario`) to completion.
 
     ``seed`` replaces the scenario's seed (the same seed always gives the same result);
-    ``overrides`` are key-path assignments as in :func:`load_scenario`. The simulation runs
+    ``overrides`` are key-path assignments as in :func:`load_scenario`. With
+    ``max_events``, a run that needs more events (the engine's unit of work) raises
+    ``mptcplab._core.WorkBudgetExceeded`` instead of running on. The simulation runs
     without holding the interpreter lock.
     """
     sc = load_scenario(scenario, overrides)
@@ -33,7 +36,7 @@ def run(
 
         raise config_error("seed", f"{seed} is outside 0..2^64-1", sc.source)
     try:
-        out = _core.run(sc.to_json(), seed)
+        out = _core.run(sc.to_json(), seed, max_events)
     except ConfigError as e:
         raise with_file(e, sc.source) from None
     return RunResult(sc, *out)

@@ -37,6 +37,30 @@ pub fn run(scenario: &Scenario) -> RunOutput {
 
 /// Parses, validates and runs a scenario given as JSON; `seed` overrides the scenario's.
 pub fn run_json(scenario_json: &str, seed: Option<u64>) -> Result<RunOutput, ConfigError> {
+    let sc = prepare(scenario_json, seed)?;
+    Ok(run(&sc))
+}
+
+/// Why a run within a work budget produced no result.
+#[derive(Debug)]
+pub enum RunError {
+    Config(ConfigError),
+    /// More than the budget's events were needed; the simulated time reached (seconds).
+    Budget {
+        max_events: u64,
+        reached_s: f64,
+    },
+}
+
+/// As [`run_json`], giving up after `max_events` events (see [`sim::Simulation::run_within`]).
+pub fn run_json_within(scenario_json: &str, seed: Option<u64>, max_events: u64) -> Result<RunOutput, RunError> {
+    let sc = prepare(scenario_json, seed).map_err(RunError::Config)?;
+    sim::Simulation::new(&sc)
+        .run_within(max_events)
+        .map_err(|t| RunError::Budget { max_events, reached_s: t.secs_f64() })
+}
+
+fn prepare(scenario_json: &str, seed: Option<u64>) -> Result<Scenario, ConfigError> {
     let mut sc = Scenario::from_json_str(scenario_json)?;
     if let Some(s) = seed {
         sc.seed = s;
@@ -45,5 +69,5 @@ pub fn run_json(scenario_json: &str, seed: Option<u64>) -> Result<RunOutput, Con
         // Refuse an unwritable capture directory before simulating anything.
         trace::pcap::check_dir(std::path::Path::new(&cap.dir)).map_err(|e| ConfigError::new("output.pcap.dir", e))?;
     }
-    Ok(run(&sc))
+    Ok(sc)
 }

@@ -24,6 +24,13 @@ create_exception!(
      scenario's source, set by the Python layer; None if unknown)."
 );
 
+create_exception!(
+    _core,
+    WorkBudgetExceeded,
+    PyRuntimeError,
+    "A run stopped because it needed more events than the `max_events` budget given to `run`."
+);
+
 /// Builds a `ConfigError` carrying `path`, `message` and `file = None` as attributes.
 fn config_error(py: Python<'_>, e: &CoreConfigError) -> PyErr {
     let err = ConfigError::new_err(e.to_string());
@@ -57,12 +64,18 @@ type RunReturn<'py> = (String, Vec<SeriesKey>, Bound<'py, PyBytes>, Bound<'py, P
 /// Returns `(summary_json, series, time_s, series_index, value)`: `series` lists
 /// `(entity_kind, entity, metric)` per series; the three column buffers hold little-endian
 /// `f64` seconds, `u32` indices into `series`, and `f64` values.
+/// With `max_events`, a run that needs more events raises `WorkBudgetExceeded` instead.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None))]
-fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>) -> PyResult<RunReturn<'py>> {
+#[pyo3(signature = (scenario_json, seed=None, max_events=None))]
+fn run<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    seed: Option<u64>,
+    max_events: Option<u64>,
+) -> PyResult<RunReturn<'py>> {
     let json = scenario_json.to_owned();
     let done = py.detach(move || {
-        mptcplab_core::run_json(&json, seed).map(|out| {
+        mptcplab_core::run_json_within(&json, seed, max_events.unwrap_or(u64::MAX)).map(|out| {
             let summary = serde_json::to_string(&out.summary);
             let ts = out.timeseries;
             let cols = (
@@ -74,7 +87,12 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>) -> PyResult
             (summary, series, cols)
         })
     });
-    let (summary, series, (t, i, v)) = done.map_err(|e| config_error(py, &e))?;
+    let (summary, series, (t, i, v)) = done.map_err(|e| match e {
+        mptcplab_core::RunError::Config(e) => config_error(py, &e),
+        mptcplab_core::RunError::Budget { max_events, reached_s } => WorkBudgetExceeded::new_err(format!(
+            "the run needed more than {max_events} events (stopped at {reached_s:.6} s of simulated time)"
+        )),
+    })?;
     let summary = summary.map_err(|e| PyRuntimeError::new_err(format!("cannot serialise the summary: {e}")))?;
     Ok((summary, series, PyBytes::new(py, &t), PyBytes::new(py, &i), PyBytes::new(py, &v)))
 }
@@ -146,6 +164,7 @@ fn parse_probability(text: &str) -> PyResult<f64> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("WorkBudgetExceeded", m.py().get_type::<WorkBudgetExceeded>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

@@ -24,9 +24,19 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
+    /// An error at `path`. Control characters in either part (a value quoted back with a
+    /// newline in it) are escaped, so the error always prints as one line.
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        ConfigError { path: path.into(), message: message.into() }
+        ConfigError { path: one_line(path.into()), message: one_line(message.into()) }
     }
+}
+
+/// `s` with control characters escaped as in Rust string literals (`\n`, `\u{1b}`).
+fn one_line(s: String) -> String {
+    if !s.chars().any(char::is_control) {
+        return s;
+    }
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 impl fmt::Display for ConfigError {
@@ -613,6 +623,12 @@ mod tests {
 
     fn refused(text: &str) -> ConfigError {
         Scenario::from_toml_str(text).expect_err("must be refused")
+    }
+
+    #[test]
+    fn a_value_with_a_line_break_is_quoted_back_on_one_line() {
+        let e = refused(&OK.replace(r#"duration = "10s""#, r#"duration = "x\ny""#));
+        assert_eq!(e.to_string(), "duration: `x\\ny` is not a duration");
     }
 
     #[test]

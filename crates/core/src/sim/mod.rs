@@ -171,7 +171,14 @@ impl Simulation {
     }
 
     /// Runs to the scenario's end (or until every download finished).
-    pub fn run(mut self) -> RunOutput {
+    pub fn run(self) -> RunOutput {
+        self.run_within(u64::MAX).expect("no budget")
+    }
+
+    /// As [`Simulation::run`], but gives up once `max_events` events have been handled:
+    /// `Err` carries the simulated time reached. A bound on the work an arbitrary (e.g.
+    /// generated) scenario may take; the events are the engine's unit of work.
+    pub fn run_within(mut self, max_events: u64) -> Result<RunOutput, Time> {
         for (c, cfg) in self.sc.connections.iter().enumerate() {
             self.q.push(Time::ZERO + cfg.start, Event::ConnStart(c as u32));
         }
@@ -181,6 +188,9 @@ impl Simulation {
         while let Some((t, ev)) = self.q.pop() {
             if t > self.end {
                 break;
+            }
+            if self.q.popped() > max_events {
+                return Err(self.now);
             }
             self.now = t;
             match ev {
@@ -209,7 +219,7 @@ impl Simulation {
             cap.finish().unwrap_or_else(|e| panic!("packet capture: {e}"));
         }
         self.check_invariants();
-        report::build(self, end)
+        Ok(report::build(self, end))
     }
 
     fn all_done(&self) -> bool {
