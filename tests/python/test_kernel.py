@@ -100,38 +100,67 @@ def _emulators_of(pid: int) -> list[int]:
     return found
 
 
-def _connect_rtts(net: netns.Network, n: int = 30) -> list[float]:
-    """Handshake times (s) of ``n`` TCP connections through path 0."""
-    server = subprocess.Popen(
-        ["ip", "netns", "exec", net.server, sys.executable, "-c",
-         "import socket,time;s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1);"
-         f"s.bind(('{netns.SERVER_ADDR}',7000));s.listen(512);print('ok',flush=True);time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None and server.stdout.readline().strip() == "ok"
-        probe = (
-            "import socket,time,json\nout=[]\n"
-            f"for _ in range({n}):\n"
-            "    s=socket.socket();s.bind(('10.77.0.1',0));t=time.monotonic()\n"
-            f"    s.connect(('{netns.SERVER_ADDR}',7000));out.append(time.monotonic()-t);s.close();time.sleep(0.02)\n"
-            "print(json.dumps(out))"
-        )
-        out = subprocess.run(["ip", "netns", "exec", net.client, sys.executable, "-c", probe],
-                             capture_output=True, text=True, check=True).stdout
-        return list(json.loads(out))
-    finally:
-        server.kill()
-        server.wait()
+# The emulator's promise on a delay: a frame is handed over at the first check at or after its
+# deadline; the loop stops sleeping 200 µs before a deadline and polls without sleeping, an
+# iteration taking a few microseconds (crates/linkemu/src/main.rs). 10 µs per direction.
+EMU_LATE_MS = 0.010
+
+
+def _quantile_ci(xs: list[float], q: float, z: float = 4.0) -> tuple[float, float]:
+    """A distribution-free confidence interval of the ``q`` quantile of ``xs``: the order
+    statistics at ranks ``q n -/+ z sqrt(n q (1 - q))`` (the rank of the true quantile in the
+    sample is binomial)."""
+    s, n = sorted(xs), len(xs)
+    half = z * math.sqrt(n * q * (1 - q))
+    return s[max(0, math.floor(q * n - half))], s[min(n - 1, math.ceil(q * n + half))]
 
 
 @pytest.mark.parametrize("rtt_ms", [10, 100])
-def test_emulated_idle_rtt_is_within_half_a_millisecond(rtt_ms: int) -> None:
-    sc = load_scenario(one_path("1Gbit", f"{rtt_ms / 2}ms"))
-    with emulated_network(sc, 1) as net:
-        rtts = sorted(_connect_rtts(net))
-    median_ms = rtts[len(rtts) // 2] * 1e3
-    print(f"configured RTT {rtt_ms} ms: measured median {median_ms:.3f} ms, min {rtts[0] * 1e3:.3f}, max {rtts[-1] * 1e3:.3f}")
-    assert abs(median_ms - rtt_ms) <= 0.5
+def test_emulated_idle_rtt_matches_the_configured_rtt(rtt_ms: int) -> None:
+    """An idle 1 Gbit/s path with one-way delay RTT/2, probed by ICMP echo every 5 ms (3 s) at the
+    same time as a reference path without delay (1 Gbit/s, 0 ms) of the same network. The
+    prober's own scheduling does not count (the reply's time is the kernel's receive stamp).
+
+    A probe's round trip is RTT + h + e + s: h what the host adds to any trip through the
+    emulated network (four veth hops, the emulator's receive wake-ups, the kernel's echo
+    reply), e the emulator's lateness (0 <= e <= 2 x EMU_LATE_MS, its promise) and s >= 0 a
+    stall: on a loaded machine an emulator descheduled while it waits for a deadline hands
+    the frame over late (measured with a CPU hog beside other builds, load average 5-6 on 2
+    cores: median excess up to 5 ms on the 10 ms path, p90 up to 10 ms; quiet: 0.05 ms). Stalls only add delay
+    and hit each emulator on its own, so no reference cancels them; a low quantile Q does, as
+    long as enough probes pass undisturbed: at least 2Q are required (with that load, 12-77 %
+    did), else the measurement is repeated once, the reason printed.
+    The reference's same quantile is h0: the host's cost without a delay. The delayed path's
+    emulator is already polling at the deadline, skipping the wake-up the reference pays, so
+    its h lies in [0, h0]. Hence, with the quantiles' distribution-free 4-sigma intervals:
+    q(path) - q(ref) - RTT lies within [-h0 - width, 2 x EMU_LATE_MS + width]."""
+    n, q = 600, 0.05
+    sc = one_path("1Gbit", f"{rtt_ms / 2}ms")
+    sc["paths"].append({"name": "ref", "rate": "1Gbit", "delay": "0ms"})
+    for attempt in (1, 2):
+        with emulated_network(load_scenario(sc), 1) as net:
+            probers = [_prober(net, 0, 0.005, n), _prober(net, 1, 0.005, n)]
+            path, ref = ([r * 1e3 for _, r in _probe_results(p) if r is not None] for p in probers)
+        assert len(path) >= 0.99 * n and len(ref) >= 0.99 * n
+        # Held up: later than the configured RTT plus the reference's median by more than 0.5 ms.
+        stalled = sum(1 for r in path if r - rtt_ms - _quantile(ref, 0.5) > 0.5) / len(path)
+        if stalled < 1 - 2 * q:
+            break
+        # The load this measurement needs: at least 2Q of the probes through undisturbed.
+        print(f"attempt {attempt}: {100 * stalled:.0f} % of the probes held up by the host (load average "
+              f"{os.getloadavg()[0]:.2f}), more than {100 * (1 - 2 * q):.0f} %: the p{100 * q:g} may be disturbed too"
+              + ("; measuring again" if attempt == 1 else ""))
+    (p_lo, p_hi), (r_lo, r_hi) = _quantile_ci(path, q), _quantile_ci(ref, q)
+    h0 = _quantile(ref, q)
+    err = _quantile(path, q) - h0 - rtt_ms
+    width = math.hypot(p_hi - p_lo, r_hi - r_lo) / 2
+    print(f"configured RTT {rtt_ms} ms: path p{100 * q:g} {_quantile(path, q):.3f} ms, median "
+          f"{_quantile(path, 0.5):.3f} (min {min(path):.3f}, p90 {_quantile(path, 0.9):.3f}, max {max(path):.3f}); "
+          f"reference p{100 * q:g} {h0:.3f} ms, median {_quantile(ref, 0.5):.3f}; error {err:+.3f} ms within "
+          f"[{-h0 - width:.3f}, {2 * EMU_LATE_MS + width:.3f}]; {100 * stalled:.0f} % of the probes held up by more "
+          f"than 0.5 ms; load average {os.getloadavg()[0]:.2f}")
+    assert stalled < 1 - 2 * q, "the machine is overloaded: fewer than 2Q of the probes passed an undisturbed host"
+    assert -h0 - width <= err <= 2 * EMU_LATE_MS + width
 
 
 @pytest.mark.parametrize("mbit", [10, 50])
