@@ -16,9 +16,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -601,6 +601,29 @@ def _host_offset_ms(ref: list[tuple[float, float | None]], rtt_ms: float) -> flo
     return _quantile(got, 0.5) - rtt_ms
 
 
+T = TypeVar("T")
+
+
+def _with_quiet_reference(measure: Callable[[], T], ref_of: Callable[[T], list[tuple[float, float | None]]],
+                          rtt_ms: float) -> tuple[T, float]:
+    """Runs ``measure`` and returns its result with the host offset of its reference path.
+
+    Subtracting the reference's median holds while host delay is common to both paths: the
+    load these tests need is a reference whose median round trip exceeds its configured RTT by
+    at most HOST_MS. An overloaded machine stalls each emulator on its own (no reference
+    cancels that), which shows as a larger offset: then the measurement is repeated once, the
+    reason printed, and a second overloaded measurement fails with the offset named."""
+    for attempt in (1, 2):
+        result = measure()
+        offset = _host_offset_ms(ref_of(result), rtt_ms)
+        if offset <= HOST_MS:
+            return result, offset
+        print(f"attempt {attempt}: the reference path's median RTT exceeds its configured {rtt_ms:g} ms by "
+              f"{offset:.3f} ms (> HOST_MS = {HOST_MS} ms; load average {os.getloadavg()[0]:.2f}): the host is "
+              "stalling the emulators" + ("; measuring again" if attempt == 1 else ""))
+    raise AssertionError(f"overloaded: the reference path's host offset is {offset:.3f} ms twice, above {HOST_MS} ms")
+
+
 def _run_with_probes(
     sc_data: dict[str, Any], interval: float,
 ) -> tuple[RunResult, list[tuple[float, float | None]], list[tuple[float, float | None]]]:
@@ -638,10 +661,14 @@ def test_jitter_gives_the_configured_rtt_distribution() -> None:
     subtracted."""
     d_ms, j_ms, n = 20.0, 5.0, 400
     sc = load_scenario(_with_reference(one_path("1Gbit", f"{d_ms}ms", jitter={"amount": f"{j_ms}ms"})))
-    with emulated_network(sc, 1) as net:
-        probers = [_prober(net, 0, 0.0125, n), _prober(net, 1, 0.0125, n)]
-        probes, ref = (_probe_results(p) for p in probers)
-    offset = _host_offset_ms(ref, 2 * d_ms)
+
+    def measure() -> tuple[list[tuple[float, float | None]], list[tuple[float, float | None]]]:
+        with emulated_network(sc, 1) as net:
+            probers = [_prober(net, 0, 0.0125, n), _prober(net, 1, 0.0125, n)]
+            probes, ref = (_probe_results(p) for p in probers)
+        return probes, ref
+
+    (probes, ref), offset = _with_quiet_reference(measure, lambda m: m[1], 2 * d_ms)
     measured = [r * 1e3 - offset for _, r in probes if r is not None]
     lo, hi = 2 * d_ms - 2 * j_ms, 2 * d_ms + 2 * j_ms
     rtts = [r for r in measured if r <= hi + 1.0]
@@ -674,8 +701,7 @@ def test_time_limited_queue_caps_the_queueing_delay() -> None:
     sc = one_path("10Mbit", f"{delay_ms}ms", queue=f"{limit_ms:g}ms", up={"rate": "100Mbit"})
     sc["connections"][0]["cc"] = "reno"
     sc["output"] = {"warmup": "1s"}
-    res, probes, ref = _run_with_probes(sc, 0.01)
-    offset = _host_offset_ms(ref, 2 * delay_ms)
+    (res, probes, ref), offset = _with_quiet_reference(lambda: _run_with_probes(sc, 0.01), lambda m: m[2], 2 * delay_ms)
     qd = [r * 1e3 - 2 * delay_ms - offset for t, r in probes if r is not None and 1.0 <= t <= 4.8]
     down = next(link for link in res.summary["links"] if link["name"] == "p.down")
     over = sum(1 for q in qd if q > limit_ms + HOST_MS) / len(qd)
@@ -733,8 +759,7 @@ def test_codel_keeps_the_standing_queue_near_its_target() -> None:
                   aqm={"kind": "codel", "target": f"{target_ms:g}ms", "interval": f"{interval_ms:g}ms"})
     sc["connections"][0]["cc"] = "reno"
     sc["output"] = {"warmup": "1s"}
-    res, probes, ref = _run_with_probes(sc, 0.01)
-    offset = _host_offset_ms(ref, 2 * delay_ms)
+    (res, probes, ref), offset = _with_quiet_reference(lambda: _run_with_probes(sc, 0.01), lambda m: m[2], 2 * delay_ms)
     qd = [(t, r * 1e3 - 2 * delay_ms - offset) for t, r in probes if r is not None and 1.0 <= t <= 4.8]
     by_interval: dict[int, list[float]] = {}
     for t, q in qd:
