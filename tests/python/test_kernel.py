@@ -16,9 +16,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -100,38 +100,68 @@ def _emulators_of(pid: int) -> list[int]:
     return found
 
 
-def _connect_rtts(net: netns.Network, n: int = 30) -> list[float]:
-    """Handshake times (s) of ``n`` TCP connections through path 0."""
-    server = subprocess.Popen(
-        ["ip", "netns", "exec", net.server, sys.executable, "-c",
-         "import socket,time;s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1);"
-         f"s.bind(('{netns.SERVER_ADDR}',7000));s.listen(512);print('ok',flush=True);time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None and server.stdout.readline().strip() == "ok"
-        probe = (
-            "import socket,time,json\nout=[]\n"
-            f"for _ in range({n}):\n"
-            "    s=socket.socket();s.bind(('10.77.0.1',0));t=time.monotonic()\n"
-            f"    s.connect(('{netns.SERVER_ADDR}',7000));out.append(time.monotonic()-t);s.close();time.sleep(0.02)\n"
-            "print(json.dumps(out))"
-        )
-        out = subprocess.run(["ip", "netns", "exec", net.client, sys.executable, "-c", probe],
-                             capture_output=True, text=True, check=True).stdout
-        return list(json.loads(out))
-    finally:
-        server.kill()
-        server.wait()
+# The emulator's promise on a delay: a frame is handed over at the first check at or after its
+# deadline; the loop stops sleeping 200 µs before a deadline and polls without sleeping, an
+# iteration taking a few microseconds (crates/linkemu/src/main.rs). 10 µs per direction.
+EMU_LATE_MS = 0.010
+
+
+def _quantile_ci(xs: list[float], q: float, z: float = 4.0) -> tuple[float, float]:
+    """A distribution-free confidence interval of the ``q`` quantile of ``xs``: the order
+    statistics at ranks ``q n -/+ z sqrt(n q (1 - q))`` (the rank of the true quantile in the
+    sample is binomial)."""
+    s, n = sorted(xs), len(xs)
+    half = z * math.sqrt(n * q * (1 - q))
+    return s[max(0, math.floor(q * n - half))], s[min(n - 1, math.ceil(q * n + half))]
 
 
 @pytest.mark.parametrize("rtt_ms", [10, 100])
-def test_emulated_idle_rtt_is_within_half_a_millisecond(rtt_ms: int) -> None:
-    sc = load_scenario(one_path("1Gbit", f"{rtt_ms / 2}ms"))
-    with emulated_network(sc, 1) as net:
-        rtts = sorted(_connect_rtts(net))
-    median_ms = rtts[len(rtts) // 2] * 1e3
-    print(f"configured RTT {rtt_ms} ms: measured median {median_ms:.3f} ms, min {rtts[0] * 1e3:.3f}, max {rtts[-1] * 1e3:.3f}")
-    assert abs(median_ms - rtt_ms) <= 0.5
+def test_emulated_idle_rtt_matches_the_configured_rtt(rtt_ms: int) -> None:
+    """An idle 1 Gbit/s path with one-way delay RTT/2, probed by ICMP echo every 5 ms (3 s) at the
+    same time as a reference path without delay (1 Gbit/s, 0 ms) of the same network. The
+    prober's own scheduling does not count (the reply's time is the kernel's receive stamp).
+
+    A probe's round trip is RTT + h + e + s: h what the host adds to any trip through the
+    emulated network (four veth hops, the emulator's receive wake-ups, the kernel's echo
+    reply), e the emulator's lateness (0 <= e <= 2 x EMU_LATE_MS, its promise) and s >= 0 a
+    stall: on a loaded machine an emulator descheduled while it waits for a deadline hands
+    the frame over late (on 2 cores beside other builds: with one CPU hog 1-22 % of the probes
+    were held up by more than 0.5 ms; with three hogs up to 88 %, the median excess up to 5 ms
+    on the 10 ms path; quiet, the median excess is 0.05 ms). Stalls only add delay and hit each
+    emulator on its own, so no reference cancels them; a low quantile Q does, as long as
+    enough probes pass undisturbed: at least 2Q are required, else the measurement is repeated
+    once, the reason printed.
+    The reference's same quantile is h0: the host's cost without a delay. The delayed path's
+    emulator is already polling at the deadline, skipping the wake-up the reference pays, so
+    its h lies in [0, h0]. Hence, with the quantiles' distribution-free 4-sigma intervals:
+    q(path) - q(ref) - RTT lies within [-h0 - width, 2 x EMU_LATE_MS + width]."""
+    n, q = 600, 0.05
+    sc = one_path("1Gbit", f"{rtt_ms / 2}ms")
+    sc["paths"].append({"name": "ref", "rate": "1Gbit", "delay": "0ms"})
+    for attempt in (1, 2):
+        with emulated_network(load_scenario(sc), 1) as net:
+            probers = [_prober(net, 0, 0.005, n), _prober(net, 1, 0.005, n)]
+            path, ref = ([r * 1e3 for _, r in _probe_results(p) if r is not None] for p in probers)
+        assert len(path) >= 0.99 * n and len(ref) >= 0.99 * n
+        # Held up: later than the configured RTT plus the reference's median by more than 0.5 ms.
+        stalled = sum(1 for r in path if r - rtt_ms - _quantile(ref, 0.5) > 0.5) / len(path)
+        if stalled < 1 - 2 * q:
+            break
+        # The load this measurement needs: at least 2Q of the probes through undisturbed.
+        print(f"attempt {attempt}: {100 * stalled:.0f} % of the probes held up by the host (load average "
+              f"{os.getloadavg()[0]:.2f}), more than {100 * (1 - 2 * q):.0f} %: the p{100 * q:g} may be disturbed too"
+              + ("; measuring again" if attempt == 1 else ""))
+    (p_lo, p_hi), (r_lo, r_hi) = _quantile_ci(path, q), _quantile_ci(ref, q)
+    h0 = _quantile(ref, q)
+    err = _quantile(path, q) - h0 - rtt_ms
+    width = math.hypot(p_hi - p_lo, r_hi - r_lo) / 2
+    print(f"configured RTT {rtt_ms} ms: path p{100 * q:g} {_quantile(path, q):.3f} ms, median "
+          f"{_quantile(path, 0.5):.3f} (min {min(path):.3f}, p90 {_quantile(path, 0.9):.3f}, max {max(path):.3f}); "
+          f"reference p{100 * q:g} {h0:.3f} ms, median {_quantile(ref, 0.5):.3f}; error {err:+.3f} ms within "
+          f"[{-h0 - width:.3f}, {2 * EMU_LATE_MS + width:.3f}]; {100 * stalled:.0f} % of the probes held up by more "
+          f"than 0.5 ms; load average {os.getloadavg()[0]:.2f}")
+    assert stalled < 1 - 2 * q, "the machine is overloaded: fewer than 2Q of the probes passed an undisturbed host"
+    assert -h0 - width <= err <= 2 * EMU_LATE_MS + width
 
 
 @pytest.mark.parametrize("mbit", [10, 50])
@@ -572,6 +602,29 @@ def _host_offset_ms(ref: list[tuple[float, float | None]], rtt_ms: float) -> flo
     return _quantile(got, 0.5) - rtt_ms
 
 
+T = TypeVar("T")
+
+
+def _with_quiet_reference(measure: Callable[[], T], ref_of: Callable[[T], list[tuple[float, float | None]]],
+                          rtt_ms: float) -> tuple[T, float]:
+    """Runs ``measure`` and returns its result with the host offset of its reference path.
+
+    Subtracting the reference's median holds while host delay is common to both paths: the
+    load these tests need is a reference whose median round trip exceeds its configured RTT by
+    at most HOST_MS. An overloaded machine stalls each emulator on its own (no reference
+    cancels that), which shows as a larger offset: then the measurement is repeated once, the
+    reason printed, and a second overloaded measurement fails with the offset named."""
+    for attempt in (1, 2):
+        result = measure()
+        offset = _host_offset_ms(ref_of(result), rtt_ms)
+        if offset <= HOST_MS:
+            return result, offset
+        print(f"attempt {attempt}: the reference path's median RTT exceeds its configured {rtt_ms:g} ms by "
+              f"{offset:.3f} ms (> HOST_MS = {HOST_MS} ms; load average {os.getloadavg()[0]:.2f}): the host is "
+              "stalling the emulators" + ("; measuring again" if attempt == 1 else ""))
+    raise AssertionError(f"overloaded: the reference path's host offset is {offset:.3f} ms twice, above {HOST_MS} ms")
+
+
 def _run_with_probes(
     sc_data: dict[str, Any], interval: float,
 ) -> tuple[RunResult, list[tuple[float, float | None]], list[tuple[float, float | None]]]:
@@ -609,10 +662,14 @@ def test_jitter_gives_the_configured_rtt_distribution() -> None:
     subtracted."""
     d_ms, j_ms, n = 20.0, 5.0, 400
     sc = load_scenario(_with_reference(one_path("1Gbit", f"{d_ms}ms", jitter={"amount": f"{j_ms}ms"})))
-    with emulated_network(sc, 1) as net:
-        probers = [_prober(net, 0, 0.0125, n), _prober(net, 1, 0.0125, n)]
-        probes, ref = (_probe_results(p) for p in probers)
-    offset = _host_offset_ms(ref, 2 * d_ms)
+
+    def measure() -> tuple[list[tuple[float, float | None]], list[tuple[float, float | None]]]:
+        with emulated_network(sc, 1) as net:
+            probers = [_prober(net, 0, 0.0125, n), _prober(net, 1, 0.0125, n)]
+            probes, ref = (_probe_results(p) for p in probers)
+        return probes, ref
+
+    (probes, ref), offset = _with_quiet_reference(measure, lambda m: m[1], 2 * d_ms)
     measured = [r * 1e3 - offset for _, r in probes if r is not None]
     lo, hi = 2 * d_ms - 2 * j_ms, 2 * d_ms + 2 * j_ms
     rtts = [r for r in measured if r <= hi + 1.0]
@@ -645,8 +702,7 @@ def test_time_limited_queue_caps_the_queueing_delay() -> None:
     sc = one_path("10Mbit", f"{delay_ms}ms", queue=f"{limit_ms:g}ms", up={"rate": "100Mbit"})
     sc["connections"][0]["cc"] = "reno"
     sc["output"] = {"warmup": "1s"}
-    res, probes, ref = _run_with_probes(sc, 0.01)
-    offset = _host_offset_ms(ref, 2 * delay_ms)
+    (res, probes, ref), offset = _with_quiet_reference(lambda: _run_with_probes(sc, 0.01), lambda m: m[2], 2 * delay_ms)
     qd = [r * 1e3 - 2 * delay_ms - offset for t, r in probes if r is not None and 1.0 <= t <= 4.8]
     down = next(link for link in res.summary["links"] if link["name"] == "p.down")
     over = sum(1 for q in qd if q > limit_ms + HOST_MS) / len(qd)
@@ -704,8 +760,7 @@ def test_codel_keeps_the_standing_queue_near_its_target() -> None:
                   aqm={"kind": "codel", "target": f"{target_ms:g}ms", "interval": f"{interval_ms:g}ms"})
     sc["connections"][0]["cc"] = "reno"
     sc["output"] = {"warmup": "1s"}
-    res, probes, ref = _run_with_probes(sc, 0.01)
-    offset = _host_offset_ms(ref, 2 * delay_ms)
+    (res, probes, ref), offset = _with_quiet_reference(lambda: _run_with_probes(sc, 0.01), lambda m: m[2], 2 * delay_ms)
     qd = [(t, r * 1e3 - 2 * delay_ms - offset) for t, r in probes if r is not None and 1.0 <= t <= 4.8]
     by_interval: dict[int, list[float]] = {}
     for t, q in qd:

@@ -52,6 +52,22 @@ impl WireLen for Frame {
     }
 }
 
+/// `CLOCK_REALTIME` minus `CLOCK_MONOTONIC` (ns): the realtime reading is bracketed by two
+/// monotonic ones and set against their midpoint, and the tightest of three brackets is kept,
+/// so that a preemption between two readings does not shift the offset by its length.
+fn real_to_mono_ns() -> i128 {
+    let mut best = (u64::MAX, 0i128);
+    for _ in 0..3 {
+        let m1 = clock_ns(libc::CLOCK_MONOTONIC);
+        let r = clock_ns(libc::CLOCK_REALTIME);
+        let m2 = clock_ns(libc::CLOCK_MONOTONIC);
+        if m2 - m1 < best.0 {
+            best = (m2 - m1, r as i128 - (m1 as i128 + m2 as i128) / 2);
+        }
+    }
+    best.1
+}
+
 /// A clock's reading in nanoseconds.
 fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -204,9 +220,10 @@ fn run(args: Args) -> Result<(), String> {
             return Err(format!("ppoll: {}", std::io::Error::last_os_error()));
         }
         // Frames are offered at the kernel's receive time (mapped from the realtime to the
-        // monotonic clock), never earlier than a frame already offered, never in the future.
-        let t = now();
-        let real_to_mono = clock_ns(libc::CLOCK_REALTIME) as i128 - clock_ns(libc::CLOCK_MONOTONIC) as i128;
+        // monotonic clock), never earlier than a frame already offered, never in the future:
+        // "now" is read after the frame is in hand (a frame that arrived while the loop was
+        // descheduled after an earlier reading would otherwise be offered before its arrival).
+        let real_to_mono = real_to_mono_ns();
         for d in dirs.iter_mut() {
             let from = &socks[d.from];
             while let Some((n, stamp)) = from.recv(&mut buf).map_err(|e| format!("recv on {}: {e}", from.ifname))? {
@@ -214,6 +231,7 @@ fn run(args: Args) -> Result<(), String> {
                     d.oversized += 1;
                     continue;
                 }
+                let t = now();
                 let at = stamp.map_or(t.0, |r| (r as i128 - real_to_mono - start as i128).clamp(0, t.0 as i128) as u64);
                 let at = Time(at.max(d.last_offer.0));
                 d.last_offer = at;

@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-from mptcplab.kernel import sockinfo
+from mptcplab.kernel import lifetime, sockinfo
 
 CHUNK = 64 * 1024
 SO_SNDBUFFORCE = 32
@@ -199,6 +199,8 @@ def _receive(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str
 
 
 def main(spec: dict[str, Any]) -> dict[str, Any]:
+    if spec.get("run_pid"):
+        lifetime.guard(int(spec["run_pid"]))
     t0 = float(spec["t0"])
     out: dict[str, Any] = {"role": spec["role"]}
     if spec["role"] == "server":

@@ -26,7 +26,7 @@ from typing import Any
 
 from mptcplab import _core
 from mptcplab.errors import config_error
-from mptcplab.kernel import netns
+from mptcplab.kernel import lifetime, netns
 from mptcplab.kernel.summary import build_result
 from mptcplab.kernel.support import buffer_triples, check_kernel_cc, check_supported
 from mptcplab.results import RunResult
@@ -76,12 +76,15 @@ def scratch_dirs_of(pid: int) -> list[Path]:
     return sorted(Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}{pid}-*"))
 
 
-def cleanup_stale_scratch() -> None:
-    """Removes the scratch directories of runs whose process no longer exists."""
-    for d in Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}*-*"):
+def cleanup_stale_scratch() -> list[Path]:
+    """Removes the scratch directories of runs whose process no longer exists; returns them."""
+    removed = []
+    for d in sorted(Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}*-*")):
         pid = d.name[len(TMP_PREFIX):].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
             shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
+    return removed
 
 
 @contextmanager
@@ -109,7 +112,10 @@ def _ns_cmd(ns: str, *cmd: str) -> list[str]:
 
 
 def _popen(cmd: list[str], stdin: int | None = None) -> subprocess.Popen[str]:
-    p = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """Starts a process of the run that dies with this one, even after a SIGKILL
+    (:mod:`mptcplab.kernel.lifetime`)."""
+    p = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lifetime.die_with_parent)
     _procs.append(p)
     return p
 
@@ -303,7 +309,7 @@ def _traffic(
             "size": _size(app["size"]) if app["kind"] == "download" else None, "stop_s": stop,
             "periodic": {"size": _size(app["size"]), "period_s": _secs(app["period"]), "count": app.get("count")}
             if app["kind"] == "periodic" else None,
-            "deadline_s": duration + 5, "cc": c["cc"], "sample_s": sample_s,
+            "deadline_s": duration + 5, "cc": c["cc"], "sample_s": sample_s, "run_pid": os.getpid(),
             "path_of": {netns.client_addr(i): n for i, n in enumerate(paths)},
         }
         download = c["direction"] == "download"

@@ -1,0 +1,80 @@
+"""``mptcplab cleanup``: removes what Linux-backend runs killed with SIGKILL left behind.
+
+A run cleans up after itself on success, error, Ctrl-C and SIGTERM, and its processes die
+with it (:mod:`mptcplab.kernel.lifetime`); after a SIGKILL its namespaces and scratch
+directory remain until the next run, or until this command. Only the backend's own
+leftovers of runs whose process is gone are touched, found by their unique names:
+
+* namespaces ``mplab-<pid>-<run>-{c,s,l}`` (:data:`mptcplab.kernel.netns.PREFIX_RE`), with
+  every process inside them (killed first, as a run's own cleanup does);
+* application processes (``python -m mptcplab.kernel.app SPEC``) whose spec names a run
+  process that is gone (none should survive their parent; this catches an older version's);
+* scratch directories ``<tmp>/mptcplab-kernel-<pid>-...``.
+
+Namespaces, processes and files of live runs, and anything not named so, are left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+
+from mptcplab.errors import config_error
+from mptcplab.kernel import lifetime, netns
+
+__all__ = ["cleanup", "cleanup_command", "orphan_apps"]
+
+APP_ARGV = [b"-m", b"mptcplab.kernel.app"]
+
+
+def orphan_apps() -> list[int]:
+    """Application processes of runs whose process is gone."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        k = next((i for i in range(len(argv) - 2) if argv[i:i + 2] == APP_ARGV), None)
+        if k is None:
+            continue
+        try:
+            run_pid = int(json.loads(argv[k + 2])["run_pid"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        if run_pid != os.getpid() and lifetime.gone(run_pid):
+            found.append(int(d.name))
+    return sorted(found)
+
+
+def cleanup() -> list[str]:
+    """Removes the leftovers of dead runs (root needed); returns one line per thing removed."""
+    from mptcplab.kernel.backend import cleanup_stale_scratch
+
+    removed = []
+    for pid in orphan_apps():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            continue
+        removed.append(f"process {pid} (application of a dead run)")
+    removed += [f"namespace {ns}" for ns in netns.cleanup_stale()]
+    removed += [f"directory {d}" for d in cleanup_stale_scratch()]
+    return removed
+
+
+def cleanup_command(echo: Callable[[str], object] = print) -> None:
+    """The command: removes, and prints what it removed. Raises
+    :class:`~mptcplab.ConfigError` (exit code 2) when not run as root."""
+    if os.geteuid() != 0:
+        raise config_error("cleanup", "removing network namespaces needs root (run it with sudo)")
+    removed = cleanup()
+    for line in removed:
+        echo(f"removed {line}")
+    if not removed:
+        echo("nothing to remove")
