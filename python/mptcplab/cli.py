@@ -1,4 +1,5 @@
-"""The ``mptcplab`` command line: run, sweep, compare, validate, plot, check, scenarios, presets.
+"""The ``mptcplab`` command line: run, sweep, compare, validate, plot, check, scenarios, presets,
+reproduce, cleanup.
 
 Every user error is printed as one line ``error: <file>: <key path>: <message>`` with exit
 code 2 and no traceback. Heavy libraries (pandas, matplotlib, rich) are imported inside
@@ -518,6 +519,14 @@ def usage_error_line(e: click.UsageError) -> str:
         message = message.rstrip(".")
         message = message[:1].lower() + message[1:] if message[:2] != message[:2].upper() else message
     return one_line(f"error: {subject}: {message}")
+
+
+@cli.command(help="Remove what killed Linux-backend runs left behind: network namespaces, orphan "
+                  "application processes and scratch directories of runs whose process is gone (root).")
+def cleanup() -> None:
+    from mptcplab.kernel.cleanup import cleanup_command
+
+    cleanup_command(click.echo)
 
 
 def main(argv: list[str] | None = None) -> None:
