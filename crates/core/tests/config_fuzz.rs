@@ -43,8 +43,22 @@ fn value() -> impl Strategy<Value = Value> {
         any::<u64>().prop_map(|v| json!(v)),
         prop::num::f64::ANY.prop_filter("JSON numbers are finite", |v| v.is_finite()).prop_map(|v| json!(v)),
         prop::sample::select(vec![
-            "", "0", "-1s", "1ns", "10 parsecs", "99999999999999999999999Gbit", "1e3Mbit", "64B",
-            "0 packets", "0.5 packets", "150%", "nan", "inf", "18446744073709551616B", "\n", "µs",
+            "",
+            "0",
+            "-1s",
+            "1ns",
+            "10 parsecs",
+            "99999999999999999999999Gbit",
+            "1e3Mbit",
+            "64B",
+            "0 packets",
+            "0.5 packets",
+            "150%",
+            "nan",
+            "inf",
+            "18446744073709551616B",
+            "\n",
+            "µs",
         ])
         .prop_map(|s| json!(s)),
         "[ -~]{0,12}".prop_map(Value::String),
@@ -52,7 +66,8 @@ fn value() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(2, 8, 3, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
-            prop::collection::btree_map("[a-z_]{0,6}", inner, 0..3).prop_map(|m| Value::Object(m.into_iter().collect())),
+            prop::collection::btree_map("[a-z_]{0,6}", inner, 0..3)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }
