@@ -31,12 +31,25 @@ impl ConfigError {
     }
 }
 
-/// `s` with control characters escaped as in Rust string literals (`\n`, `\u{1b}`).
+/// `s` with control characters and line separators escaped as the Python layer escapes
+/// them (as in a Python literal: `\n`, `\x1b`, `\u2028`), so an error is always one line.
 fn one_line(s: String) -> String {
-    if !s.chars().any(char::is_control) {
+    let breaks = |c: char| c.is_control() || c == '\u{2028}' || c == '\u{2029}';
+    if !s.chars().any(breaks) {
         return s;
     }
-    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if breaks(c) && (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if breaks(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 impl fmt::Display for ConfigError {
@@ -629,6 +642,8 @@ mod tests {
     fn a_value_with_a_line_break_is_quoted_back_on_one_line() {
         let e = refused(&OK.replace(r#"duration = "10s""#, r#"duration = "x\ny""#));
         assert_eq!(e.to_string(), "duration: `x\\ny` is not a duration");
+        let e = refused(&OK.replace(r#"duration = "10s""#, r#"duration = "x\u001by\u2028""#));
+        assert_eq!(e.to_string(), "duration: `x\\x1by\\u2028` is not a duration");
     }
 
     #[test]
