@@ -317,6 +317,24 @@ pub enum CaCounting {
     PerAck,
 }
 
+/// When a subflow counts its congestion window as used, so that the congestion controller
+/// may grow it (Linux `tcp_is_cwnd_limited`; RFC 7661 discusses why a window that is not
+/// used must not grow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CwndLimited {
+    /// The engine's model before the `linux` profile existed: the largest flight of this or
+    /// the previous round of ACKs reached the window (slow start: cwnd below twice that
+    /// flight). Kept as the default because seed reproductions were calibrated with it.
+    #[default]
+    Rounds,
+    /// Linux 6.x `tcp_cwnd_validate` / `tcp_is_cwnd_limited`: a transmit attempt in the
+    /// current window found the window full, or, in slow start, cwnd is below twice the
+    /// most bytes outstanding in the current window (which starts afresh once everything
+    /// sent when it was recorded is acknowledged).
+    Linux,
+}
+
 /// Loss detection of the TCP sender. The default stays RFC 6675 (the engine's model before
 /// RACK-TLP existed here): with Linux's RACK-TLP + PRR two seed reproductions change (see
 /// docs/scenarios.md, "Loss recovery").

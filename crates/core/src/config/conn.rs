@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::algorithms::{CaCounting, CcKind, CcParams, Recovery, SchedKind, SchedParams, SlowStart};
+use super::algorithms::{CaCounting, CcKind, CcParams, CwndLimited, Recovery, SchedKind, SchedParams, SlowStart};
 use super::{BufSize, ByteSize, RouteCfg, Stack};
 use crate::units::Dur;
 
@@ -144,6 +144,9 @@ pub struct TcpCfg {
     /// seeds' slow-start model).
     #[serde(default)]
     pub quickack: bool,
+    /// When the congestion window counts as used and may grow ([`CwndLimited`]).
+    #[serde(default)]
+    pub cwnd_limited: CwndLimited,
 }
 
 impl Default for TcpCfg {
@@ -165,6 +168,7 @@ impl Default for TcpCfg {
             recovery: Recovery::default(),
             prr: false,
             quickack: false,
+            cwnd_limited: CwndLimited::default(),
         }
     }
 }

@@ -53,6 +53,7 @@ pub fn linux_profile() -> Value {
             "recovery": "rack_tlp",
             "prr": true,
             "quickack": true,
+            "cwnd_limited": "linux",
         },
     })
 }

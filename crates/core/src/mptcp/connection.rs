@@ -128,6 +128,7 @@ impl Endpoint {
             recovery: t.recovery,
             prr: t.prr,
             quickack: t.quickack,
+            cwnd_limited: t.cwnd_limited,
         };
         let start = Time::ZERO + cfg.start;
         let warmup = Time::ZERO + sc.output.warmup;

@@ -195,6 +195,16 @@ impl Endpoint {
                 }
             }
         }
+        // Per-segment schedulers keep unsent data at the connection level: a subflow whose
+        // window is full while data waits that the peer's window admits is cwnd-limited, as a
+        // TCP socket with data in its write queue (`tcp_cwnd_validate`).
+        if !queues && self.snd.unsent() > 0 && !self.snd.rwnd_blocked(self.params[0].smss) {
+            for s in self.subflows.iter_mut().flatten() {
+                if s.established() && !s.has_room() {
+                    s.cwnd_validate(true);
+                }
+            }
+        }
         // Linux `tcp_new_space` after an ACK freed data: the send buffer grows unless the
         // congestion window is full.
         let cap = self.subflow_sndbuf_cap();
@@ -313,6 +323,13 @@ impl Endpoint {
                 break;
             };
             self.send_on(now, j, dsn, len, out);
+        }
+        // Data left waiting behind a full window: Linux `tcp_write_xmit` stops at
+        // `tcp_cwnd_test` and records the window as used (`tcp_cwnd_validate`).
+        if !self.sfq[j].is_empty() {
+            if let Some(s) = self.subflows[j].as_mut().filter(|s| s.established() && !s.has_room()) {
+                s.cwnd_validate(true);
+            }
         }
     }
 

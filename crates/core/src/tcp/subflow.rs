@@ -24,7 +24,7 @@
 //!   `tcp_slow_start_after_idle_check`).
 
 use crate::cc::{Ack, CongestionControl, PeerView, RateAck, Window};
-use crate::config::{CaCounting, Recovery, SlowStart};
+use crate::config::{CaCounting, CwndLimited, Recovery, SlowStart};
 use crate::tcp::pacing::Pacer;
 use crate::tcp::prr::Prr;
 use crate::tcp::receiver::SubflowReceiver;
@@ -53,6 +53,7 @@ pub struct TcpParams {
     pub prr: bool,
     /// Linux quick-ACK mode at the receiver ([`crate::tcp::receiver`]).
     pub quickack: bool,
+    pub cwnd_limited: CwndLimited,
 }
 
 /// Connection-setup state of the subflow.
@@ -136,9 +137,16 @@ pub struct Subflow {
     /// Pacing gate (rate 0 = unpaced) and the pacing timer (Linux `pacing_timer`).
     pub pacer: Pacer,
     pub pace_at: Option<Time>,
+    /// `CwndLimited::Rounds`: the largest flight of this and of the previous round of ACKs.
     round_end: Seq,
     round_max_in_flight: u64,
     prev_round_max_in_flight: u64,
+    /// `CwndLimited::Linux`, `tcp_cwnd_validate` bookkeeping: the end of the window tracked
+    /// (`cwnd_usage_seq`), the most bytes outstanding in it (`max_packets_out`), and whether
+    /// a transmit attempt in it found the congestion window full with data waiting.
+    cwnd_usage_seq: Seq,
+    max_out: u64,
+    is_cwnd_limited: bool,
     // --- handshake ---
     /// Handshake retransmission timer (SYN, SYN/ACK, MP_JOIN third ACK).
     pub hs_at: Option<Time>,
@@ -183,6 +191,9 @@ impl Subflow {
             round_end: Seq(0),
             round_max_in_flight: 0,
             prev_round_max_in_flight: 0,
+            cwnd_usage_seq: Seq(0),
+            max_out: 0,
+            is_cwnd_limited: false,
             hs_at: None,
             hs_sent_at: Time::ZERO,
             hs_retransmitted: false,
@@ -261,14 +272,38 @@ impl Subflow {
         }
     }
 
-    /// Linux `tcp_is_cwnd_limited`: slow start while cwnd < 2 × the largest flight of the
-    /// last round; afterwards only if the window was actually filled.
+    /// Whether the congestion window counts as used, so that it may grow (`tcp.cwnd_limited`):
+    /// - `rounds`: slow start while cwnd < 2 × the largest flight of this or the previous
+    ///   round of ACKs; afterwards only if that flight filled the window;
+    /// - `linux` (`tcp_is_cwnd_limited`, 6.x): a transmit attempt in the current window found
+    ///   it full, or, in slow start, cwnd < 2 × the most bytes outstanding in the current
+    ///   window.
     fn cwnd_limited(&self) -> bool {
-        let m = self.round_max_in_flight.max(self.prev_round_max_in_flight);
-        if self.w.in_slow_start() {
-            self.w.cwnd < 2 * m
-        } else {
-            m + self.w.smss > self.w.cwnd
+        match self.p.cwnd_limited {
+            CwndLimited::Rounds => {
+                let m = self.round_max_in_flight.max(self.prev_round_max_in_flight);
+                if self.w.in_slow_start() {
+                    self.w.cwnd < 2 * m
+                } else {
+                    m + self.w.smss > self.w.cwnd
+                }
+            }
+            CwndLimited::Linux => self.is_cwnd_limited || (self.w.in_slow_start() && self.w.cwnd < 2 * self.max_out),
+        }
+    }
+
+    /// Linux `tcp_cwnd_validate` after a transmit attempt of new data: `limited` if the
+    /// congestion window was full with data waiting to be sent on this subflow. A new window
+    /// starts once everything sent when the last one was recorded is acknowledged; within a
+    /// window the record only grows (a larger flight) or becomes cwnd-limited. Called after
+    /// every new segment (equivalent to Linux's one call per `tcp_write_xmit`: the flight
+    /// only grows during an attempt) and when an attempt is refused by the window.
+    pub fn cwnd_validate(&mut self, limited: bool) {
+        let out = self.snd_nxt.dist(self.snd_una);
+        if self.snd_una >= self.cwnd_usage_seq || limited || (!self.is_cwnd_limited && out > self.max_out) {
+            self.is_cwnd_limited = limited;
+            self.max_out = out;
+            self.cwnd_usage_seq = self.snd_nxt;
         }
     }
 
@@ -308,6 +343,8 @@ impl Subflow {
         self.snd_nxt += len;
         self.stats.dsn_sent_end = self.stats.dsn_sent_end.max(dsn.0 + len);
         self.note_sent(now, len);
+        self.round_max_in_flight = self.round_max_in_flight.max(self.sb.in_flight());
+        self.cwnd_validate(!self.has_room());
         // Linux `tcp_write_xmit` → `tcp_schedule_loss_probe(sk, false)`.
         self.schedule_tlp(now, false);
         seg
@@ -321,7 +358,6 @@ impl Subflow {
         self.stats.bytes_sent += len;
         self.stats.segments_sent += 1;
         self.lsndtime = now;
-        self.round_max_in_flight = self.round_max_in_flight.max(self.sb.in_flight());
         if self.rto_at.is_none() {
             self.rto_at = Some(now + self.rtt.rto());
         }
@@ -621,5 +657,85 @@ impl Subflow {
     /// Whether the head segment was ever retransmitted (diagnostics).
     pub fn head_retransmitted(&self) -> bool {
         self.sb.front().is_some_and(|s| s.flags & EVER_RETRANS != 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subflow(rule: CwndLimited) -> Subflow {
+        let p = TcpParams {
+            smss: 1000,
+            iw: 10,
+            slow_start: SlowStart::Linux,
+            ca_counting: CaCounting::Bytes,
+            b: 2,
+            delack_timeout: Dur::from_ms(40),
+            idle_restart: false,
+            dupthresh: 3,
+            rto_initial: Dur::from_secs(1),
+            rto_min: Dur::from_ms(200),
+            rto_max: Dur::from_secs(120),
+            recovery: Recovery::Rfc6675,
+            prr: false,
+            quickack: false,
+            cwnd_limited: rule,
+        };
+        Subflow::new(0, 0, false, State::Established, p)
+    }
+
+    /// Everything sent so far is acknowledged (the bookkeeping only; no congestion control).
+    fn ack_all(s: &mut Subflow) {
+        s.snd_una = s.snd_nxt;
+        s.sb.ack(s.snd_nxt, Time::ZERO);
+    }
+
+    fn send(s: &mut Subflow, n: u64) {
+        for _ in 0..n {
+            let dsn = Dsn(s.snd_nxt.0);
+            s.send_new(Time::ZERO, 1000, dsn);
+        }
+    }
+
+    /// Linux 6.x `tcp_cwnd_validate` / `tcp_is_cwnd_limited`, worked by hand. Slow start,
+    /// cwnd 50: a window of 40 segments, all acknowledged, then a window of 10. The kernel
+    /// forgets the 40 (`max_packets_out` restarts with the new window), so slow start may
+    /// grow cwnd only while it is below 2 × 10 segments.
+    #[test]
+    fn linux_counts_the_flight_of_the_current_window_only() {
+        let mut s = subflow(CwndLimited::Linux);
+        s.w.cwnd = 50_000;
+        send(&mut s, 40);
+        assert!(s.cwnd_limited(), "slow start: 50 < 2 × 40");
+        ack_all(&mut s);
+        send(&mut s, 10);
+        assert_eq!(s.max_out, 10_000);
+        s.w.cwnd = 30_000;
+        assert!(!s.cwnd_limited(), "30 >= 2 × 10: the window is not used");
+        s.w.cwnd = 15_000;
+        assert!(s.cwnd_limited(), "15 < 2 × 10");
+    }
+
+    /// Congestion avoidance (cwnd above ssthresh): the window counts as used once a send
+    /// filled it, until a window passes in which no attempt filled it.
+    #[test]
+    fn linux_counts_a_filled_window_until_the_next_window() {
+        let mut s = subflow(CwndLimited::Linux);
+        s.w.ssthresh = 5_000;
+        s.w.cwnd = 10_000;
+        send(&mut s, 9);
+        assert!(!s.cwnd_limited(), "9 of 10 segments: not full");
+        send(&mut s, 1);
+        assert!(s.cwnd_limited(), "the tenth segment filled the window");
+        s.snd_una = Seq(s.snd_nxt.0 - 5_000);
+        s.sb.ack(s.snd_una, Time::ZERO);
+        assert!(s.cwnd_limited(), "the window of the filling send has not passed");
+        ack_all(&mut s);
+        send(&mut s, 3);
+        assert!(!s.cwnd_limited(), "a new window with 3 of 10 segments");
+        // A transmit attempt refused by the full window records it as used at once.
+        s.cwnd_validate(true);
+        assert!(s.cwnd_limited());
     }
 }
