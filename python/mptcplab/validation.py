@@ -66,6 +66,48 @@ TARGETS = {"within_10": (0.10, 0.90), "within_25": (0.25, 1.00), "shares": (0.05
 BIMODAL_MIN_GAP = 0.05
 
 
+#: How the grid's trace scenarios name the data directory (relative to the repository root).
+_SHARED_PREFIX = "../shared/"
+
+
+def load_grid_scenario(f: Path) -> Scenario:
+    """Loads grid scenario ``f``. Its capacity traces are written relative to the repository
+    root (``../shared/traces/...``); run from elsewhere, such a path that does not exist is
+    taken from the data directory found as the reproductions find it
+    (:func:`mptcplab.experiments._data.shared_dir`: ``MPTCPLAB_SHARED``, then ``../shared``
+    from the working directory, then beside the source tree)."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(Path(f).read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return load_scenario(f)  # its own one-line error
+    rewritten = False
+    for p in doc.get("paths", []):
+        if not isinstance(p, dict):
+            continue
+        for table in (p, p.get("up"), p.get("down")):
+            if not isinstance(table, dict):
+                continue
+            for key in ("trace", "rate_trace"):
+                v = table.get(key)
+                if isinstance(v, str) and v.startswith(_SHARED_PREFIX) and not Path(v).exists():
+                    from mptcplab.experiments._data import shared_dir
+
+                    table[key] = str(shared_dir() / v[len(_SHARED_PREFIX):])
+                    rewritten = True
+    if not rewritten:
+        return load_scenario(f)
+    import dataclasses
+
+    from mptcplab.errors import with_file
+
+    try:
+        return dataclasses.replace(load_scenario(doc), source=str(f))
+    except ConfigError as e:
+        raise with_file(e, str(f)) from None
+
+
 def grid_scenarios(grid: str | Path = GRID_DIR, only: str | None = None) -> list[Path]:
     """The grid's scenario files (sorted), those whose name matches the shell-style pattern
     ``only`` if given; refuses a missing directory, an empty grid or a pattern matching nothing."""
@@ -233,7 +275,7 @@ def measure_kernel(
     files = grid_scenarios(grid, only)
     scenarios = []
     for f in files:
-        sc = load_scenario(f)
+        sc = load_grid_scenario(f)
         metric_of(sc)
         check_supported(sc)
         scenarios.append((f, sc))
@@ -337,7 +379,7 @@ def validate(
     kernel_rows = load_kernel_csv(kernel_csv if kernel_csv is not None else Path(grid) / KERNEL_CSV)
     scenarios = []
     for f in files:
-        sc = load_scenario(f)
+        sc = load_grid_scenario(f)
         scenarios.append((sc, metric_of(sc)))
         if not any(r["scenario"] == sc.name for r in kernel_rows):
             raise config_error("", f"scenario `{sc.name}` has no kernel runs in {KERNEL_CSV}; measure it with validate --kernel", str(f))

@@ -265,3 +265,20 @@ def test_compare_inserts_the_linux_stack_and_refuses_another(no_namespaces: None
     with pytest.raises(ConfigError) as e:
         compare(GRID / "loss-0pct.toml", runs=1, overrides={"connections.mptcp.stack": "classic"})
     assert e.value.path == "connections.mptcp.stack" and "stack = \"linux\"" in e.value.message
+
+
+def test_the_grid_finds_its_traces_from_another_working_directory(tmp_path, monkeypatch):
+    # The grid's trace scenarios name ../shared/... relative to the repository root; run from
+    # elsewhere they take the data directory as the reproductions find it.
+    from mptcplab.validation import load_grid_scenario
+
+    shared = ROOT.parent / "shared"
+    if not (shared / "traces" / "cellular").is_dir():
+        pytest.skip("the shared data directory is not beside the repository")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPTCPLAB_SHARED", str(shared))
+    f = GRID / "trace-wifi-lte.toml"
+    sc = load_grid_scenario(f)
+    trace = Path(sc.data["paths"][1]["down"]["trace"])
+    assert trace.is_absolute() and trace.exists() and trace.name == "Verizon-LTE-short.down"
+    assert sc.source == str(f)
