@@ -17,9 +17,13 @@
 //! connection-level RTT is the smallest receiver-side RTT estimate among the subflows that
 //! delivered data in that interval, as `mptcp_rcv_rtt_update` keeps it since 6.18); when a
 //! round read more than the previous record (`rcvq_space.space`), the record becomes that
-//! amount and the buffer grows to hold twice it plus the out-of-order span beyond the next
-//! expected byte (`rcvwin = 2 × space + ooo`), turned into memory with the ratio
-//! (`tcp_space_from_win`), at most `tcp_rmem[2]`; the buffer never shrinks. The first
+//! amount and the buffer grows to hold twice it, plus room for the sender to double its rate
+//! once more in slow start, plus the out-of-order span beyond the next expected byte
+//! (`rcvwin = 2 × new + 2 × (2 × new) × (new − old) / old + ooo`, the "slow start" term
+//! that "tcp: fix too slow tcp_rcvbuf_grow() action" restored, present on the measured 6.18
+//! hosts: with the record going from 80896 to 202720 B the kernel's buffer became exactly
+//! 2602512 B), turned into memory with the ratio (`tcp_space_from_win`), at most
+//! `tcp_rmem[2]`; the buffer never shrinks. The first
 //! record is `min(initial window, 10 × advmss)` (`mptcp_rcv_space_init`).
 //!
 //! Window scaling: the window a TCP header can carry is at most `65535 << wscale`, the scale
@@ -157,9 +161,14 @@ impl RcvSpace {
             return;
         }
         if self.copied > self.space {
+            let old = self.space.max(1);
             self.space = self.copied;
             if self.auto {
-                let want = self.space_from_win(2 * self.space + ooo_span).min(self.max);
+                // `tcp_rcvbuf_grow`: DRS is one RTT late (twice the round's reads), and in
+                // slow start the sender may double its rate again (`grow`).
+                let rcvwin = 2 * self.space;
+                let grow = (rcvwin as u128 * (self.space - old.min(self.space)) as u128 / old as u128) as u64;
+                let want = self.space_from_win(rcvwin + 2 * grow + ooo_span).min(self.max);
                 if want > self.rcvbuf {
                     self.rcvbuf = want;
                     self.grows += 1;
@@ -248,14 +257,15 @@ mod tests {
         s.on_read(Time(10 * MS), 10_000, 0); // 10 ms < 20 ms: keep counting
         assert_eq!(s.rcvbuf, 131_072);
         // 20 ms after the start, 100000 B read in all (> 14480): space = 100000, and
-        // rcvwin = 2 * 100000 + 5000 B out of order = 205000 -> 205000 * 256 / 158 = 332151.
+        // rcvwin = 2 * 100000 = 200000, grow = 200000 * (100000 - 14480) / 14480 = 1181215,
+        // + 2 * grow + 5000 B out of order = 2567430 -> 2567430 * 256 / 158 = 4159886.
         s.on_read(Time(20 * MS), 80_000, 5000);
-        assert_eq!(s.rcvbuf, 332_151);
+        assert_eq!(s.rcvbuf, 4_159_886);
         assert_eq!(s.grows, 1);
         // A round that reads less than the record changes nothing.
         s.on_rtt(Dur(20 * MS));
         s.on_read(Time(45 * MS), 50_000, 0);
-        assert_eq!(s.rcvbuf, 332_151);
+        assert_eq!(s.rcvbuf, 4_159_886);
         // Capped by tcp_rmem[2].
         s.on_rtt(Dur(20 * MS));
         s.on_read(Time(70 * MS), 100 << 20, 0);
@@ -265,6 +275,21 @@ mod tests {
         f.on_rtt(Dur(MS));
         f.on_read(Time(10 * MS), 10 << 20, 0);
         assert_eq!(f.rcvbuf, 131_072);
+    }
+
+    /// A step measured on Linux 6.18 (`ss -tmi` on a TCP receiver, `tcp_rmem` 4096 131072
+    /// 33554432, 100 Mbit/s, 50 ms): the record went from 80896 to 202720 B with the ratio
+    /// at 160 and the buffer became 2602512 B. rcvwin = 405440, grow = 405440 * 121824 /
+    /// 80896 = 610565, 405440 + 2 * 610565 = 1626570 -> 1626570 * 256 / 160 = 2602512.
+    #[test]
+    fn drs_grows_by_the_kernels_slow_start_term() {
+        let mut s = RcvSpace::new(linux_default(), BufferAccounting::Truesize, 1448);
+        s.on_segment(1448);
+        assert_eq!(s.ratio, 160);
+        s.space = 80_896;
+        s.on_rtt(Dur(50 * MS));
+        s.on_read(Time(50 * MS), 202_720, 0);
+        assert_eq!(s.rcvbuf, 2_602_512);
     }
 
     #[test]
