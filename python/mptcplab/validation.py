@@ -28,6 +28,7 @@ simulator's range [min, max] overlaps both groups' ranges.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 import io
 import json
@@ -35,13 +36,14 @@ import math
 import os
 import statistics
 import sys
+import tomllib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mptcplab import _core
-from mptcplab.errors import ConfigError, config_error
+from mptcplab.errors import ConfigError, config_error, with_file
 from mptcplab.scenario import Scenario, load_scenario
 
 if TYPE_CHECKING:
@@ -76,8 +78,6 @@ def load_grid_scenario(f: Path) -> Scenario:
     taken from the data directory found as the reproductions find it
     (:func:`mptcplab.experiments._data.shared_dir`: ``MPTCPLAB_SHARED``, then ``../shared``
     from the working directory, then beside the source tree)."""
-    import tomllib
-
     try:
         doc = tomllib.loads(Path(f).read_text())
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -98,10 +98,6 @@ def load_grid_scenario(f: Path) -> Scenario:
                     rewritten = True
     if not rewritten:
         return load_scenario(f)
-    import dataclasses
-
-    from mptcplab.errors import with_file
-
     try:
         return dataclasses.replace(load_scenario(doc), source=str(f))
     except ConfigError as e:

@@ -292,13 +292,17 @@ impl Subflow {
         }
     }
 
-    /// Linux `tcp_cwnd_validate` after a transmit attempt of new data: `limited` if the
-    /// congestion window was full with data waiting to be sent on this subflow. A new window
+    /// Linux `tcp_cwnd_validate` after a transmit attempt of new data (a no-op under the
+    /// `rounds` rule): `limited` if the congestion window was full with data waiting to be
+    /// sent on this subflow. A new window
     /// starts once everything sent when the last one was recorded is acknowledged; within a
     /// window the record only grows (a larger flight) or becomes cwnd-limited. Called after
     /// every new segment (equivalent to Linux's one call per `tcp_write_xmit`: the flight
     /// only grows during an attempt) and when an attempt is refused by the window.
     pub fn cwnd_validate(&mut self, limited: bool) {
+        if self.p.cwnd_limited != CwndLimited::Linux {
+            return;
+        }
         let out = self.snd_nxt.dist(self.snd_una);
         if self.snd_una >= self.cwnd_usage_seq || limited || (!self.is_cwnd_limited && out > self.max_out) {
             self.is_cwnd_limited = limited;
@@ -343,8 +347,10 @@ impl Subflow {
         self.snd_nxt += len;
         self.stats.dsn_sent_end = self.stats.dsn_sent_end.max(dsn.0 + len);
         self.note_sent(now, len);
-        self.round_max_in_flight = self.round_max_in_flight.max(self.sb.in_flight());
-        self.cwnd_validate(!self.has_room());
+        match self.p.cwnd_limited {
+            CwndLimited::Rounds => self.round_max_in_flight = self.round_max_in_flight.max(self.sb.in_flight()),
+            CwndLimited::Linux => self.cwnd_validate(!self.has_room()),
+        }
         // Linux `tcp_write_xmit` → `tcp_schedule_loss_probe(sk, false)`.
         self.schedule_tlp(now, false);
         seg
@@ -426,7 +432,7 @@ impl Subflow {
             self.rtt.on_sample(r);
             self.rtt.backoff = 0;
         }
-        if self.snd_una >= self.round_end {
+        if self.p.cwnd_limited == CwndLimited::Rounds && self.snd_una >= self.round_end {
             self.prev_round_max_in_flight = self.round_max_in_flight;
             self.round_max_in_flight = self.sb.in_flight();
             self.round_end = self.snd_nxt;
