@@ -228,6 +228,9 @@ def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
     ("connections.mptcp.cc", "lia", "no `lia`"),
     ("connections.mptcp.tcp.recovery", "rfc6675", "RACK-TLP and PRR"),
     ("connections.mptcp.tcp.prr", False, "RACK-TLP and PRR"),
+    ("connections.mptcp.tcp.cwnd_limited", "rounds", "tcp_cwnd_validate"),
+    ("connections.mptcp.tcp.tso_defer", False, "tcp_tso_should_defer"),
+    ("connections.mptcp.tcp.quickack", False, "quick-ACK"),
     ("connections.mptcp.join", "add_addr", "fully_established"),
     ("connections.mptcp.option_sizes", "classic", "need `linux`"),
     ("connections.mptcp.host_jitter", "33us", "own timing"),
@@ -253,6 +256,15 @@ def test_linux_loss_recovery_written_explicitly_is_accepted() -> None:
 
     check_supported(load_scenario(KERNEL_SCENARIOS / "kernel-equal-paths.toml",
                                   {"connections.mptcp.tcp.recovery": "rack_tlp", "connections.mptcp.tcp.prr": True}))
+
+
+def test_linux_sender_rules_written_explicitly_are_accepted() -> None:
+    """The `linux` profile's TCP keys written with the kernel's values are honoured."""
+    from mptcplab.kernel.support import check_supported
+
+    check_supported(load_scenario(KERNEL_SCENARIOS / "kernel-equal-paths.toml",
+                                  {"connections.mptcp.tcp.cwnd_limited": "linux", "connections.mptcp.tcp.tso_defer": True,
+                                   "connections.mptcp.tcp.quickack": True}))
 
 
 def test_the_hosts_behaviour_written_as_the_kernel_has_it_is_accepted() -> None:

@@ -300,6 +300,7 @@ fn prr_spreads_the_reduction_over_the_recovery_round() {
             prr,
             quickack: false,
             cwnd_limited: Default::default(),
+            tso_defer: false,
         };
         let mut s = Subflow::new(0, 0, false, State::Established, p);
         let mut cc = cc::build(CcKind::Reno, &CcParams::default(), mptcplab_core::rng::Rng::stream(1, "cc"));

@@ -17,7 +17,7 @@ from typing import Any
 from mptcplab.errors import config_error
 from mptcplab.scenario import Scenario
 
-__all__ = ["KERNEL_CC", "LINUX_MODEL", "LINUX_RECOVERY", "buffer_triples", "check_kernel_cc", "check_supported"]
+__all__ = ["KERNEL_CC", "LINUX_MODEL", "LINUX_RECOVERY", "LINUX_TCP", "buffer_triples", "check_kernel_cc", "check_supported"]
 
 #: Congestion controls the scenario schema names that upstream Linux has as a per-socket choice.
 KERNEL_CC = ("reno", "cubic", "bbr")
@@ -26,6 +26,13 @@ _TCP_KEYS = {"mtu", "iw", "rto_min", "idle_restart", "timestamps"}
 #: Loss recovery as this kernel does it (`net.ipv4.tcp_recovery` = 1, RACK with TLP, and PRR,
 #: which Linux cannot switch off): accepted when written with these values, refused otherwise.
 LINUX_RECOVERY = {"recovery": "rack_tlp", "prr": True}
+#: Other TCP keys with the one value this kernel has, and why: accepted when written with
+#: that value, refused otherwise.
+LINUX_TCP: dict[str, tuple[Any, str]] = {
+    "quickack": (True, "Linux's receiver enters quick-ACK mode (tcp_enter_quickack_mode)"),
+    "cwnd_limited": ("linux", "Linux counts the congestion window as used by tcp_cwnd_validate's rule"),
+    "tso_defer": (True, "Linux defers small segmentation-offload units (tcp_tso_should_defer)"),
+}
 #: Connection keys of the stack model with the one value this kernel has, and why. A key
 #: absent from the resolved scenario (a schema without it) is not checked.
 LINUX_MODEL: dict[str, tuple[Any, str]] = {
@@ -109,8 +116,11 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
             if k in written_tcp and written_tcp[k] != linux:
                 return _conn_key(c, f"tcp.{k}"), (f"Linux recovers losses with RACK-TLP and PRR (tcp.recovery = "
                                                    f"\"rack_tlp\", tcp.prr = true); `{written_tcp[k]}` is not available")
+        for k, (linux, why) in LINUX_TCP.items():
+            if k in written_tcp and written_tcp[k] != linux:
+                return _conn_key(c, f"tcp.{k}"), f"{why}; `{_show(written_tcp[k])}` is not available (need `{_show(linux)}`)"
         for k in written_tcp:
-            if k not in _TCP_KEYS and k not in LINUX_RECOVERY:
+            if k not in _TCP_KEYS and k not in LINUX_RECOVERY and k not in LINUX_TCP:
                 return _conn_key(c, f"tcp.{k}"), f"cannot be set per connection on Linux (supported: {', '.join(sorted(_TCP_KEYS))})"
         tcp = rc["tcp"]
         for k in ("idle_restart", "timestamps", "mtu"):

@@ -147,6 +147,11 @@ pub struct TcpCfg {
     /// When the congestion window counts as used and may grow ([`CwndLimited`]).
     #[serde(default)]
     pub cwnd_limited: CwndLimited,
+    /// Linux's TSO deferral (`tcp_tso_should_defer`, [`crate::tcp::tso`]): with too little
+    /// room for a full transmit unit and an ACK due soon, a sender that queues per subflow
+    /// waits for the ACK; off (default): it sends whatever the window admits at once.
+    #[serde(default)]
+    pub tso_defer: bool,
 }
 
 impl Default for TcpCfg {
@@ -169,6 +174,7 @@ impl Default for TcpCfg {
             prr: false,
             quickack: false,
             cwnd_limited: CwndLimited::default(),
+            tso_defer: false,
         }
     }
 }

@@ -93,6 +93,8 @@ pub struct Endpoint {
     pub(crate) window_update: WindowUpdate,
     /// Linux buffer semantics (`buffer_accounting = "truesize"`).
     pub(crate) truesize: bool,
+    /// Linux's TSO deferral for queued data (`tcp.tso_defer`, [`crate::tcp::tso`]).
+    pub(crate) tso_defer: bool,
     /// The MPTCP-level retransmission timer is on (`mptcp_retransmit`), its deadline, and
     /// its interval as the scheduler last set it (`timer_ival`).
     pub(crate) mptcp_rtx: bool,
@@ -129,6 +131,7 @@ impl Endpoint {
             prr: t.prr,
             quickack: t.quickack,
             cwnd_limited: t.cwnd_limited,
+            tso_defer: t.tso_defer,
         };
         let start = Time::ZERO + cfg.start;
         let warmup = Time::ZERO + sc.output.warmup;
@@ -174,6 +177,7 @@ impl Endpoint {
             old_space: 0,
             window_update: cfg.window_update,
             truesize,
+            tso_defer: t.tso_defer,
             mptcp_rtx: mptcp && cfg.mptcp_retransmit,
             sndbuf_cfg: cfg.sndbuf,
             rtx_at: None,

@@ -36,6 +36,9 @@ pub struct ConnSender {
     pub data_una: Dsn,
     /// Right edge of the peer's receive window (max of DATA_ACK + window seen).
     pub rwnd_right: Dsn,
+    /// The largest window the peer has offered (Linux `max_window`), which bounds the size
+    /// of the sender's write-queue buffers ([`crate::tcp::tso::size_goal`]).
+    pub max_window: u64,
     /// Ranges to re-send on another subflow: (dsn, len, subflow they were stuck on).
     pub reinject: VecDeque<(Dsn, u64, u8)>,
     pub reinjected_bytes: u64,
@@ -64,6 +67,7 @@ impl ConnSender {
             sent_bytes: 0,
             data_una: Dsn(0),
             rwnd_right: Dsn(initial_rwnd),
+            max_window: initial_rwnd,
             reinject: VecDeque::new(),
             reinjected_bytes: 0,
             opportunistic_retransmissions: 0,
@@ -185,6 +189,7 @@ impl ConnSender {
                 }
             }
         }
+        self.max_window = self.max_window.max(wnd);
         let right = Dsn(data_ack.0.saturating_add(wnd));
         if right > self.rwnd_right {
             self.rwnd_right = right;

@@ -13,12 +13,10 @@
 //! fixed connection buffer and payload accounting, by that buffer). A fixed `SO_SNDBUF`
 //! with Linux's accounting sets every subflow's buffer to twice the value and locks it.
 //!
-//! Deviations: bytes are payload bytes, not skb truesize (the kernel charges each skb's
-//! overhead to `sk_wmem_queued` too: `ss -m` on 6.18 showed `w` 1.07 × the send queue on
-//! a 50 Mbit/s subflow and 1.31 × on a 10 Mbit/s one, whose skbs are shorter), so the queue
-//! holds 7–30 % more payload than the kernel's before it is full; `per_mss` is `roundup_pow_of_two(MSS + 512) + 256` bytes, the kernel's
-//! allocation for an MSS-sized skb (2304 B at MSS 1448: `ss -m` shows a send buffer of
-//! 4608 B × cwnd on 6.18).
+//! The bytes a subflow holds are payload bytes with payload accounting (the classic model)
+//! and skb truesize with `buffer_accounting = "truesize"` ([`wmem_truesize`]). `per_mss` is
+//! `roundup_pow_of_two(MSS + 512) + 256` bytes, the kernel's allocation for an MSS-sized
+//! skb (2304 B at MSS 1448: `ss -m` shows a send buffer of 4608 B × cwnd on 6.18).
 
 use std::collections::VecDeque;
 
@@ -47,19 +45,20 @@ pub struct SubflowQueue {
 /// page fragments and is charged byte for byte.
 pub const TX_SKB_HEAD: u64 = 896;
 
-/// `sk_wmem_queued` of a subflow holding `payload` bytes, as Linux charges it with
-/// `buffer_accounting = "truesize"`: one skb head per skb, each skb holding what
-/// `tcp_tso_autosize` allows at pacing rate `pace` (bytes/s): the bytes it sends in 1/1024 s,
-/// at least two segments. Measured on 6.18 with `ss -m`: `w` was 1.07 × the
-/// send queue on a 50 Mbit/s subflow (5-segment skbs: 896 / 7240 = 12 % predicted) and 1.31 ×
-/// on a 10 Mbit/s one (2-segment skbs: 31 % predicted).
-pub fn wmem_truesize(payload: u64, smss: u64, pace: f64) -> u64 {
-    if payload == 0 {
-        return 0;
-    }
-    let segs = ((pace / 1024.0) as u64 / smss.max(1)).max(2);
-    let skb = segs * smss;
-    payload + payload.div_ceil(skb) * TX_SKB_HEAD
+/// `sk_wmem_queued` of a subflow, as Linux charges it with `buffer_accounting = "truesize"`:
+/// the payload plus one skb head per skb. Data in flight left in transmit units of
+/// `unit_segs` segments (`tcp_tso_autosize`, [`crate::tcp::tso::autosize_segs`]), each its own
+/// skb; data not sent yet waits in write-queue buffers of `size_goal` bytes
+/// (`tcp_xmit_size_goal`, [`crate::tcp::tso::size_goal`]). Measured on 6.18 with `ss -tmi`
+/// on a 30 Mbit/s subflow in congestion avoidance (2-segment units, 65 160-byte buffers):
+/// 32 segments in flight and 202 448 B unsent gave `w` = 276 304 B (this rule: 266 704,
+/// −3.5 %; one head per 2-segment skb for all of it: 325 840, +18 %), 32 in flight and
+/// 140 632 B unsent 206 168 B (203 992, −1.1 %; 245 208, +19 %); earlier, with little
+/// unsent, 1.07 × the send queue on a 50 Mbit/s subflow (5-segment units: 12 % predicted)
+/// and 1.31 × on a 10 Mbit/s one (2-segment units: 31 %).
+pub fn wmem_truesize(in_flight: u64, unsent: u64, smss: u64, unit_segs: u64, size_goal: u64) -> u64 {
+    let unit = unit_segs.max(1) * smss.max(1);
+    in_flight + in_flight.div_ceil(unit) * TX_SKB_HEAD + unsent + unsent.div_ceil(size_goal.max(1)) * TX_SKB_HEAD
 }
 
 /// Memory of one MSS-sized segment (Linux `tcp_sndbuf_expand`'s `per_mss`).
@@ -151,14 +150,13 @@ mod tests {
     }
 
     #[test]
-    fn transmit_memory_counts_one_skb_head_per_autosized_skb() {
-        // 10 Mbit/s, SRTT 0.1 s, cwnd 100 segments in congestion avoidance: pacing
-        // 1.2 * 144800 / 0.1 = 1.74 MB/s, 1697 B per 1/1024 s: one segment, so two (the
-        // minimum): 2896-byte skbs; 28960 B make 10 skbs: 28960 + 10 * 896.
-        assert_eq!(wmem_truesize(28_960, 1448, 1.2 * 144_800.0 / 0.1), 28_960 + 10 * 896);
-        // 50 Mbit/s-like: cwnd 400 segments, SRTT 0.1 s: 6.95 MB/s, 6787 B: 4 segments.
-        assert_eq!(wmem_truesize(57_920, 1448, 1.2 * 579_200.0 / 0.1), 57_920 + 10 * 896);
-        assert_eq!(wmem_truesize(0, 1448, 1.2 * 579_200.0 / 0.1), 0);
+    fn transmit_memory_counts_one_skb_head_per_unit_in_flight_and_per_buffer_unsent() {
+        // The measured case of the documentation: 32 segments of 1448 B in flight in
+        // 2-segment units (16 heads), 202 448 B unsent in 65 160-byte buffers (4 heads).
+        assert_eq!(wmem_truesize(32 * 1448, 202_448, 1448, 2, 65_160), 32 * 1448 + 16 * 896 + 202_448 + 4 * 896);
+        // 28 960 B in flight in 5-segment units: 4 heads.
+        assert_eq!(wmem_truesize(28_960, 0, 1448, 5, 65_160), 28_960 + 4 * 896);
+        assert_eq!(wmem_truesize(0, 0, 1448, 2, 65_160), 0);
     }
 
     #[test]

@@ -7,8 +7,12 @@
 //! scheduler picks. A scheduler that queues (the upstream Linux `default`) assigns new data
 //! to subflow send queues instead; each subflow sends its queue, after its retransmissions,
 //! as its window allows, and its send buffer grows as Linux's does (`tcp_new_space`): after
-//! an ACK, once the push attempt leaves its congestion window not full. Persist timer: when the peer's window admits nothing and nothing is in
-//! flight, a zero-window probe is sent with exponential backoff.
+//! an ACK, once the push attempt leaves its congestion window not full. With Linux's TSO
+//! deferral (`tcp.tso_defer`, [`crate::tcp::tso`]) the subflows transmit once, after the
+//! scheduler has assigned the push's data (Linux `__mptcp_push_pending` assigns, then
+//! `tcp_push` transmits), in transmit units the deferral may hold back. Persist timer: when
+//! the peer's window admits nothing and nothing is in flight, a zero-window probe is sent
+//! with exponential backoff.
 //!
 //! Pacing (`tcp::pacing`, subflows of a rate-based controller only): a subflow whose pacing
 //! gate is closed sends nothing — neither retransmissions (Linux `tcp_xmit_retransmit_queue`
@@ -31,6 +35,7 @@ use crate::mptcp::sendbuf::ConnSender;
 use crate::mptcp::sfqueue::{wmem_truesize, SubflowQueue};
 use crate::net::packet::{flags, MpOption, Packet};
 use crate::tcp::subflow::{CaState, State, Subflow};
+use crate::tcp::tso::{self, Defer, DeferCtx};
 use crate::units::{Dsn, Time};
 
 /// Size of the MPTCP socket's data fragments (`struct mptcp_data_frag`): data is copied
@@ -55,8 +60,16 @@ fn sched_ctx<'a>(now: Time, views: &'a [SchedView], snd: &ConnSender) -> SchedCt
 const PACING_SS_RATIO: f64 = 2.0;
 const PACING_CA_RATIO: f64 = 1.2;
 
-fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, truesize: bool) -> SchedView {
-    let payload = s.snd_nxt.dist(s.snd_una) + q.bytes();
+/// How a subflow's data is charged to its memory: payload bytes, or skb truesize with the
+/// largest window the peer offered (which bounds the write-queue buffers).
+#[derive(Clone, Copy)]
+enum Charge {
+    Payload,
+    Truesize { max_window: u64 },
+}
+
+fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) -> SchedView {
+    let in_flight = s.snd_nxt.dist(s.snd_una);
     let mut v = SchedView {
         usable: s.established(),
         has_room: s.can_send(now),
@@ -69,21 +82,31 @@ fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, truesize: bool) -> SchedVie
         in_flight: s.sb.in_flight(),
         smss: s.w.smss,
         recovering: matches!(s.ca, CaState::Recovery | CaState::Loss),
-        queued: payload,
+        queued: in_flight + q.bytes(),
         sndbuf: q.sndbuf,
         pacing_rate: s.pacer.rate,
     };
-    if truesize {
-        v.queued = wmem_truesize(payload, s.w.smss, v.linux_pacing_rate(PACING_SS_RATIO, PACING_CA_RATIO));
+    if let Charge::Truesize { max_window } = charge {
+        let unit = tso::autosize_segs(v.linux_pacing_rate(PACING_SS_RATIO, PACING_CA_RATIO), v.min_rtt, s.w.smss);
+        v.queued = wmem_truesize(in_flight, q.bytes(), s.w.smss, unit, tso::size_goal(max_window, s.w.smss));
     }
     v
 }
 
 impl Endpoint {
+    fn charge(&self) -> Charge {
+        if self.truesize {
+            Charge::Truesize { max_window: self.snd.max_window }
+        } else {
+            Charge::Payload
+        }
+    }
+
     fn sched_views(&mut self, now: Time) {
         self.views.clear();
+        let charge = self.charge();
         for (s, q) in self.subflows.iter().zip(&self.sfq) {
-            self.views.push(s.as_ref().map(|s| view_of(now, s, q, self.truesize)).unwrap_or_default());
+            self.views.push(s.as_ref().map(|s| view_of(now, s, q, charge)).unwrap_or_default());
         }
     }
 
@@ -99,7 +122,9 @@ impl Endpoint {
         if !self.mptcp {
             // Linux `tcp_sendmsg` → `tcp_rate_check_app_limited`, before the write (the MPTCP
             // data path does not call it on subflows).
-            let unsent = self.snd.unsent();
+            // The socket's unsent data (`write_seq - snd_nxt`): what the connection holds and
+            // what a queueing scheduler already handed to the subflow.
+            let unsent = self.snd.unsent() + self.sfq[0].bytes();
             if let Some(s) = self.subflows[0].as_mut().filter(|s| s.rate_based) {
                 s.check_app_limited(unsent);
             }
@@ -114,9 +139,15 @@ impl Endpoint {
             }
         }
         let queues = self.sched.queues();
-        for i in 0..self.subflows.len() {
-            if queues || !self.sfq[i].is_empty() {
-                self.flush_queue(now, i, out);
+        // With TSO deferral the subflows transmit once the push has assigned its data, as
+        // Linux's `tcp_push` after `__mptcp_push_pending` (what a subflow may defer depends on
+        // how much it holds); otherwise queued data goes out before new data is assigned and
+        // after every assignment.
+        if !self.tso_defer {
+            for i in 0..self.subflows.len() {
+                if queues || !self.sfq[i].is_empty() {
+                    self.flush_queue(now, i, out);
+                }
             }
         }
         self.sched_views(now);
@@ -156,9 +187,12 @@ impl Endpoint {
                     self.snd.mark_sent(dsn, len);
                     self.sfq[sf].push(dsn, len);
                     self.sched.on_sent(sf, dsn, len);
-                    self.flush_queue(now, sf, out);
+                    if !self.tso_defer {
+                        self.flush_queue(now, sf, out);
+                    }
+                    let charge = self.charge();
                     let s = self.subflows[sf].as_ref().expect("picked subflow exists");
-                    self.views[sf] = view_of(now, s, &self.sfq[sf], self.truesize);
+                    self.views[sf] = view_of(now, s, &self.sfq[sf], charge);
                 }
                 Pick::New { sf, skip } => {
                     if !self.can_use(sf) {
@@ -192,6 +226,13 @@ impl Endpoint {
                     } else {
                         self.sched.on_sent(sf, dsn, len);
                     }
+                }
+            }
+        }
+        if self.tso_defer {
+            for i in 0..self.subflows.len() {
+                if queues || !self.sfq[i].is_empty() {
+                    self.flush_queue(now, i, out);
                 }
             }
         }
@@ -309,27 +350,79 @@ impl Endpoint {
         if s.maybe_idle_restart(now) {
             self.cc.on_idle_restart(now, j);
         }
+        let charge = self.charge();
         let s = self.subflows[j].as_mut().expect("picked subflow exists");
         s.tx_start(now, self.cc.as_mut());
         let seg = s.send_new(now, len, dsn);
-        self.views[j] = view_of(now, s, &self.sfq[j], self.truesize);
+        self.views[j] = view_of(now, s, &self.sfq[j], charge);
         self.data_packet(now, j, seg, out);
     }
 
-    /// Sends subflow `j`'s queued data as far as its congestion window allows.
+    /// Sends subflow `j`'s queued data as far as its congestion window allows, in transmit
+    /// units that Linux's TSO deferral may hold back ([`crate::tcp::tso`], with
+    /// `tcp.tso_defer`).
     fn flush_queue(&mut self, now: Time, j: usize, out: &mut Vec<Packet>) {
+        // Segments left in the current transmit unit: the deferral test runs where a unit
+        // would start (Linux `tcp_write_xmit` tests every skb it is about to send).
+        let mut unit_left = 0;
+        let mut cwnd_limited = false;
         while self.subflows[j].as_ref().is_some_and(|s| s.can_send(now)) {
+            if self.tso_defer && unit_left == 0 && !self.sfq[j].is_empty() {
+                match self.tso_unit(now, j) {
+                    Ok(segs) => unit_left = segs,
+                    Err(Defer::CwndLimited) => {
+                        cwnd_limited = true;
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
             let Some((dsn, len)) = self.sfq[j].pop(self.params[j].smss) else {
                 break;
             };
+            unit_left = unit_left.saturating_sub(1);
             self.send_on(now, j, dsn, len, out);
         }
         // Data left waiting behind a full window: Linux `tcp_write_xmit` stops at
-        // `tcp_cwnd_test` and records the window as used (`tcp_cwnd_validate`).
+        // `tcp_cwnd_test` (or a deferral for want of window) and records the window as used
+        // (`tcp_cwnd_validate`).
         if !self.sfq[j].is_empty() {
-            if let Some(s) = self.subflows[j].as_mut().filter(|s| s.established() && !s.has_room()) {
+            if let Some(s) = self.subflows[j].as_mut().filter(|s| s.established() && (cwnd_limited || !s.has_room())) {
                 s.cwnd_validate(true);
             }
+        }
+    }
+
+    /// The segments of the next transmit unit of subflow `j`, or why Linux would wait
+    /// (`tcp_tso_should_defer`). A head buffer of one segment is never deferred (Linux tests
+    /// it with Nagle instead, which a full segment passes).
+    fn tso_unit(&self, now: Time, j: usize) -> Result<u64, Defer> {
+        let s = self.subflows[j].as_ref().expect("subflow exists");
+        let v = &self.views[j];
+        let smss = s.w.smss;
+        let max_segs = tso::autosize_segs(v.linux_pacing_rate(PACING_SS_RATIO, PACING_CA_RATIO), s.rtt.min_rtt(), smss);
+        let goal = tso::size_goal(self.snd.max_window, smss);
+        let queued = self.sfq[j].bytes();
+        let skb_len = queued.min(goal);
+        if skb_len <= smss {
+            return Ok(max_segs);
+        }
+        let c = DeferCtx {
+            now,
+            recovering: matches!(s.ca, CaState::Recovery | CaState::Loss),
+            last_xmit: s.lsndtime,
+            cwnd: s.w.cwnd,
+            in_flight: s.sb.in_flight(),
+            smss,
+            max_segs,
+            skb_len,
+            more_after: queued > goal,
+            head_sent_at: s.sb.front().map(|g| g.sent_at),
+            srtt: s.rtt.srtt(),
+        };
+        match tso::should_defer(&c) {
+            Defer::Send => Ok(max_segs),
+            d => Err(d),
         }
     }
 
@@ -350,6 +443,7 @@ impl Endpoint {
         let holds = |s: &Subflow| s.sb.find_dsn(una).is_some();
         let fast_srtt = self.subflows[sf].as_ref().and_then(|s| s.rtt.srtt()).unwrap_or_default();
         if m2 && self.last_rbuf_opti[sf].is_none_or(|t| now.since(t) >= fast_srtt) {
+            let charge = self.charge();
             for j in 0..self.subflows.len() {
                 let Some(h) = self.subflows[j].as_mut() else { continue };
                 if j == sf || !holds(h) || h.ca != CaState::Open || h.rtt.srtt().is_none_or(|r| r <= fast_srtt) {
@@ -360,7 +454,7 @@ impl Endpoint {
                 if prior >= h.w.ssthresh {
                     h.w.ssthresh = (h.w.ssthresh / 2).max(2 * h.w.smss);
                 }
-                self.views[j] = view_of(now, h, &self.sfq[j], self.truesize);
+                self.views[j] = view_of(now, h, &self.sfq[j], charge);
                 self.snd.penalisations += 1;
                 self.last_rbuf_opti[sf] = Some(now);
             }

@@ -9,3 +9,4 @@ pub mod rtt;
 pub mod scoreboard;
 pub mod subflow;
 pub mod tlp;
+pub mod tso;

@@ -54,6 +54,8 @@ pub struct TcpParams {
     /// Linux quick-ACK mode at the receiver ([`crate::tcp::receiver`]).
     pub quickack: bool,
     pub cwnd_limited: CwndLimited,
+    /// Linux's TSO deferral for data sent from the subflow's queue ([`crate::tcp::tso`]).
+    pub tso_defer: bool,
 }
 
 /// Connection-setup state of the subflow.
@@ -687,6 +689,7 @@ mod tests {
             prr: false,
             quickack: false,
             cwnd_limited: rule,
+            tso_defer: false,
         };
         Subflow::new(0, 0, false, State::Established, p)
     }
