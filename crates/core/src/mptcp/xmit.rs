@@ -80,6 +80,7 @@ fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) -> SchedVie
         cwnd: s.w.cwnd,
         ssthresh: s.w.ssthresh,
         in_flight: s.sb.in_flight(),
+        out: in_flight,
         smss: s.w.smss,
         recovering: matches!(s.ca, CaState::Recovery | CaState::Loss),
         queued: in_flight + q.bytes(),

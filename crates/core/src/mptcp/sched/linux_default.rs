@@ -16,7 +16,7 @@
 //! level), ending early if its send buffer fills; then it picks again. The burst does not
 //! outlive the push attempt.
 //!
-//! Pacing rate: Linux's `tcp_update_pacing_rate`, max(cwnd, in flight) · MSS / SRTT times 2
+//! Pacing rate: Linux's `tcp_update_pacing_rate`, max(cwnd, `packets_out`) · MSS / SRTT times 2
 //! while cwnd < ssthresh / 2 (`tcp_pacing_ss_ratio` = 200 %) and 1.2 otherwise
 //! (`tcp_pacing_ca_ratio` = 120 %), or the rate a rate-based controller (BBR) sets. The average (`avg_pacing_rate`, kernels >= 6.2) starts at
 //! the subflow's pacing rate and, each time the subflow is picked for a burst of b bytes
@@ -212,5 +212,19 @@ mod tests {
         assert_eq!(s.next(&c), Pick::New { sf: 0, skip: 0 });
         assert!((s.avg_pace[0] - 3e6).abs() < 1e-6, "{}", s.avg_pace[0]);
         assert!((s.linger_time(0, &v2) - 64_000.0 / 3e6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_pacing_rate_counts_packets_out_not_the_pipe() {
+        // In recovery: window 10 segments, 5 in the pipe, 40 sent and not cumulatively
+        // acknowledged (SACKed ones included). Linux multiplies by max(cwnd, packets_out):
+        // 1.2 × 40 000 B / 0.1 s = 480 kB/s (ssthresh 20 segments: congestion avoidance),
+        // not 1.2 × 10 000 / 0.1 = 120 kB/s.
+        let mut v = view(100, 10, 5);
+        v.out = 40_000;
+        v.ssthresh = 20_000;
+        assert!((sched().pacing_rate(&v) - 480_000.0).abs() < 1e-6);
+        v.out = 4_000;
+        assert!((sched().pacing_rate(&v) - 120_000.0).abs() < 1e-6);
     }
 }

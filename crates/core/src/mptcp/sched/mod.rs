@@ -43,6 +43,9 @@ pub struct SchedView {
     pub ssthresh: u64,
     /// Bytes in flight (RFC 6675 pipe).
     pub in_flight: u64,
+    /// Bytes sent and not cumulatively acknowledged, SACKed and lost ones included (Linux
+    /// `packets_out`, in bytes).
+    pub out: u64,
     /// Payload bytes of a full segment.
     pub smss: u64,
     /// In fast recovery or loss recovery (Linux `icsk_ca_state` beyond Disorder).
@@ -63,15 +66,18 @@ impl SchedView {
     }
 
     /// The subflow's pacing rate (bytes/s): the rate-based controller's, else Linux's
-    /// `tcp_update_pacing_rate`, max(cwnd, in flight) / SRTT times `ss_ratio` while cwnd <
+    /// `tcp_update_pacing_rate`, max(cwnd, `packets_out`) / SRTT times `ss_ratio` while cwnd <
     /// ssthresh / 2 and `ca_ratio` otherwise (SRTT taken as 1 s before any sample).
+    /// `packets_out` counts everything sent and not cumulatively acknowledged, so during a
+    /// recovery, where SACKed data leaves the pipe but not `packets_out`, the rate stays at
+    /// the flight the subflow had.
     pub fn linux_pacing_rate(&self, ss_ratio: f64, ca_ratio: f64) -> f64 {
         if self.pacing_rate > 0 {
             return self.pacing_rate as f64;
         }
         let srtt = self.srtt_s().unwrap_or(1.0).max(1e-9);
         let ratio = if self.cwnd < self.ssthresh / 2 { ss_ratio } else { ca_ratio };
-        ratio * self.cwnd.max(self.in_flight).max(1) as f64 / srtt
+        ratio * self.cwnd.max(self.out).max(1) as f64 / srtt
     }
 
     /// Smoothed RTT (seconds), if measured.
@@ -241,6 +247,7 @@ pub(crate) mod harness {
             cwnd: cwnd_segs * 1000,
             ssthresh: u64::MAX,
             in_flight: in_flight_segs * 1000,
+            out: in_flight_segs * 1000,
             smss: 1000,
             recovering: false,
             queued: in_flight_segs * 1000,
