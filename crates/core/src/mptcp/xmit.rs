@@ -69,7 +69,8 @@ enum Charge {
 }
 
 fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) -> SchedView {
-    let in_flight = s.snd_nxt.dist(s.snd_una);
+    // Sent and not cumulatively acknowledged (Linux `packets_out`, in bytes).
+    let out = s.snd_nxt.dist(s.snd_una);
     let mut v = SchedView {
         usable: s.established(),
         has_room: s.can_send(now),
@@ -80,16 +81,16 @@ fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) -> SchedVie
         cwnd: s.w.cwnd,
         ssthresh: s.w.ssthresh,
         in_flight: s.sb.in_flight(),
-        out: in_flight,
+        out,
         smss: s.w.smss,
         recovering: matches!(s.ca, CaState::Recovery | CaState::Loss),
-        queued: in_flight + q.bytes(),
+        queued: out + q.bytes(),
         sndbuf: q.sndbuf,
         pacing_rate: s.pacer.rate,
     };
     if let Charge::Truesize { max_window } = charge {
         let unit = tso::autosize_segs(v.linux_pacing_rate(PACING_SS_RATIO, PACING_CA_RATIO), v.min_rtt, s.w.smss);
-        v.queued = wmem_truesize(in_flight, q.bytes(), s.w.smss, unit, tso::size_goal(max_window, s.w.smss));
+        v.queued = wmem_truesize(out, q.bytes(), s.w.smss, unit, tso::size_goal(max_window, s.w.smss));
     }
     v
 }
@@ -145,11 +146,7 @@ impl Endpoint {
         // how much it holds); otherwise queued data goes out before new data is assigned and
         // after every assignment.
         if !self.tso_defer {
-            for i in 0..self.subflows.len() {
-                if queues || !self.sfq[i].is_empty() {
-                    self.flush_queue(now, i, out);
-                }
-            }
+            self.flush_queues(now, queues, out);
         }
         self.sched_views(now);
         self.sched.new_round();
@@ -231,11 +228,7 @@ impl Endpoint {
             }
         }
         if self.tso_defer {
-            for i in 0..self.subflows.len() {
-                if queues || !self.sfq[i].is_empty() {
-                    self.flush_queue(now, i, out);
-                }
-            }
+            self.flush_queues(now, queues, out);
         }
         // Per-segment schedulers keep unsent data at the connection level: a subflow whose
         // window is full while data waits that the peer's window admits is cwnd-limited, as a
@@ -357,6 +350,16 @@ impl Endpoint {
         let seg = s.send_new(now, len, dsn);
         self.views[j] = view_of(now, s, &self.sfq[j], charge);
         self.data_packet(now, j, seg, out);
+    }
+
+    /// Sends every subflow's queued data (every subflow's when the scheduler queues, else only
+    /// those holding data).
+    fn flush_queues(&mut self, now: Time, queues: bool, out: &mut Vec<Packet>) {
+        for i in 0..self.subflows.len() {
+            if queues || !self.sfq[i].is_empty() {
+                self.flush_queue(now, i, out);
+            }
+        }
     }
 
     /// Sends subflow `j`'s queued data as far as its congestion window allows, in transmit
