@@ -507,9 +507,18 @@ def test_every_subflow_runs_the_configured_congestion_control(cc: str) -> None:
     for s in subs:
         assert s["goodput_bps"] >= 0.3 * capacity, s
     # Subflow goodputs count the same window as the connection's (bytes that arrived by the
-    # end of the run), so they add up to it (up to MPTCP-level duplicates).
+    # end of the run), so they add up to it, up to two sampling errors and MPTCP-level
+    # duplicates. The subflow counters (TCP_INFO bytes_received) are sampled every 100 ms (the
+    # default time-series step) and interpolated linearly at the window's two ends; for a
+    # counter whose slope lies between 0 and the path's capacity C, the chord is off by at most
+    # C * 100 ms / 2 per end, so C_total * 100 ms over both paths and ends. The reader's
+    # progress is a step function sampled every 10 ms: C_total * 10 ms more. Reinjected bytes
+    # (the sender's MPTCP_INFO bytes_retrans) may arrive twice on the subflows. Measured
+    # differences on a quiet machine: -0.5 % to +1.8 % (tolerance 4.4 % here).
+    window = 4.0 - 1.5
     total = sum(s["goodput_bps"] for s in subs)
-    assert abs(total / c["goodput_bps"] - 1) <= 0.02
+    slack = capacity * (0.1 + 0.01) / window + c["reinjected_bytes"] * 8 / window
+    assert -capacity * (0.1 + 0.01) / window <= total - c["goodput_bps"] <= slack, (total, slack)
 
 
 def test_sweep_on_the_kernel_runs_one_point_at_a_time_resumes_and_plots(tmp_path: Path) -> None:
