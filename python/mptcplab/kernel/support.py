@@ -43,9 +43,11 @@ LINUX_MODEL: dict[str, tuple[Any, str]] = {
              "extra subflows once the connection is fully established"),
     "option_sizes": ("linux", "Linux sizes its MPTCP options as the kernel does"),
     "rcvbuf_window": ("free", "a Linux receiver advertises the free space of its buffer (`__mptcp_space`)"),
+    "window_tail": ("fill", "Linux MPTCP hands a subflow data up to the last byte of the peer's window "
+                    "(`mptcp_check_allowed_size`)"),
 }
 #: Keys of :data:`LINUX_MODEL` that concern the MPTCP level only (not checked for TCP).
-_MPTCP_ONLY = {"window_update", "mptcp_retransmit", "join", "option_sizes"}
+_MPTCP_ONLY = {"window_update", "mptcp_retransmit", "join", "option_sizes", "window_tail"}
 
 
 def check_kernel_cc(sc: Scenario) -> None:

@@ -241,6 +241,22 @@ pub enum OptionSizes {
     Linux,
 }
 
+/// How the end of the peer's data-level window is used by new data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowTail {
+    /// New data goes out only when the window admits a full segment (or all the data
+    /// there is): sender-side silly-window avoidance at the connection level (RFC 1122
+    /// §4.2.3.4), the classic model.
+    #[default]
+    WholeSegments,
+    /// As Linux MPTCP (`mptcp_sendmsg_frag` → `mptcp_check_allowed_size`): data is handed
+    /// to a subflow up to the window's last byte, so the window's tail goes out as a short
+    /// segment, under the subflow's Nagle rule with Minshall's variant (`tcp_nagle_check`:
+    /// held back while an earlier short segment of that subflow is unacknowledged).
+    Fill,
+}
+
 /// One connection between the client and the server.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -310,6 +326,9 @@ pub struct ConnCfg {
     /// Sizes of the MPTCP options on the wire.
     #[serde(default)]
     pub option_sizes: OptionSizes,
+    /// How new data uses the end of the peer's data-level window (MPTCP connections).
+    #[serde(default)]
+    pub window_tail: WindowTail,
     /// Mean extra delay before each packet a host sends leaves it (processing jitter drawn
     /// from the distribution measured on Linux, scaled to this mean; packets of a host keep
     /// their order). 0: packets leave at the instant they are sent.

@@ -11,7 +11,8 @@
 //!   (`tcp_rmem = 4096 131072 33554432`, `tcp_wmem = 4096 16384 4194304`) auto-tuned and
 //!   charged in skb truesize (the window is the free memory turned into payload, held
 //!   out-of-order data included, as `__mptcp_space` computes it), window updates on every
-//!   subflow when the application reads, the MPTCP-level retransmission timer, joins opened by the
+//!   subflow when the application reads (pending delayed ACKs included), new data up to the
+//!   window's last byte, the MPTCP-level retransmission timer, joins opened by the
 //!   in-kernel path manager once the connection is fully established (the kernel backend's
 //!   `subflow` endpoints), the DSS sizes Linux writes, and the hosts' processing jitter as
 //!   measured on the kernel backend (mean 33 µs).
@@ -48,6 +49,7 @@ pub fn linux_profile() -> Value {
         "mptcp_retransmit": true,
         "join": "fully_established",
         "option_sizes": "linux",
+        "window_tail": "fill",
         // The mean host turnaround measured on the kernel backend (crate::sim::host).
         "host_jitter": "33us",
         "tcp": {

@@ -31,7 +31,8 @@
 use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
 use crate::config::{
-    BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, OptionSizes, RcvbufWindow, Scenario, WindowUpdate,
+    BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, OptionSizes, RcvbufWindow, Scenario, WindowTail,
+    WindowUpdate,
 };
 use crate::mptcp::pm::{PathManager, PmAction};
 use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace};
@@ -138,6 +139,8 @@ impl Endpoint {
         let truesize = cfg.buffer_accounting == BufferAccounting::Truesize;
         let space = RcvSpace::new(cfg.rcvbuf, cfg.buffer_accounting, t.mss);
         let initial_rwnd = space.window_for(0);
+        let mut snd = ConnSender::new(App::from_cfg(&cfg.app, start), conn_sndbuf(cfg.sndbuf, truesize), initial_rwnd);
+        snd.fill_tail = mptcp && cfg.window_tail == WindowTail::Fill;
         let mut rcv = ConnReceiver::new(space, warmup).full_window(cfg.rcvbuf_window == RcvbufWindow::Full);
         rcv.count_subflow_ooo = !truesize;
         Endpoint {
@@ -157,7 +160,7 @@ impl Endpoint {
                 Rng::stream(sc.seed, &format!("cc:{}:{}", cfg.name, if is_client { "client" } else { "server" })),
             ),
             sched: sched::build(cfg.scheduler, &cfg.sched_params),
-            snd: ConnSender::new(App::from_cfg(&cfg.app, start), conn_sndbuf(cfg.sndbuf, truesize), initial_rwnd),
+            snd,
             rcv,
             mp_established: false,
             app_started: false,
@@ -556,22 +559,29 @@ impl Endpoint {
         }
     }
 
-    /// After the application read data: Linux `mptcp_cleanup_rbuf`. When the free space has
-    /// at least doubled since the last advertised window (`old_wspace`), each subflow runs
-    /// `tcp_cleanup_rbuf`, which sends a window update if the window that subflow last
-    /// advertised, less what arrived on it since (`tcp_receive_window`), is at most half the
-    /// window clamp and the new window is at least twice it.
+    /// After the application read data: Linux `mptcp_cleanup_rbuf`. A subflow runs
+    /// `tcp_cleanup_rbuf` when the free space has at least doubled since the last advertised
+    /// window (`old_wspace`), or when it owes a delayed ACK that the read lets go out
+    /// (`mptcp_subflow_could_cleanup`: more than one segment unacknowledged, or a short segment
+    /// and the read emptied the connection's receive queue, out-of-order data included). See
+    /// [`cleanup_acks`] for what `tcp_cleanup_rbuf` then sends.
     fn cleanup_rbuf(&mut self, now: Time, out: &mut Vec<Packet>) {
         let space = self.adv_window_peek();
-        if !space_doubled(space, self.old_space) {
-            return;
-        }
+        let doubled = space_doubled(space, self.old_space);
+        let rx_empty = self.rcv.ooo_bytes() == 0 && self.rcv.unread == 0;
         let clamp = self.rcv.space.window_for(0);
         for j in 0..self.subflows.len() {
             let Some(s) = self.subflows[j].as_ref().filter(|s| s.established()) else { continue };
             let (wnd, at) = self.adv[j];
-            let arrived = s.rcv.rcv_nxt.0.saturating_sub(at.0);
-            if subflow_window_update(space, clamp, wnd, arrived) {
+            let sub = PendingAck {
+                scheduled: s.delack_at.is_some(),
+                arrived: s.rcv.rcv_nxt.0.saturating_sub(at.0),
+                rcv_mss: s.p.smss,
+                pushed: s.rcv.pushed,
+                subflow_empty: s.rcv.ooo_bytes() == 0,
+                adv_wnd: wnd,
+            };
+            if cleanup_acks(doubled, rx_empty, &sub, space, clamp) {
                 self.send_ack(now, j, out);
             }
         }
@@ -621,6 +631,40 @@ impl Endpoint {
 /// last advertised (`old_wspace`).
 fn space_doubled(space: u64, old_space: u64) -> bool {
     space > 0 && space >= 2 * old_space
+}
+
+/// One subflow's receive state as `mptcp_cleanup_rbuf` reads it.
+struct PendingAck {
+    /// A delayed ACK is pending (`ICSK_ACK_SCHED`).
+    scheduled: bool,
+    /// Bytes that arrived since its last ACK (`rcv_nxt - rcv_wup`).
+    arrived: u64,
+    /// Its estimate of the peer's segment size (`icsk_ack.rcv_mss`).
+    rcv_mss: u64,
+    /// A short segment arrived since its last ACK (`ICSK_ACK_PUSHED`).
+    pushed: bool,
+    /// Nothing waits in its own receive queues (`sk_rmem_alloc` of the subflow).
+    subflow_empty: bool,
+    /// The window of its last ACK.
+    adv_wnd: u64,
+}
+
+/// Whether a subflow acknowledges after a read (Linux 6.18 `mptcp_cleanup_rbuf`,
+/// `mptcp_subflow_could_cleanup`, `tcp_cleanup_rbuf`). It runs `tcp_cleanup_rbuf` if the free
+/// space doubled (`doubled`) or it could clean up: a delayed ACK is pending and more than one
+/// segment arrived since its last ACK, or a short one did and the read emptied the
+/// connection's receive queue (`rx_empty`). `tcp_cleanup_rbuf` then sends the pending ACK if
+/// more than one segment arrived, or a short one did and the subflow holds nothing
+/// (`ICSK_ACK_PUSHED` with the receiver not in ping-pong mode, which a bulk receiver never
+/// enters), and otherwise a window update if the window grew enough ([`subflow_window_update`]).
+fn cleanup_acks(doubled: bool, rx_empty: bool, a: &PendingAck, space: u64, clamp: u64) -> bool {
+    let more_than_one = a.arrived > a.rcv_mss;
+    let could = a.scheduled && (more_than_one || (rx_empty && a.pushed));
+    if !(doubled || could) {
+        return false;
+    }
+    let time_to_ack = a.scheduled && (more_than_one || (a.pushed && a.subflow_empty));
+    time_to_ack || subflow_window_update(space, clamp, a.adv_wnd, a.arrived)
 }
 
 /// `tcp_cleanup_rbuf`'s test for one subflow: the window it still offers (`tcp_receive_window`:
@@ -684,6 +728,38 @@ mod tests {
         assert!(!subflow_window_update(300_000, 320_000, 200_000, 0));
         // Offering 160 KB with 300 KB free: 300 < 320 -> none.
         assert!(!subflow_window_update(300_000, 640_000, 160_000, 0));
+    }
+
+    #[test]
+    fn a_read_that_empties_the_queue_sends_a_pending_ack_for_a_short_segment() {
+        // The fast subflow's last segment was the window's 124-byte tail, its ACK delayed
+        // (`ICSK_ACK_PUSHED`); it still offers 262 140 B, so the window-update test fails
+        // (2 x 262 140 > clamp 262 140).
+        let fast = PendingAck {
+            scheduled: true,
+            arrived: 124,
+            rcv_mss: 1424,
+            pushed: true,
+            subflow_empty: true,
+            adv_wnd: 262_140,
+        };
+        // The slow path's segment filled the hole and the application read everything:
+        // `rx_empty`, so `mptcp_subflow_could_cleanup` holds and `tcp_cleanup_rbuf` sends the
+        // pending ACK, whether or not the space doubled.
+        assert!(cleanup_acks(false, true, &fast, 262_140, 262_140));
+        assert!(cleanup_acks(true, true, &fast, 262_140, 262_140));
+        // Data still held out of order at the connection level: not empty, no doubling -> none.
+        assert!(!cleanup_acks(false, false, &fast, 100_000, 262_140));
+        // With doubling, `tcp_cleanup_rbuf` runs and its PUSHED test needs only the subflow's
+        // own queues empty.
+        assert!(cleanup_acks(true, false, &fast, 262_140, 262_140));
+        // No ACK pending: only the window-update test, which fails here.
+        let idle = PendingAck { scheduled: false, pushed: false, ..fast };
+        assert!(!cleanup_acks(true, true, &idle, 262_140, 262_140));
+        // More than one segment unacknowledged with an ACK pending: sent on any read
+        // (`rcv_nxt - rcv_wup > rcv_mss`).
+        let two = PendingAck { arrived: 1424 + 124, pushed: false, ..fast };
+        assert!(cleanup_acks(false, false, &two, 0, 262_140));
     }
 
     #[test]

@@ -39,6 +39,9 @@ pub struct ConnSender {
     /// The largest window the peer has offered (Linux `max_window`), which bounds the size
     /// of the sender's write-queue buffers ([`crate::tcp::tso::size_goal`]).
     pub max_window: u64,
+    /// New data may take the window's last bytes in a short segment (Linux MPTCP,
+    /// [`crate::config::WindowTail::Fill`]); otherwise only whole segments (RFC 1122).
+    pub fill_tail: bool,
     /// Ranges to re-send on another subflow: (dsn, len, subflow they were stuck on).
     pub reinject: VecDeque<(Dsn, u64, u8)>,
     pub reinjected_bytes: u64,
@@ -68,6 +71,7 @@ impl ConnSender {
             data_una: Dsn(0),
             rwnd_right: Dsn(initial_rwnd),
             max_window: initial_rwnd,
+            fill_tail: false,
             reinject: VecDeque::new(),
             reinjected_bytes: 0,
             opportunistic_retransmissions: 0,
@@ -199,14 +203,22 @@ impl ConnSender {
     /// The unsent data for a segment of at most `max_len` bytes after skipping `skip` unsent
     /// bytes, if the peer's window admits a full segment (or all that is there):
     /// sender-side silly-window-syndrome avoidance (RFC 1122 §4.2.3.4).
+    /// With `fill_tail` ([`crate::config::WindowTail::Fill`]) any part of that segment the
+    /// window admits is returned.
     pub fn next_new(&self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
         let (dsn, len) = self.unsent_at(skip, max_len)?;
+        if self.fill_tail {
+            let room = self.rwnd_right.0.saturating_sub(dsn.0);
+            return (room > 0).then_some((dsn, len.min(room)));
+        }
         (self.rwnd_right.0 >= dsn.0 + len).then_some((dsn, len))
     }
 
-    /// Unsent data is waiting but the peer's window does not admit the oldest of it.
+    /// Unsent data is waiting but the peer's window does not admit the oldest of it (any of
+    /// it, with `fill_tail`).
     pub fn rwnd_blocked(&self, max_len: u64) -> bool {
         match self.unsent_at(0, max_len) {
+            Some((dsn, _)) if self.fill_tail => self.rwnd_right.0 <= dsn.0,
             Some((dsn, len)) => self.rwnd_right.0 < dsn.0 + len,
             None => false,
         }
@@ -273,6 +285,21 @@ mod tests {
         assert!(s.rwnd_blocked(1448));
         s.on_data_ack(Dsn(1448), 2000);
         assert_eq!(s.next_new(0, 1448), Some((Dsn(1448), 1448)));
+    }
+
+    #[test]
+    fn with_fill_tail_new_data_takes_the_window_up_to_its_last_byte() {
+        // Linux MPTCP (`mptcp_check_allowed_size`): the window ends 552 B into the second
+        // segment, so the second piece is 2000 - 1448 = 552 B; then nothing fits.
+        let mut s = ConnSender::new(App::Download { size: 10_000 }, 1 << 20, 2000);
+        s.fill_tail = true;
+        s.app_write(Time(0));
+        s.mark_sent(Dsn(0), 1448);
+        assert_eq!(s.next_new(0, 1448), Some((Dsn(1448), 552)));
+        assert!(!s.rwnd_blocked(1448));
+        s.mark_sent(Dsn(1448), 552);
+        assert_eq!(s.next_new(0, 1448), None);
+        assert!(s.rwnd_blocked(1448));
     }
 
     #[test]

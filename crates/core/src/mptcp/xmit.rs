@@ -381,6 +381,13 @@ impl Endpoint {
                     Err(_) => break,
                 }
             }
+            // A short piece that is all the subflow holds waits under Nagle's rule.
+            if self.snd.fill_tail {
+                let (queued, smss) = (self.sfq[j].bytes(), self.params[j].smss);
+                if self.subflows[j].as_ref().is_some_and(|s| s.nagle_holds(queued.min(smss), queued <= smss)) {
+                    break;
+                }
+            }
             let Some((dsn, len)) = self.sfq[j].pop(self.params[j].smss) else {
                 break;
             };

@@ -69,6 +69,10 @@ pub struct SubflowReceiver {
     recent: Vec<(u64, u64)>,
     /// Full-sized segments received since the last ACK.
     pub unacked_segs: u64,
+    /// A segment shorter than a full one arrived since the last ACK (Linux
+    /// `ICSK_ACK_PUSHED`, set by `tcp_measure_rcv_mss`): a read that empties the receive
+    /// queue then acknowledges at once (`tcp_cleanup_rbuf`).
+    pub pushed: bool,
     /// Quick-ACK mode is modelled; immediate ACKs still owed; data seen yet.
     pub quickack: bool,
     pub quick: u32,
@@ -87,6 +91,7 @@ impl SubflowReceiver {
     /// An ACK left: it clears the delayed-ACK count and uses one quick ACK.
     pub fn on_ack_sent(&mut self) {
         self.unacked_segs = 0;
+        self.pushed = false;
         self.quick = self.quick.saturating_sub(1);
     }
 
@@ -130,6 +135,8 @@ impl SubflowReceiver {
             }
             if full_size {
                 self.unacked_segs += 1;
+            } else {
+                self.pushed = true;
             }
             return if self.unacked_segs >= b { AckNeed::Now } else { AckNeed::Delayed };
         }
@@ -263,6 +270,23 @@ mod tests {
         // Off (the classic model): the first segment already waits for a second one.
         let mut c = SubflowReceiver::default();
         assert_eq!(c.on_segment(seg(0), 2, Time(0), &mut up), AckNeed::Delayed);
+    }
+
+    #[test]
+    fn a_short_segment_waits_for_the_delayed_ack_and_is_marked_pushed() {
+        // Linux `tcp_measure_rcv_mss`: a segment shorter than the peer's MSS sets
+        // ICSK_ACK_PUSHED; alone (rcv_nxt - rcv_wup <= rcv_mss) it is acknowledged by the
+        // delayed-ACK timer or by a read (`tcp_cleanup_rbuf`). The ACK clears the mark.
+        let mut up = Vec::new();
+        let mut r = SubflowReceiver::default();
+        let short = Arriving { seq: Seq(0), len: 124, dsn: Dsn(0), full_size: false };
+        assert_eq!(r.on_segment(short, 2, Time(0), &mut up), AckNeed::Delayed);
+        assert!(r.pushed);
+        r.on_ack_sent();
+        assert!(!r.pushed);
+        let full = Arriving { seq: Seq(124), len: 1000, dsn: Dsn(124), full_size: true };
+        assert_eq!(r.on_segment(full, 2, Time(1), &mut up), AckNeed::Delayed);
+        assert!(!r.pushed);
     }
 
     #[test]

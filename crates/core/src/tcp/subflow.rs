@@ -119,6 +119,8 @@ pub struct Subflow {
     // --- sender ---
     pub snd_una: Seq,
     pub snd_nxt: Seq,
+    /// End of the last short (sub-MSS) segment sent (Linux `snd_sml`, `tcp_minshall_update`).
+    pub snd_sml: Seq,
     pub sb: Scoreboard,
     pub w: Window,
     pub ca: CaState,
@@ -177,6 +179,7 @@ impl Subflow {
             p,
             snd_una: Seq(0),
             snd_nxt: Seq(0),
+            snd_sml: Seq(0),
             sb,
             w,
             ca: CaState::Open,
@@ -347,6 +350,9 @@ impl Subflow {
         let abs = self.sb.push(seg);
         self.sb.rack.on_sent(now, abs);
         self.snd_nxt += len;
+        if len < self.w.smss {
+            self.snd_sml = self.snd_nxt;
+        }
         self.stats.dsn_sent_end = self.stats.dsn_sent_end.max(dsn.0 + len);
         self.note_sent(now, len);
         match self.p.cwnd_limited {
@@ -356,6 +362,17 @@ impl Subflow {
         // Linux `tcp_write_xmit` → `tcp_schedule_loss_probe(sk, false)`.
         self.schedule_tlp(now, false);
         seg
+    }
+
+    /// Nagle's rule with Minshall's variant (Linux `tcp_nagle_check` with `nonagle` = 0): a
+    /// short segment that would be the last queued one waits while data is outstanding and
+    /// an earlier short segment is not yet acknowledged (`tcp_minshall_check`).
+    pub fn nagle_holds(&self, len: u64, last: bool) -> bool {
+        len < self.w.smss
+            && last
+            && self.snd_nxt > self.snd_una
+            && self.snd_sml > self.snd_una
+            && self.snd_sml <= self.snd_nxt
     }
 
     fn note_sent(&mut self, now: Time, len: u64) {
@@ -705,6 +722,27 @@ mod tests {
             let dsn = Dsn(s.snd_nxt.0);
             s.send_new(Time::ZERO, 1000, dsn);
         }
+    }
+
+    #[test]
+    fn nagle_with_minshall_holds_a_short_segment_while_an_earlier_short_one_is_unacknowledged() {
+        // Linux `tcp_nagle_check` with nonagle = 0: partial && packets_out && tcp_minshall_check.
+        let mut s = subflow(CwndLimited::Linux);
+        // Nothing outstanding: a short segment goes.
+        assert!(!s.nagle_holds(300, true));
+        send(&mut s, 2);
+        // Full segments outstanding, no short one: it goes (Minshall's variant, not RFC 896).
+        assert!(!s.nagle_holds(300, true));
+        s.send_new(Time::ZERO, 300, Dsn(2000));
+        assert_eq!(s.snd_sml, Seq(2300));
+        // A second short segment waits while the first is unacknowledged; a full one, or a
+        // short one with more data queued behind it (not the last), does not.
+        assert!(s.nagle_holds(124, true));
+        assert!(!s.nagle_holds(1000, true));
+        assert!(!s.nagle_holds(124, false));
+        // The first short segment acknowledged: the next may go.
+        ack_all(&mut s);
+        assert!(!s.nagle_holds(124, true));
     }
 
     /// Linux 6.x `tcp_cwnd_validate` / `tcp_is_cwnd_limited`, worked by hand. Slow start,

@@ -27,9 +27,9 @@
 //!   with `buffer_accounting = "truesize"` (the `linux` profile) a subflow's held bytes are
 //!   charged as Linux charges them, one skb head per autosized skb
 //!   ([`crate::mptcp::sfqueue::wmem_truesize`]), for the linger time and the send-buffer test;
-//! - data is assigned in whole segments (the connection's sender-side silly-window
-//!   avoidance), so a burst ends within one segment of its size, where the kernel ends it
-//!   after the application write chunk (`dfrag`) that crosses it;
+//! - data is assigned in segments (whole ones, but for the window's tail with
+//!   `window_tail = "fill"`), so a burst ends within one segment of its size, where the
+//!   kernel ends it after the application write chunk (`dfrag`) that crosses it;
 //! - without an RTT sample the SRTT is taken as 1 s;
 //! - reinjections after an RTO go, segment by segment, to a subflow with window room (the
 //!   engine's reinjection path), not through the kernel's data-level retransmission timer.
