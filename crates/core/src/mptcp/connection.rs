@@ -576,7 +576,7 @@ impl Endpoint {
             let sub = PendingAck {
                 scheduled: s.delack_at.is_some(),
                 arrived: s.rcv.rcv_nxt.0.saturating_sub(at.0),
-                rcv_mss: s.p.smss,
+                rcv_mss: s.rcv.rcv_mss,
                 pushed: s.rcv.pushed,
                 subflow_empty: s.rcv.ooo_bytes() == 0,
                 adv_wnd: wnd,

@@ -73,6 +73,10 @@ pub struct SubflowReceiver {
     /// `ICSK_ACK_PUSHED`, set by `tcp_measure_rcv_mss`): a read that empties the receive
     /// queue then acknowledges at once (`tcp_cleanup_rbuf`).
     pub pushed: bool,
+    /// The largest segment received (Linux `icsk_ack.rcv_mss`, `tcp_measure_rcv_mss`): the
+    /// peer's segment size, which may differ from this end's own (MPTCP options differ by
+    /// direction).
+    pub rcv_mss: u64,
     /// Quick-ACK mode is modelled; immediate ACKs still owed; data seen yet.
     pub quickack: bool,
     pub quick: u32,
@@ -116,6 +120,7 @@ impl SubflowReceiver {
 
     fn on_segment_inner(&mut self, seg: Arriving, b: u64, now: Time, up: &mut Vec<Chunk>) -> AckNeed {
         let Arriving { seq, len, dsn, full_size } = seg;
+        self.rcv_mss = self.rcv_mss.max(len);
         let (mut s, e) = (seq.0, seq.0 + len);
         let mut dsn = dsn;
         if e <= self.rcv_nxt.0 {
@@ -287,6 +292,8 @@ mod tests {
         let full = Arriving { seq: Seq(124), len: 1000, dsn: Dsn(124), full_size: true };
         assert_eq!(r.on_segment(full, 2, Time(1), &mut up), AckNeed::Delayed);
         assert!(!r.pushed);
+        // The peer's segment size is what arrives (1000 B here), whatever this end's own is.
+        assert_eq!(r.rcv_mss, 1000);
     }
 
     #[test]
