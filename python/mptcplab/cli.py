@@ -363,8 +363,15 @@ def validate(
 def plot(directory: str, x: str | None, y: str | None, hue: str | None, out: str | None) -> None:
     """Plot a run directory (per-subflow cwnd, srtt, ... over time) or a sweep directory
     (a metric against a parameter, mean and 95% CI per group), as PNG and SVG."""
-    from mptcplab.plot import plot as make_plot
+    from pathlib import Path
 
+    from mptcplab.plot import plot as make_plot
+    from mptcplab.runner import check_output_dir
+
+    if out is not None:
+        check_output_dir(out, "--out", sibling=False)
+    else:
+        check_output_dir(Path(directory) / "plots", "DIRECTORY", sibling=False)
     for p in make_plot(directory, x=x, y=y, hue=hue, out=out):
         click.echo(f"wrote {p}")
 

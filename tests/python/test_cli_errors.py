@@ -69,6 +69,17 @@ def test_the_other_writing_commands_check_their_output_first(args, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
+@pytest.mark.parametrize("case", ["below a regular file", "on a virtual file system", "an over-long name"])
+def test_plot_refuses_an_output_it_cannot_create(case, two_path, tmp_path):
+    run_dir = tmp_path / "run"
+    r = cli("run", str(two_path), "--set", "duration=1s", "--set", "output.timeseries=100ms", "--out", str(run_dir))
+    assert r.returncode == 0, r.stderr
+    target, words = _unwritable(tmp_path)[case]
+    assert_user_error(cli("plot", str(run_dir), "--out", target), "error: --out: ", words)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "run"]
+    assert not (run_dir / "plots").exists()
+
+
 def test_an_output_check_leaves_nothing_behind(two_path, tmp_path):
     out = tmp_path / "a" / "b" / "run"
     r = cli("run", str(two_path), "--set", "paths.wifi.rate=fast", "--out", str(out))
