@@ -19,6 +19,10 @@ before any run (the issue's targets): the medians agree within 10 % on at least 
 scenarios and within 25 % on all, and each subflow's share of the bytes agrees within 0.05
 on at least 90 % of the multipath scenarios. A miss is a finding, reported, not an error.
 
+Earlier kernel sessions kept beside it (``kernel-<date>.csv``, same columns) are compared with
+``kernel.csv`` by the same tolerances: how often the kernel's median of one session is within
+10 % and 25 % of another's is the yardstick for what the simulator's counts can mean.
+
 Bimodality of the kernel's runs: sorted, the runs split into two groups of at least two
 runs each whose gap (lowest of the upper group − highest of the lower) exceeds both groups'
 spreads (max − min) and 5 % of the median of all runs. The report then says whether the
@@ -431,7 +435,30 @@ def validate(
     df.attrs["repeat"] = repeat
     loads = [float(r["loadavg"].split()[0]) for r in kernel_rows if r["scenario"] in set(df["scenario"]) and r["loadavg"]]
     df.attrs["kernel_load"] = (min(loads), statistics.median(loads), max(loads)) if loads else None
+    df.attrs["kernel_sessions"] = [] if kernel_csv is not None else earlier_sessions(grid, df)
     return df
+
+
+def earlier_sessions(grid: str | Path, df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The kernel's own reproducibility: for each earlier measurement session kept in the
+    grid (``kernel-<date>.csv``, same columns as ``kernel.csv``), how many of the scenarios of
+    ``df`` it has agree with the current kernel median within the same tolerances the
+    simulator is held to (its median / the current median − 1)."""
+    out = []
+    for f in sorted(Path(grid).glob("kernel-*.csv")):
+        rows = load_kernel_csv(f)
+        n = w10 = w25 = 0
+        for name, metric, cur in zip(df["scenario"], df["metric"], df["kernel_median"], strict=True):
+            vals = [r[metric] for r in rows if r["scenario"] == name and r[metric] is not None]
+            if not vals or not cur:
+                continue
+            d = abs(statistics.median(vals) / cur - 1)
+            n += 1
+            w10 += d <= TARGETS["within_10"][0]
+            w25 += d <= TARGETS["within_25"][0]
+        if n:
+            out.append({"file": f.name, "scenarios": n, "within_10": w10, "within_25": w25})
+    return out
 
 
 def summary_lines(df: pd.DataFrame) -> list[str]:
@@ -455,6 +482,9 @@ def summary_lines(df: pd.DataFrame) -> list[str]:
     refused = [s for s, e in zip(df["scenario"], df["sim_error"], strict=True) if e]
     if refused:
         out.append(f"{len(refused)} scenario(s) the simulator cannot run, counted as misses: {', '.join(refused)}")
+    for k in df.attrs.get("kernel_sessions", []):
+        out.append(f"kernel against itself: the earlier session {k['file']} is within 10 % of kernel.csv on "
+                   f"{k['within_10']}/{k['scenarios']}, within 25 % on {k['within_25']}/{k['scenarios']}")
     bim = df[df["bimodal"]]
     if len(bim):
         both = sum(1 for v in bim["sim_overlaps_both_modes"] if v is True)

@@ -127,6 +127,29 @@ def test_bad_validate_input_is_one_line_and_exit_code_2(args: list[str], key: st
     assert not (tmp_path / "out").exists()
 
 
+def test_an_earlier_kernel_session_is_compared_with_the_current_one(tmp_path: Path) -> None:
+    # Two scenarios; the earlier session's tcp-cubic runs are 20 % faster than the stored ones
+    # (outside 10 %, inside 25 %), its tcp-reno runs are the stored ones: 1/2 and 2/2.
+    with open(GRID / "kernel.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["scenario"] in ("tcp-cubic", "tcp-reno")]
+    for name in ("tcp-cubic", "tcp-reno"):
+        (tmp_path / f"{name}.toml").write_text((GRID / f"{name}.toml").read_text())
+
+    def write(path: Path, rows: list[dict[str, str]]) -> None:
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+
+    write(tmp_path / "kernel.csv", rows)
+    faster = [r | {"goodput_bps": str(1.2 * float(r["goodput_bps"]))} if r["scenario"] == "tcp-cubic" else r for r in rows]
+    write(tmp_path / "kernel-2000-01-01.csv", faster)
+    r = _cli("validate", "--grid", str(tmp_path), "--repeat", "1")
+    assert r.returncode == 0, r.stderr
+    assert ("kernel against itself: the earlier session kernel-2000-01-01.csv is within 10 % of kernel.csv on 1/2, "
+            "within 25 % on 2/2") in r.stdout, r.stdout
+
+
 def test_a_grid_without_kernel_runs_is_refused(tmp_path: Path) -> None:
     (tmp_path / "tcp-cubic.toml").write_text((GRID / "tcp-cubic.toml").read_text())
     r = _cli("validate", "--grid", str(tmp_path), "--repeat", "1")
