@@ -45,9 +45,11 @@ LINUX_MODEL: dict[str, tuple[Any, str]] = {
     "rcvbuf_window": ("free", "a Linux receiver advertises the free space of its buffer (`__mptcp_space`)"),
     "window_tail": ("fill", "Linux MPTCP hands a subflow data up to the last byte of the peer's window "
                     "(`mptcp_check_allowed_size`)"),
+    "drs_rtt": ("smallest", "this kernel paces receive-buffer auto-tuning by the smallest RTT of the subflows "
+                "delivering data (its buffer grows as that rule's does)"),
 }
 #: Keys of :data:`LINUX_MODEL` that concern the MPTCP level only (not checked for TCP).
-_MPTCP_ONLY = {"window_update", "mptcp_retransmit", "join", "option_sizes", "window_tail"}
+_MPTCP_ONLY = {"window_update", "mptcp_retransmit", "join", "option_sizes", "window_tail", "drs_rtt"}
 
 
 def check_kernel_cc(sc: Scenario) -> None:

@@ -241,6 +241,22 @@ pub enum OptionSizes {
     Linux,
 }
 
+/// Which round-trip time paces receive-buffer auto-tuning (DRS) of an MPTCP connection: the
+/// bytes the application read are counted over one such time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DrsRtt {
+    /// The smallest receiver RTT estimate among the subflows delivering data (upstream since
+    /// "mptcp: better mptcp-level RTT estimator", Linux 7.0 and its stable backports). What the
+    /// backend's 6.18.44 kernel does, measured: its receive buffer grows as this rule's does
+    /// (docs/validation-findings.md).
+    #[default]
+    Smallest,
+    /// The largest receiver RTT estimate of all subflows (`mptcp_rcv_space_adjust` of the
+    /// 6.18 sources before that change).
+    Largest,
+}
+
 /// How the end of the peer's data-level window is used by new data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -329,6 +345,9 @@ pub struct ConnCfg {
     /// How new data uses the end of the peer's data-level window (MPTCP connections).
     #[serde(default)]
     pub window_tail: WindowTail,
+    /// Which subflow RTT paces receive-buffer auto-tuning (MPTCP connections).
+    #[serde(default)]
+    pub drs_rtt: DrsRtt,
     /// Mean extra delay before each packet a host sends leaves it (processing jitter drawn
     /// from the distribution measured on Linux, scaled to this mean; packets of a host keep
     /// their order). 0: packets leave at the instant they are sent.

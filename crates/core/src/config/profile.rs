@@ -12,7 +12,9 @@
 //!   charged in skb truesize (the window is the free memory turned into payload, held
 //!   out-of-order data included, as `__mptcp_space` computes it), window updates on every
 //!   subflow when the application reads (pending delayed ACKs included), new data up to the
-//!   window's last byte, the MPTCP-level retransmission timer, joins opened by the
+//!   window's last byte, receive-buffer auto-tuning paced by the smallest RTT of the subflows
+//!   delivering data,
+//!   the MPTCP-level retransmission timer, joins opened by the
 //!   in-kernel path manager once the connection is fully established (the kernel backend's
 //!   `subflow` endpoints), the DSS sizes Linux writes, and the hosts' processing jitter as
 //!   measured on the kernel backend (mean 33 µs).
@@ -50,6 +52,7 @@ pub fn linux_profile() -> Value {
         "join": "fully_established",
         "option_sizes": "linux",
         "window_tail": "fill",
+        "drs_rtt": "smallest",
         // The mean host turnaround measured on the kernel backend (crate::sim::host).
         "host_jitter": "33us",
         "tcp": {

@@ -31,7 +31,7 @@
 use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
 use crate::config::{
-    BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, OptionSizes, RcvbufWindow, Scenario, WindowTail,
+    BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, DrsRtt, OptionSizes, RcvbufWindow, Scenario, WindowTail,
     WindowUpdate,
 };
 use crate::mptcp::pm::{PathManager, PmAction};
@@ -45,7 +45,7 @@ use crate::rng::Rng;
 use crate::tcp::receiver::{AckNeed, Arriving, Chunk};
 use crate::tcp::scoreboard::SentSeg;
 use crate::tcp::subflow::{State, Subflow, TcpParams};
-use crate::units::{Dsn, Seq, Time};
+use crate::units::{Dsn, Dur, Seq, Time};
 
 /// One end of a connection.
 pub struct Endpoint {
@@ -92,6 +92,8 @@ pub struct Endpoint {
     /// Window last advertised on any subflow (Linux `msk->old_wspace`).
     old_space: u64,
     pub(crate) window_update: WindowUpdate,
+    /// Which subflow RTT paces receive-buffer auto-tuning.
+    drs_rtt: DrsRtt,
     /// Linux buffer semantics (`buffer_accounting = "truesize"`).
     pub(crate) truesize: bool,
     /// Linux's TSO deferral for queued data (`tcp.tso_defer`, [`crate::tcp::tso`]).
@@ -179,6 +181,7 @@ impl Endpoint {
             adv: vec![(0, Seq(0)); subflows.len()],
             old_space: 0,
             window_update: cfg.window_update,
+            drs_rtt: if mptcp { cfg.drs_rtt } else { DrsRtt::Smallest },
             truesize,
             tso_defer: t.tso_defer,
             mptcp_rtx: mptcp && cfg.mptcp_retransmit,
@@ -548,8 +551,10 @@ impl Endpoint {
         }
         self.rcv.unread = 0;
         if read > 0 {
-            if let Some(rtt) = self.rcv_rtt[i].est {
-                self.rcv.space.on_rtt(rtt);
+            match drs_rtt(self.drs_rtt, self.rcv_rtt[i].est, self.rcv_rtt.iter().map(|r| r.est)) {
+                Some((rtt, DrsRtt::Smallest)) => self.rcv.space.on_rtt(rtt),
+                Some((rtt, DrsRtt::Largest)) => self.rcv.space.set_rtt(rtt),
+                None => {}
             }
             let span = self.rcv.ooo_span();
             self.rcv.space.on_read(now, read, span);
@@ -631,6 +636,17 @@ impl Endpoint {
 /// last advertised (`old_wspace`).
 fn space_doubled(space: u64, old_space: u64) -> bool {
     space > 0 && space >= 2 * old_space
+}
+
+/// The RTT a read reports to receive-buffer auto-tuning ([`DrsRtt`]): the estimate of the
+/// subflow that delivered (the interval keeps the smallest, Linux 7.0), or the largest
+/// estimate of all subflows (Linux 6.18 `mptcp_rcv_space_adjust`: `max(sf_rtt_us)` over
+/// `mptcp_for_each_subflow`, whoever delivered).
+fn drs_rtt(rule: DrsRtt, delivering: Option<Dur>, all: impl Iterator<Item = Option<Dur>>) -> Option<(Dur, DrsRtt)> {
+    match rule {
+        DrsRtt::Smallest => delivering.map(|r| (r, rule)),
+        DrsRtt::Largest => all.flatten().max().map(|r| (r, rule)),
+    }
 }
 
 /// One subflow's receive state as `mptcp_cleanup_rbuf` reads it.
@@ -760,6 +776,17 @@ mod tests {
         // (`rcv_nxt - rcv_wup > rcv_mss`).
         let two = PendingAck { arrived: 1424 + 124, pushed: false, ..fast };
         assert!(cleanup_acks(false, false, &two, 0, 262_140));
+    }
+
+    #[test]
+    fn drs_takes_the_largest_subflow_rtt_in_6_18_and_the_delivering_one_since_7_0() {
+        let ms = |x: u64| Some(Dur::from_ms(x));
+        // WiFi (20 ms) delivered; 3G (200 ms) has an estimate too; a third subflow none yet.
+        let all = [ms(20), ms(200), None];
+        assert_eq!(drs_rtt(DrsRtt::Largest, ms(20), all.into_iter()), Some((Dur::from_ms(200), DrsRtt::Largest)));
+        assert_eq!(drs_rtt(DrsRtt::Smallest, ms(20), all.into_iter()), Some((Dur::from_ms(20), DrsRtt::Smallest)));
+        // No estimate anywhere: no interval can close.
+        assert_eq!(drs_rtt(DrsRtt::Largest, None, [None, None].into_iter()), None);
     }
 
     #[test]

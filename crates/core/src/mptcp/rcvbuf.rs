@@ -14,8 +14,10 @@
 //!
 //! DRS follows Linux 6.18 `mptcp_rcv_space_adjust` / `tcp_rcv_space_adjust` with
 //! `tcp_rcvbuf_grow`: the bytes the application read are counted over one round trip (the
-//! connection-level RTT is the smallest receiver-side RTT estimate among the subflows that
-//! delivered data in that interval, as `mptcp_rcv_rtt_update` keeps it since 6.18); when a
+//! connection-level RTT, [`crate::config::DrsRtt`]: since "mptcp: better mptcp-level RTT
+//! estimator" (7.0, and the measured 6.18.44 hosts) the smallest receiver-side estimate among
+//! the subflows delivering data, approximated here by the smallest reported in the interval
+//! instead of the last five samples; before it, the largest of all subflows'); when a
 //! round read more than the previous record (`rcvq_space.space`), the record becomes that
 //! amount and the buffer grows to hold twice it, plus room for the sender to double its rate
 //! once more in slow start, plus the out-of-order span beyond the next expected byte
@@ -150,6 +152,12 @@ impl RcvSpace {
     /// A subflow that delivered data has receiver RTT estimate `rtt`.
     pub fn on_rtt(&mut self, rtt: Dur) {
         self.rtt = Some(self.rtt.map_or(rtt, |r| r.min(rtt)));
+    }
+
+    /// The interval is `rtt`, whoever delivered (Linux 6.18: the largest estimate of all
+    /// subflows, [`crate::config::DrsRtt::Largest`]).
+    pub fn set_rtt(&mut self, rtt: Dur) {
+        self.rtt = Some(rtt);
     }
 
     /// The application read `n` bytes at `now` with `ooo_span` bytes held beyond the next
