@@ -640,7 +640,7 @@ fn space_doubled(space: u64, old_space: u64) -> bool {
 
 /// The RTT a read reports to receive-buffer auto-tuning ([`DrsRtt`]): the estimate of the
 /// subflow that delivered (the interval keeps the smallest, Linux 7.0), or the largest
-/// estimate of all subflows (Linux 6.18 `mptcp_rcv_space_adjust`: `max(sf_rtt_us)` over
+/// estimate of all subflows (the 6.18 sources' `mptcp_rcv_space_adjust`: `max(sf_rtt_us)` over
 /// `mptcp_for_each_subflow`, whoever delivered).
 fn drs_rtt(rule: DrsRtt, delivering: Option<Dur>, all: impl Iterator<Item = Option<Dur>>) -> Option<(Dur, DrsRtt)> {
     match rule {
@@ -779,7 +779,7 @@ mod tests {
     }
 
     #[test]
-    fn drs_takes_the_largest_subflow_rtt_in_6_18_and_the_delivering_one_since_7_0() {
+    fn drs_takes_the_delivering_subflows_rtt_or_the_largest_of_all_subflows() {
         let ms = |x: u64| Some(Dur::from_ms(x));
         // WiFi (20 ms) delivered; 3G (200 ms) has an estimate too; a third subflow none yet.
         let all = [ms(20), ms(200), None];
