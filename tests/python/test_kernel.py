@@ -143,8 +143,9 @@ def test_emulated_idle_rtt_matches_the_configured_rtt(rtt_ms: int) -> None:
             probers = [_prober(net, 0, 0.005, n), _prober(net, 1, 0.005, n)]
             path, ref = ([r * 1e3 for _, r in _probe_results(p) if r is not None] for p in probers)
         assert len(path) >= 0.99 * n and len(ref) >= 0.99 * n
-        # Held up: later than the configured RTT plus the reference's median by more than 0.5 ms.
-        stalled = sum(1 for r in path if r - rtt_ms - _quantile(ref, 0.5) > 0.5) / len(path)
+        # Held up: later than the configured RTT plus the reference's Q quantile by more than
+        # 0.5 ms (not its median: a stall can hold up most reference probes too).
+        stalled = sum(1 for r in path if r - rtt_ms - _quantile(ref, q) > 0.5) / len(path)
         if stalled < 1 - 2 * q:
             break
         # The load this measurement needs: at least 2Q of the probes through undisturbed.
@@ -164,16 +165,50 @@ def test_emulated_idle_rtt_matches_the_configured_rtt(rtt_ms: int) -> None:
     assert -h0 - width <= err <= 2 * EMU_LATE_MS + width
 
 
+def _host_cpu_seconds() -> tuple[float, float, float]:
+    """(wall, CPU pressure, steal) in seconds: the time at least one runnable task of this
+    machine waited for a CPU (PSI `some`, /proc/pressure/cpu) and the time the hypervisor
+    took the CPUs away (/proc/stat, averaged over the CPUs)."""
+    with open("/proc/pressure/cpu") as f:
+        some = float(f.readline().split("total=")[1]) / 1e6
+    with open("/proc/stat") as f:
+        steal = float(f.readline().split()[8]) / os.sysconf("SC_CLK_TCK") / (os.cpu_count() or 1)
+    return time.monotonic(), some, steal
+
+
+def _goodput_error_with_one_retry(measure: Callable[[], float], tolerance: float) -> float:
+    """The relative goodput error ``measure()`` returns. A real-time emulator kept off the CPU
+    for a fraction f of a run can lower its goodput by up to f, so when the error exceeds
+    ``tolerance`` while the host disturbed the run for more than ``tolerance`` of its wall time
+    (CPU pressure plus steal), the run says nothing about the emulator: it is measured once
+    more, the reason printed. The second result stands, disturbed or not."""
+    t0 = _host_cpu_seconds()
+    err = measure()
+    t1 = _host_cpu_seconds()
+    wall = t1[0] - t0[0]
+    disturbed = ((t1[1] - t0[1]) + (t1[2] - t0[2])) / wall
+    print(f"host: CPU pressure + steal {100 * disturbed:.1f} % of the run")
+    if abs(err) > tolerance and disturbed > tolerance:
+        print(f"host disturbed the run {100 * disturbed:.1f} % of its {wall:.1f} s (CPU pressure + steal): measuring again")
+        err = measure()
+    return err
+
+
 @pytest.mark.parametrize("mbit", [10, 50])
 def test_saturated_tcp_goodput_is_within_3_percent_of_payload_capacity(mbit: int) -> None:
     bdp_pkts = math.ceil(mbit * 1e6 * 0.02 / 8 / 1500)
-    res = run_linux(one_path(f"{mbit}Mbit", "5ms", queue=f"{2 * bdp_pkts + 10} packets"))
-    c = res.summary["connections"][0]
     capacity = mbit * 1e6 * PAYLOAD
-    err = c["goodput_bps"] / capacity - 1
-    print(f"{mbit} Mbit/s: goodput {c['goodput_bps'] / 1e6:.3f} Mbit/s vs payload capacity {capacity / 1e6:.3f} ({100 * err:+.2f}%)")
-    assert c["sha256_match"]
-    assert abs(err) <= 0.03
+
+    def measure() -> float:
+        res = run_linux(one_path(f"{mbit}Mbit", "5ms", queue=f"{2 * bdp_pkts + 10} packets"))
+        c = res.summary["connections"][0]
+        err = c["goodput_bps"] / capacity - 1
+        print(f"{mbit} Mbit/s: goodput {c['goodput_bps'] / 1e6:.3f} Mbit/s vs payload capacity {capacity / 1e6:.3f} "
+              f"({100 * err:+.2f}%)")
+        assert c["sha256_match"]
+        return err
+
+    assert abs(_goodput_error_with_one_retry(measure, 0.03)) <= 0.03
 
 
 def test_configured_loss_rate_is_met_within_statistical_bounds() -> None:
@@ -194,12 +229,15 @@ def test_constant_rate_mahimahi_trace_delivers_its_capacity(tmp_path: Path) -> N
     sc = one_path("1Mbit", "5ms", queue="100 packets")
     del sc["paths"][0]["rate"]
     sc["paths"][0]["trace"] = str(trace)
-    res = run_linux(sc)
-    c = res.summary["connections"][0]
     capacity = 12e6 * PAYLOAD
-    err = c["goodput_bps"] / capacity - 1
-    print(f"trace of 12 Mbit/s: goodput {c['goodput_bps'] / 1e6:.3f} Mbit/s ({100 * err:+.2f}% of payload capacity)")
-    assert abs(err) <= 0.03
+
+    def measure() -> float:
+        c = run_linux(sc).summary["connections"][0]
+        err = c["goodput_bps"] / capacity - 1
+        print(f"trace of 12 Mbit/s: goodput {c['goodput_bps'] / 1e6:.3f} Mbit/s ({100 * err:+.2f}% of payload capacity)")
+        return err
+
+    assert abs(_goodput_error_with_one_retry(measure, 0.03)) <= 0.03
 
 
 def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
