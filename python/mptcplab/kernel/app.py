@@ -70,7 +70,8 @@ class Sampler(threading.Thread):
                 ti = s["info"]
                 self.first_seen.setdefault(path, t)
                 self.last[path] = dataclasses.asdict(ti)
-                self.samples.append([t, path, ti.cwnd_bytes, ti.srtt_s, ti.bytes_sent, ti.bytes_acked, ti.bytes_received])
+                self.samples.append([t, path, ti.cwnd_bytes, ti.srtt_s, ti.bytes_sent, ti.bytes_acked, ti.bytes_received,
+                                     ti.ssthresh_bytes, ti.in_flight_bytes])
             if any(p not in self.cc for p in self.last):
                 self.read_cc()
 

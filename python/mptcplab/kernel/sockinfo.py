@@ -66,6 +66,8 @@ class TcpInfo:
     min_rtt_s: float
     cwnd_bytes: int
     ssthresh_bytes: int | None
+    # Linux `tcp_packets_in_flight`: packets_out - (sacked_out + lost_out) + retrans_out.
+    in_flight_bytes: int
     bytes_sent: int
     bytes_acked: int
     bytes_received: int
@@ -90,6 +92,7 @@ class TcpInfo:
             cwnd_bytes=f["snd_cwnd"] * mss,
             # 0x7fffffff is "infinite" (still in the initial slow start).
             ssthresh_bytes=None if ssthresh >= 0x7FFFFFFF else ssthresh * mss,
+            in_flight_bytes=max(0, f["unacked"] - f["sacked"] - f["lost"] + f["retrans"]) * mss,
             bytes_sent=f["bytes_sent"],
             bytes_acked=f["bytes_acked"],
             bytes_received=f["bytes_received"],

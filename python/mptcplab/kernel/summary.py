@@ -13,6 +13,7 @@ does not expose are 0 (e.g. ``idle_restarts``, ``ooo_delay``) and listed in ``no
 from __future__ import annotations
 
 import json
+import math
 import os
 from array import array
 from bisect import bisect_right
@@ -128,6 +129,9 @@ def build_result(
             add_series("subflow", entity, "cwnd_bytes", [(s[0], float(s[2])) for s in pts])
             add_series("subflow", entity, "srtt_s", [(s[0], float(s[3])) for s in pts])
             add_series("subflow", entity, "bytes_acked", [(s[0], float(s[5])) for s in pts])
+            # Infinite (still in the initial slow start) is NaN, as in the simulator's series.
+            add_series("subflow", entity, "ssthresh_bytes", [(s[0], math.nan if s[7] is None else float(s[7])) for s in pts])
+            add_series("subflow", entity, "in_flight_bytes", [(s[0], float(s[8])) for s in pts])
         add_series("connection", name, "delivered_bytes", [(float(t), float(b)) for t, b in progress])
         acked = mptcp_info.get("bytes_acked") if c["kind"] == "mptcp" else sum(s["bytes_acked"] for s in snd_subs.values())
         conns_out.append({

@@ -168,9 +168,6 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, ack: &Ack, w: &mut Window) {
         let mut acked = ack.acked;
-        if self.p.hystart && w.in_slow_start() {
-            self.hystart(ack, w);
-        }
         if w.in_slow_start() {
             acked = slow_start(w, acked);
             if acked == 0 {
@@ -195,6 +192,21 @@ impl CongestionControl for Cubic {
     fn on_idle_restart(&mut self, _now: Time, sf: usize) {
         self.path(sf).epoch_start = None;
     }
+
+    /// Linux `cubictcp_acked`: every RTT sample updates the lowest RTT seen (but for the
+    /// first second of a congestion-avoidance epoch, "right after fast recovery") and, in
+    /// slow start, feeds HyStart, whether or not the window is in use.
+    fn pkts_acked(&mut self, ack: &Ack, w: &mut Window) {
+        let Some(rtt) = ack.rtt else { return };
+        let st = self.path(ack.sf);
+        if st.epoch_start.is_some_and(|e| ack.now.since(e) < Dur::from_secs(1)) {
+            return;
+        }
+        st.delay_min = Some(st.delay_min.map_or(rtt, |m| m.min(rtt)));
+        if self.p.hystart && w.in_slow_start() {
+            self.hystart(ack, rtt, w);
+        }
+    }
 }
 
 /// HyStart's minimum samples per round and the window (segments) below which it is off.
@@ -207,12 +219,9 @@ const GSO_MAX_SIZE: f64 = 65_536.0;
 
 impl Cubic {
     /// Linux `hystart_update` (ACK-train and delay detection) for one ACK in slow start.
-    fn hystart(&mut self, ack: &Ack, w: &mut Window) {
+    fn hystart(&mut self, ack: &Ack, rtt: Dur, w: &mut Window) {
         let srtt = ack.peers.get(ack.sf).and_then(|p| p.srtt);
-        // `cubictcp_acked`: an ACK without an RTT sample is ignored altogether.
-        let Some(rtt) = ack.rtt else { return };
         let st = self.path(ack.sf);
-        st.delay_min = Some(st.delay_min.map_or(rtt, |m| m.min(rtt)));
         // A new round once the ACK passes (`after`, not reaches) the round's end: the ACK
         // that reaches it is the last of the flight sent in the previous round, and a round
         // started there would see the idle gap before the next flight and break its train.
@@ -405,7 +414,7 @@ mod tests {
             let p = [PeerView { srtt: Some(Dur::from_ms(40)), ..peer(20, 40) }];
             let mut w = Window { ssthresh: u64::MAX, cwnd: 20 * 1000, ..window_of(&p[0]) };
             let first = Ack { rtt: Some(Dur::from_ms(40)), snd_una: Seq(0), snd_nxt: Seq(1_000_000), ..ack(0, &p) };
-            cubic.on_ack(&first, &mut w);
+            cubic.pkts_acked(&first, &mut w);
             for k in 1..=acks {
                 let a = Ack {
                     now: Time::ZERO + Dur::from_ms(k * gap_ms),
@@ -415,7 +424,7 @@ mod tests {
                     ..ack(0, &p)
                 };
                 w.cwnd = 20 * 1000; // hold the window, as if the growth were not applied
-                cubic.on_ack(&a, &mut w);
+                cubic.pkts_acked(&a, &mut w);
             }
             assert_eq!(!w.in_slow_start(), exits, "gap {gap_ms} ms, {acks} ACKs: ssthresh {}", w.ssthresh);
         }
@@ -430,7 +439,7 @@ mod tests {
             let p = [peer(20, 40)];
             let mut w = Window { ssthresh: u64::MAX, ..window_of(&p[0]) };
             let base = Ack { rtt: Some(Dur::from_ms(40)), snd_una: Seq(0), snd_nxt: Seq(20_000), ..ack(0, &p) };
-            cubic.on_ack(&base, &mut w);
+            cubic.pkts_acked(&base, &mut w);
             // Next round: snd_una passes 20 000.
             for k in 0..9u64 {
                 let a = Ack {
@@ -439,7 +448,7 @@ mod tests {
                     snd_nxt: Seq(60_000),
                     ..ack(0, &p)
                 };
-                cubic.on_ack(&a, &mut w);
+                cubic.pkts_acked(&a, &mut w);
             }
             assert_eq!(!w.in_slow_start(), exits, "rtt {rtt_ms} ms: cwnd {} ssthresh {}", w.cwnd, w.ssthresh);
         }
@@ -468,7 +477,7 @@ mod tests {
                     ..ack(0, &p)
                 };
                 w.cwnd = 20 * 1000; // hold the window, as if the growth were not applied
-                cubic.on_ack(&a, w);
+                cubic.pkts_acked(&a, w);
             };
             // Flight 1: each ACK acknowledges 2 000 B; slow start had sent 2 B for each byte
             // acknowledged before it, so snd_nxt has grown past the round's end by then.

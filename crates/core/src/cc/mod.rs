@@ -117,6 +117,11 @@ pub trait CongestionControl {
     fn name(&self) -> &'static str;
     /// An ACK newly acknowledged bytes on subflow `ack.sf` while it may raise its window.
     fn on_ack(&mut self, ack: &Ack, w: &mut Window);
+    /// Every ACK that acknowledged or SACKed data on subflow `ack.sf`, whether or not the
+    /// window is in use and in any congestion state, before [`Self::on_ack`] (Linux
+    /// `pkts_acked`, which `tcp_clean_rtx_queue` calls for each such ACK, where `cong_avoid`
+    /// only runs while the window may grow); e.g. CUBIC's HyStart takes its RTT samples here.
+    fn pkts_acked(&mut self, _ack: &Ack, _w: &mut Window) {}
     /// A loss event (fast recovery or RTO) on subflow `sf`: the new ssthresh (bytes).
     fn ssthresh(&mut self, now: Time, sf: usize, w: &Window, peers: &[PeerView]) -> u64;
     /// The subflow restarted its window after idling (RFC 2861); e.g. CUBIC resets its epoch.

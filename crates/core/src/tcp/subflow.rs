@@ -515,7 +515,7 @@ impl Subflow {
                 self.sb.rate.app_limited = (self.sb.rate.delivered + self.sb.in_flight()).max(1);
             }
             self.pacer.rate = cc.pacing_rate(self.idx as usize);
-        } else if out.acked_bytes > 0 && !was_recovery && self.ca != CaState::Recovery && self.cwnd_limited() {
+        } else if out.acked_bytes > 0 || newly_sacked > 0 {
             let ev = Ack {
                 now,
                 sf: self.idx as usize,
@@ -525,7 +525,10 @@ impl Subflow {
                 snd_nxt: self.snd_nxt,
                 peers,
             };
-            cc.on_ack(&ev, &mut self.w);
+            cc.pkts_acked(&ev, &mut self.w);
+            if out.acked_bytes > 0 && !was_recovery && self.ca != CaState::Recovery && self.cwnd_limited() {
+                cc.on_ack(&ev, &mut self.w);
+            }
         }
         // RFC 6298 (5.2)/(5.3).
         if self.sb.is_empty() {
@@ -743,6 +746,50 @@ mod tests {
         // The first short segment acknowledged: the next may go.
         ack_all(&mut s);
         assert!(!s.nagle_holds(124, true));
+    }
+
+    /// Counts the calls a controller gets.
+    #[derive(Default)]
+    struct Calls {
+        pkts_acked: u32,
+        on_ack: u32,
+    }
+
+    impl CongestionControl for Calls {
+        fn name(&self) -> &'static str {
+            "calls"
+        }
+        fn on_ack(&mut self, _ack: &Ack, _w: &mut Window) {
+            self.on_ack += 1;
+        }
+        fn pkts_acked(&mut self, ack: &Ack, _w: &mut Window) {
+            assert!(ack.rtt.is_some(), "an in-order first transmission gives an RTT sample");
+            self.pkts_acked += 1;
+        }
+        fn ssthresh(&mut self, _now: Time, _sf: usize, w: &Window, _peers: &[PeerView]) -> u64 {
+            w.cwnd / 2
+        }
+    }
+
+    /// Linux calls `pkts_acked` (CUBIC's HyStart sampling) from `tcp_clean_rtx_queue` for every
+    /// ACK of new data, and `cong_avoid` only while the window may grow: in congestion
+    /// avoidance with 5 of 50 segments in flight, two ACKs reach the one and not the other.
+    #[test]
+    fn every_ack_reaches_pkts_acked_but_only_a_used_window_grows() {
+        let mut s = subflow(CwndLimited::Linux);
+        s.w.cwnd = 50_000;
+        s.w.ssthresh = 20_000;
+        s.state = State::Established;
+        send(&mut s, 5);
+        let mut cc = Calls::default();
+        let now = Time::ZERO + Dur::from_ms(30);
+        s.on_ack(now, Seq(2_000), &[], &mut cc, &[]);
+        s.on_ack(now, Seq(5_000), &[], &mut cc, &[]);
+        assert_eq!((cc.pkts_acked, cc.on_ack), (2, 0));
+        // A full window (50 of 50 in flight): the next ACK may grow it.
+        send(&mut s, 50);
+        s.on_ack(now, Seq(7_000), &[], &mut cc, &[]);
+        assert_eq!((cc.pkts_acked, cc.on_ack), (3, 1));
     }
 
     /// Linux 6.x `tcp_cwnd_validate` / `tcp_is_cwnd_limited`, worked by hand. Slow start,
