@@ -465,10 +465,10 @@ def test_compare_prints_both_backends(name: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.xfail(strict=True, reason="finding (docs/validation-findings.md): with a fixed 256 KB receive buffer "
-                   "on the 20 ms + 200 ms pair the kernel reaches about twice the simulator's goodput (17.9 vs 8.9 "
-                   "Mbit/s): the kernel's scheduler hands the slow subflow 2-segment slices (it stays in slow start at "
-                   "twice the simulator's pacing rate), the simulator settles in 64 KB bursts and stalls behind them; "
-                   "strict, so it fails loudly once they agree")
+                   "on the 20 ms + 200 ms pair the kernel reaches 1.6 times the simulator's goodput (18.7 vs 11.4 "
+                   "Mbit/s, 3 runs each): both run in two regimes, 2-segment slices to the slow subflow and 64 KB "
+                   "bursts it stalls behind; the kernel spends more of the run in slices; strict, so it fails loudly "
+                   "once they agree")
 def test_compare_rcvbuf_limited_goodput_agrees_within_a_factor_1_5(tmp_path: Path) -> None:
     """Goodput within a factor 1.5: the margin covers a loaded 2-core machine slowing the
     emulated links and a 5 s run. (Measured on the other two comparison scenarios, 3 runs of

@@ -152,7 +152,7 @@ pub struct SeriesMeta {
     pub metric: String,
 }
 
-/// Long-format time series as columns: row k is (time_s[k], series[k], value[k]).
+/// Long-format time series as columns: row k is `(time_s[k], series[k], value[k])`.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct TimeSeries {
     pub series: Vec<SeriesMeta>,

@@ -31,6 +31,12 @@
 //!   A round ends when the cumulative ACK passes the snd_nxt recorded at its start (Linux
 //!   `after(snd_una, end_seq)`); the next ACK starts the next round.
 //!
+//!   HyStart samples every ACK that acknowledges data ([`CongestionControl::pkts_acked`],
+//!   Linux `cubictcp_acked`), not only those that may grow the window: a subflow fed in
+//!   bursts by the MPTCP scheduler, not cwnd-limited between them, would otherwise sample
+//!   only the ACKs of its queued bursts and leave slow start by delay where the kernel does
+//!   not (docs/validation-findings.md, "HyStart's samples").
+//!
 //!   Comparison with Linux 6.18 (kernel backend; one path, 20 Mbit/s, 20 ms RTT, a 1-BDP
 //!   queue of 34 packets; cubic; `TcpExtTCPHystartTrainCwnd`): the kernel leaves slow start
 //!   by the ACK train at cwnd = 38 segments in 3 of 3 runs. The simulator left it at 86
@@ -54,8 +60,9 @@
 //! - Real-valued K, target and cnt instead of Linux's fixed point and integer division
 //!   (Linux's cube-root table has ≈0.2 % error); W_est's step uses the exact
 //!   (1 + β)/(3(1 − β)) instead of Linux's truncated `beta_scale` (15/8 for β = 717/1024).
-//! - The minimum RTT is the host's `min_rtt` of the subflow (falling back to srtt, then 0);
-//!   Linux keeps its own `delay_min`, discarding samples within 1 s of an epoch start.
+//! - The minimum RTT of the window growth is the host's `min_rtt` of the subflow (falling back
+//!   to srtt, then 0); Linux uses its own `delay_min`, which HyStart keeps here as Linux does
+//!   (every sample but those within 1 s of an epoch start).
 //! - Linux's once-per-jiffy caching of `cnt` is not modelled (every ACK recomputes it).
 
 use super::{additive_increase_gently, slow_start, Ack, CongestionControl, PeerView, Window};
