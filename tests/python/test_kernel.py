@@ -809,6 +809,38 @@ def test_rate_schedule_changes_the_goodput_at_the_scripted_time() -> None:
         assert abs(got / (bps * PAYLOAD) - 1) <= 0.03 + 2 * 0.01 / (b - a), name
 
 
+def test_window_series_follow_the_kernels_slow_start_and_window_rules() -> None:
+    """The sender's `TCP_INFO` series (`cwnd_bytes`, `ssthresh_bytes`, `in_flight_bytes`),
+    one cubic flow on 20 Mbit/s, 20 ms RTT, a queue of one BDP (34 packets), 4 s:
+    - ssthresh is Linux's `TCP_INFINITE_SSTHRESH` (NaN in the series, as the simulator's)
+      until slow start ends, then finite; with a 1-BDP queue slow start ends (by HyStart or by
+      the queue's first drop) within the first second, and ssthresh stays finite after it;
+    - a bulk sender with data and send buffer to spare transmits until `tcp_packets_in_flight`
+      reaches cwnd (`tcp_cwnd_test`), so a sample taken between ACKs sees at most the segments
+      the last ACK freed below cwnd: one delayed ACK covers 2 segments and one stretch ACK of
+      the receiver's GRO a few more, so the median over the samples after 1 s is within
+      4 segments of cwnd. Loss recovery (PRR sets cwnd below what is in flight) moves single
+      samples either way, not the median."""
+    sc = one_path("20Mbit", "10ms", queue="34 packets")
+    sc |= {"duration": "4s", "output": {"warmup": "1s", "timeseries": "100ms"}}
+    res = run_linux(sc)
+    ts = res.timeseries
+    sub = ts[ts["entity_kind"] == "subflow"]
+    cwnd = sub[sub["metric"] == "cwnd_bytes"].set_index("time_s")["value"]
+    ssthresh = sub[sub["metric"] == "ssthresh_bytes"].set_index("time_s")["value"]
+    flight = sub[sub["metric"] == "in_flight_bytes"].set_index("time_s")["value"]
+    assert len(cwnd) == len(ssthresh) == len(flight) >= 30
+    assert math.isnan(ssthresh.iloc[0]), ssthresh.head()
+    first_finite = next(t for t, v in ssthresh.items() if not math.isnan(v))
+    print(f"slow start ended by {first_finite:.2f} s at cwnd {cwnd.loc[first_finite] / 1448:.0f} segments")
+    assert first_finite <= 1.0
+    assert not ssthresh[ssthresh.index >= first_finite].isna().any()
+    late = cwnd.index >= 1.0
+    gap = (cwnd[late] - flight[late]) / 1448
+    print(f"cwnd - in flight after 1 s: median {gap.median():.1f} segments, min {gap.min():.0f}, max {gap.max():.0f}")
+    assert 0 <= gap.median() <= 4
+
+
 def test_codel_keeps_the_standing_queue_near_its_target() -> None:
     """CoDel (target 5 ms, interval 100 ms) in front of a saturated 10 Mbit/s link with a
     1000-packet hard limit (1.2 s of drop-tail queue). RFC 8289 drops once the minimum
