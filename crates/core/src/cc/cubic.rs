@@ -35,7 +35,9 @@
 //!   Linux `cubictcp_acked`), not only those that may grow the window: a subflow fed in
 //!   bursts by the MPTCP scheduler, not cwnd-limited between them, would otherwise sample
 //!   only the ACKs of its queued bursts and leave slow start by delay where the kernel does
-//!   not (docs/validation-findings.md, "HyStart's samples").
+//!   not (docs/validation-findings.md, "HyStart's samples and its latch"). As Linux's
+//!   (`ca->found`), HyStart stays quiet once it has ended slow start, whatever window
+//!   reductions follow, until a timeout resets it ([`CongestionControl::set_loss_state`]).
 //!
 //!   Comparison with Linux 6.18 (kernel backend; one path, 20 Mbit/s, 20 ms RTT, a 1-BDP
 //!   queue of 34 packets; cubic; `TcpExtTCPHystartTrainCwnd`): the kernel leaves slow start
@@ -67,7 +69,7 @@
 
 use super::{additive_increase_gently, slow_start, Ack, CongestionControl, PeerView, Window};
 use crate::config::CubicParams;
-use crate::units::{Dur, Time};
+use crate::units::{Dur, Seq, Time};
 
 /// cnt when the target is not above cwnd (segments acknowledged per segment of increase, per
 /// segment of cwnd): "very small increment".
@@ -93,13 +95,16 @@ struct PathState {
     w_est: u64,
     /// HyStart: end of the current round (snd_nxt at its start), its minimum RTT over the
     /// first samples, their number, and the lowest RTT seen.
-    round_end: Option<crate::units::Seq>,
+    round_end: Option<Seq>,
     /// HyStart ACK train: the round's first ACK and the last ACK of its unbroken train.
     round_start: Time,
     last_ack: Time,
     curr_rtt: Option<Dur>,
     samples: u32,
     delay_min: Option<Dur>,
+    /// HyStart has ended slow start (Linux `ca->found`): it stays quiet until the subflow
+    /// times out, whatever window reductions come in between.
+    found: bool,
 }
 
 pub struct Cubic {
@@ -210,9 +215,24 @@ impl CongestionControl for Cubic {
             return;
         }
         st.delay_min = Some(st.delay_min.map_or(rtt, |m| m.min(rtt)));
-        if self.p.hystart && w.in_slow_start() {
+        let found = st.found;
+        if self.p.hystart && !found && w.in_slow_start() {
             self.hystart(ack, rtt, w);
         }
+    }
+
+    /// Linux `cubictcp_state(TCP_CA_Loss)`: `bictcp_reset` clears HyStart's state (`found`
+    /// and the lowest RTT) and `bictcp_hystart_reset` starts a round at the timeout, so the
+    /// slow start that follows runs HyStart afresh.
+    fn set_loss_state(&mut self, now: Time, sf: usize, snd_nxt: Seq) {
+        let st = self.path(sf);
+        st.found = false;
+        st.delay_min = None;
+        st.round_end = Some(snd_nxt);
+        st.round_start = now;
+        st.last_ack = now;
+        st.curr_rtt = None;
+        st.samples = 0;
     }
 }
 
@@ -250,6 +270,7 @@ impl Cubic {
                 pacing.map_or(Dur::ZERO, |r| Dur::from_ms(1).min(Dur::from_secs_f64(4.0 * GSO_MAX_SIZE / r)));
             let threshold = Dur((st.delay_min.expect("set above") + ack_delay).0 / 2);
             if ack.now.since(st.round_start) > threshold {
+                st.found = true;
                 w.ssthresh = w.cwnd;
                 return;
             }
@@ -262,6 +283,7 @@ impl Cubic {
         let min = st.delay_min.expect("set above");
         let thresh = Dur((min.0 / 8).clamp(4_000_000, 16_000_000));
         if st.curr_rtt.is_some_and(|c| c > min + thresh) {
+            st.found = true;
             w.ssthresh = w.cwnd;
         }
     }
@@ -272,7 +294,6 @@ mod tests {
     use super::*;
     use crate::cc::harness::*;
     use crate::config::{CaCounting, SlowStart};
-    use crate::units::Seq;
 
     const BETA: f64 = 717.0 / 1024.0;
     const C: f64 = 0.4;
@@ -459,6 +480,46 @@ mod tests {
             }
             assert_eq!(!w.in_slow_start(), exits, "rtt {rtt_ms} ms: cwnd {} ssthresh {}", w.cwnd, w.ssthresh);
         }
+    }
+
+    /// Linux's `ca->found`: once HyStart has ended slow start it stays quiet through later
+    /// window reductions (cwnd below ssthresh after a fast recovery does not re-arm it, so
+    /// it cannot lower ssthresh without a loss), until a timeout (`cubictcp_state` with
+    /// `TCP_CA_Loss`) resets it, lowest RTT included.
+    #[test]
+    fn hystart_fires_once_until_a_timeout_resets_it() {
+        let mut cubic = Cubic::new(&CubicParams::default());
+        let p = [peer(20, 40)];
+        let mut w = Window { ssthresh: u64::MAX, ..window_of(&p[0]) };
+        // Base RTT 40 ms (threshold 5 ms); a round whose first 9 samples are 46 ms ends slow
+        // start at cwnd 20 segments.
+        let round = |cubic: &mut Cubic, w: &mut Window, una0: u64, rtt_ms: u64| {
+            let base =
+                Ack { rtt: Some(Dur::from_ms(40)), snd_una: Seq(una0), snd_nxt: Seq(una0 + 20_000), ..ack(0, &p) };
+            cubic.pkts_acked(&base, w);
+            for k in 0..9u64 {
+                let a = Ack {
+                    rtt: Some(Dur::from_ms(rtt_ms)),
+                    snd_una: Seq(una0 + 20_001 + k),
+                    snd_nxt: Seq(una0 + 60_000),
+                    ..ack(0, &p)
+                };
+                cubic.pkts_acked(&a, w);
+            }
+        };
+        round(&mut cubic, &mut w, 0, 46);
+        assert_eq!(w.ssthresh, 20_000);
+        // After a fast recovery cwnd is 17 segments, below ssthresh 18: slow start, but
+        // HyStart stays quiet however high the RTT.
+        w.cwnd = 17 * 1000; // at least HyStart's low window of 16 segments
+        w.ssthresh = 18_000;
+        round(&mut cubic, &mut w, 100_000, 60);
+        assert_eq!(w.ssthresh, 18_000);
+        // A timeout resets it: the next slow start's round ends it again.
+        cubic.set_loss_state(Time::ZERO, 0, Seq(200_000));
+        w.ssthresh = u64::MAX;
+        round(&mut cubic, &mut w, 200_000, 46);
+        assert_eq!(w.ssthresh, 17_000);
     }
 
     #[test]

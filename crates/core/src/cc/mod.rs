@@ -122,6 +122,10 @@ pub trait CongestionControl {
     /// `pkts_acked`, which `tcp_clean_rtx_queue` calls for each such ACK, where `cong_avoid`
     /// only runs while the window may grow); e.g. CUBIC's HyStart takes its RTT samples here.
     fn pkts_acked(&mut self, _ack: &Ack, _w: &mut Window) {}
+    /// Subflow `sf` timed out and entered loss recovery with `snd_nxt` sent (Linux
+    /// `tcp_set_ca_state(TCP_CA_Loss)` → `set_state`), after the host reduced its window;
+    /// e.g. CUBIC restarts HyStart.
+    fn set_loss_state(&mut self, _now: Time, _sf: usize, _snd_nxt: crate::units::Seq) {}
     /// A loss event (fast recovery or RTO) on subflow `sf`: the new ssthresh (bytes).
     fn ssthresh(&mut self, now: Time, sf: usize, w: &Window, peers: &[PeerView]) -> u64;
     /// The subflow restarted its window after idling (RFC 2861); e.g. CUBIC resets its epoch.

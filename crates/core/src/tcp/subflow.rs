@@ -668,6 +668,7 @@ impl Subflow {
         self.stats.rtos += 1;
         self.rtt.backoff += 1;
         self.rto_at = Some(now + self.rtt.rto());
+        cc.set_loss_state(now, self.idx as usize, self.snd_nxt);
         if self.rate_based {
             let ev = self.rate_ack(now, Default::default());
             cc.on_rto(&ev);
