@@ -483,9 +483,9 @@ mod tests {
     }
 
     /// Linux's `ca->found`: once HyStart has ended slow start it stays quiet through later
-    /// window reductions (cwnd below ssthresh after a fast recovery does not re-arm it, so
-    /// it cannot lower ssthresh without a loss), until a timeout (`cubictcp_state` with
-    /// `TCP_CA_Loss`) resets it, lowest RTT included.
+    /// window reductions (cwnd held below ssthresh by PRR in a fast recovery does not re-arm
+    /// it), until a timeout (`cubictcp_state` with `TCP_CA_Loss`) resets it, lowest RTT
+    /// included.
     #[test]
     fn hystart_fires_once_until_a_timeout_resets_it() {
         let mut cubic = Cubic::new(&CubicParams::default());
@@ -509,8 +509,8 @@ mod tests {
         };
         round(&mut cubic, &mut w, 0, 46);
         assert_eq!(w.ssthresh, 20_000);
-        // After a fast recovery cwnd is 17 segments, below ssthresh 18: slow start, but
-        // HyStart stays quiet however high the RTT.
+        // During a fast recovery PRR holds cwnd (17 segments) below ssthresh (18): slow
+        // start by Linux's test, but HyStart stays quiet however high the RTT.
         w.cwnd = 17 * 1000; // at least HyStart's low window of 16 segments
         w.ssthresh = 18_000;
         round(&mut cubic, &mut w, 100_000, 60);
