@@ -299,6 +299,9 @@ impl Endpoint {
             (BufSize::Fixed(b), true) => SubflowQueue::locked(2 * b.0),
             _ => SubflowQueue::new(s.w.smss, s.w.cwnd, self.subflow_sndbuf_cap()),
         };
+        // Linux `tcp_select_initial_window`: `rcv_ssthresh` starts at the window offered in
+        // the handshake, before any data set the scaling ratio.
+        s.rcv.rcv_ssthresh = self.rcv.space.window_for(0);
         self.subflows[sf] = Some(s);
         self.sync_sndbuf();
     }
@@ -513,12 +516,20 @@ impl Endpoint {
             let full = pkt.payload as u64 >= s.p.smss;
             self.chunks.clear();
             let seg = Arriving { seq: pkt.seq, len: pkt.payload as u64, dsn, full_size: full };
+            let new_data = pkt.seq.0 + pkt.payload as u64 > s.rcv.rcv_nxt.0;
             need = s.rcv.on_segment(seg, s.p.b, now, &mut self.chunks);
             if s.stats.first_data_at.is_none() {
                 s.stats.first_data_at = Some(now);
             }
             if full {
                 self.rcv.space.on_segment(pkt.payload as u64);
+            }
+            // `tcp_event_data_recv`, after `tcp_measure_rcv_mss`: `tcp_grow_window` sends the
+            // segment's ACK at once while the window the buffer allows is above
+            // `rcv_ssthresh` (the peer's MSS taken as the largest segment received, where
+            // Linux uses this end's `advmss`).
+            if new_data && s.rcv.grow_window(pkt.payload as u64, self.rcv.space.window_for(0), s.rcv.rcv_mss) {
+                need = AckNeed::Now;
             }
             self.rcv_rtt[i].on_data(now, pkt.ts_echo);
             for k in 0..self.chunks.len() {
