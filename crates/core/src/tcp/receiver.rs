@@ -82,7 +82,8 @@ pub struct SubflowReceiver {
     pub quickack: bool,
     pub quick: u32,
     seen_data: bool,
-    /// Linux `rcv_ssthresh` (bytes; 0 until the first data segment), see [`Self::grow_window`].
+    /// Linux `rcv_ssthresh` (bytes; the endpoint sets it when the subflow is created, 0 until
+    /// then), see [`Self::grow_window`].
     pub rcv_ssthresh: u64,
 }
 
@@ -282,8 +283,8 @@ impl SubflowReceiver {
 mod tests {
     use super::*;
 
-    /// Linux `tcp_grow_window`, worked by hand: rcv_ssthresh starts at the window offered at
-    /// the first segment (64 000 B); the buffer then allows 70 000 B, so each 1 424-byte segment
+    /// Linux `tcp_grow_window`, worked by hand: rcv_ssthresh, unset, starts at the first
+    /// call's window (64 000 B); the buffer then allows 70 000 B, so each 1 424-byte segment
     /// raises it by max(2 × 1 448, 2 × 1 424) = 2 896 B and is acknowledged at once: 2 896 × 2
     /// = 5 792 < 6 000 of room, the third step stops at the room (70 000). Then nothing grows
     /// and delayed ACKs resume.
