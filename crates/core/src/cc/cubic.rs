@@ -58,7 +58,8 @@
 //!   shifting `epoch_start` by the idle time (Linux ≥ 4.1), since the controller is not told
 //!   how long the subflow idled.
 //! - An RTO is handled like fast recovery: the host calls the same `ssthresh` for both, so
-//!   W_max is kept (Linux's `TCP_CA_Loss` state hook resets all CUBIC state, W_max included).
+//!   W_max is kept (Linux's `TCP_CA_Loss` state hook resets all CUBIC state, W_max included;
+//!   here it resets HyStart's only, [`CongestionControl::set_loss_state`]).
 //! - Real-valued K, target and cnt instead of Linux's fixed point and integer division
 //!   (Linux's cube-root table has ≈0.2 % error); W_est's step uses the exact
 //!   (1 + β)/(3(1 − β)) instead of Linux's truncated `beta_scale` (15/8 for β = 717/1024).
