@@ -14,6 +14,9 @@
 //!   loss below the previous W_max sets W_max = cwnd·(1 + β)/2, otherwise W_max = cwnd; the
 //!   epoch ends.
 //! - Idle restart: the epoch ends, so the curve restarts from the window after the idle period.
+//! - A timeout resets all CUBIC state, W_max included, after ssthresh was computed from it
+//!   (Linux `tcp_enter_loss`, then `cubictcp_state(TCP_CA_Loss)`;
+//!   [`CongestionControl::set_loss_state`]).
 //!
 //! Deviations from the reference:
 //! - HyStart (Ha & Rhee, "Taming the elephants", 2011; Linux `hystart_update` with its
@@ -57,9 +60,6 @@
 //! - Idle restart ends the epoch (older Linux; RFC 9438 §5.8 mentions both) instead of
 //!   shifting `epoch_start` by the idle time (Linux ≥ 4.1), since the controller is not told
 //!   how long the subflow idled.
-//! - An RTO is handled like fast recovery: the host calls the same `ssthresh` for both, so
-//!   W_max is kept (Linux's `TCP_CA_Loss` state hook resets all CUBIC state, W_max included;
-//!   here it resets HyStart's only, [`CongestionControl::set_loss_state`]).
 //! - Real-valued K, target and cnt instead of Linux's fixed point and integer division
 //!   (Linux's cube-root table has ≈0.2 % error); W_est's step uses the exact
 //!   (1 + β)/(3(1 − β)) instead of Linux's truncated `beta_scale` (15/8 for β = 717/1024).
@@ -222,18 +222,14 @@ impl CongestionControl for Cubic {
         }
     }
 
-    /// Linux `cubictcp_state(TCP_CA_Loss)`: `bictcp_reset` clears HyStart's state (`found`
-    /// and the lowest RTT) and `bictcp_hystart_reset` starts a round at the timeout, so the
-    /// slow start that follows runs HyStart afresh.
+    /// Linux `cubictcp_state(TCP_CA_Loss)`: `bictcp_reset` clears all of CUBIC's state, W_max
+    /// (after `ssthresh` used it: `tcp_enter_loss` asks for ssthresh first), the epoch, and
+    /// HyStart's `found` and lowest RTT; `bictcp_hystart_reset` starts a round at the timeout.
+    /// So the window after a timeout grows from the curve's plateau, capped at 5 % per RTT
+    /// while W_max is unknown, and the slow start before it runs HyStart afresh.
     fn set_loss_state(&mut self, now: Time, sf: usize, snd_nxt: Seq) {
-        let st = self.path(sf);
-        st.found = false;
-        st.delay_min = None;
-        st.round_end = Some(snd_nxt);
-        st.round_start = now;
-        st.last_ack = now;
-        st.curr_rtt = None;
-        st.samples = 0;
+        *self.path(sf) =
+            PathState { round_end: Some(snd_nxt), round_start: now, last_ack: now, ..PathState::default() };
     }
 }
 
@@ -521,6 +517,30 @@ mod tests {
         w.ssthresh = u64::MAX;
         round(&mut cubic, &mut w, 200_000, 46);
         assert_eq!(w.ssthresh, 17_000);
+    }
+
+    /// Linux `tcp_enter_loss`: ssthresh first (cubictcp_recalc_ssthresh, which records W_max),
+    /// then `cubictcp_state(TCP_CA_Loss)` → `bictcp_reset` zeroes W_max and the epoch. The
+    /// next epoch therefore starts on its plateau (K = 0, origin = cwnd), where after a fast
+    /// recovery it starts below W_max (K > 0).
+    #[test]
+    fn a_timeout_forgets_w_max_after_ssthresh_used_it() {
+        let p = [peer(20, 40)];
+        let w = ca_window(100);
+        let mut fr = Cubic::new(&CubicParams::default());
+        let ss = fr.ssthresh(Time::ZERO, 0, &w, &p);
+        assert_eq!(ss, (100_000.0 * BETA) as u64);
+        assert_eq!(fr.paths[0].w_max, 100.0);
+        let mut rto = Cubic::new(&CubicParams::default());
+        assert_eq!(rto.ssthresh(Time::ZERO, 0, &w, &p), ss);
+        rto.set_loss_state(Time::ZERO, 0, Seq(0));
+        assert_eq!(rto.paths[0].w_max, 0.0);
+        // The first congestion-avoidance ACK at cwnd = ssthresh opens an epoch.
+        let w70 = ca_window(70);
+        fr.cnt(0, Time::ZERO, &w70, 1000, Dur::from_ms(40));
+        rto.cnt(0, Time::ZERO, &w70, 1000, Dur::from_ms(40));
+        assert!(fr.paths[0].k > 0.0 && fr.paths[0].origin == 100.0);
+        assert_eq!((rto.paths[0].k, rto.paths[0].origin), (0.0, 70.0));
     }
 
     #[test]
