@@ -830,7 +830,11 @@ def test_window_series_follow_the_kernels_slow_start_and_window_rules() -> None:
     ssthresh = sub[sub["metric"] == "ssthresh_bytes"].set_index("time_s")["value"]
     flight = sub[sub["metric"] == "in_flight_bytes"].set_index("time_s")["value"]
     assert len(cwnd) == len(ssthresh) == len(flight) >= 30
-    assert math.isnan(ssthresh.iloc[0]), ssthresh.head()
+    # From 10 segments, slow start needs one round (20 ms) to pass HyStart's 16-segment low
+    # window and part of another to detect anything: no exit before 40 ms. A sample taken
+    # earlier must show the infinite threshold (a busy host may take its first one later).
+    if ssthresh.index[0] < 0.04:
+        assert math.isnan(ssthresh.iloc[0]), ssthresh.head()
     first_finite = next(t for t, v in ssthresh.items() if not math.isnan(v))
     print(f"slow start ended by {first_finite:.2f} s at cwnd {cwnd.loc[first_finite] / 1448:.0f} segments")
     assert first_finite <= 1.0
