@@ -528,7 +528,10 @@ impl Endpoint {
             // segment's ACK at once while the window the buffer allows is above
             // `rcv_ssthresh` (the peer's MSS taken as the largest segment received, where
             // Linux uses this end's `advmss`).
-            if new_data && s.rcv.grow_window(pkt.payload as u64, self.rcv.space.window_for(0), s.rcv.rcv_mss) {
+            if new_data
+                && s.rcv.quickack
+                && s.rcv.grow_window(pkt.payload as u64, self.rcv.space.window_for(0), s.rcv.rcv_mss)
+            {
                 need = AckNeed::Now;
             }
             self.rcv_rtt[i].on_data(now, pkt.ts_echo);
