@@ -140,8 +140,10 @@ pub struct TcpCfg {
     pub prr: bool,
     /// Linux's quick-ACK mode at the receiver (`tcp_enter_quickack_mode`): the first data of
     /// a connection and every out-of-order segment make the next 16 ACKs (TCP_MAX_QUICKACKS)
-    /// immediate, one per segment; off (default): delayed ACKs from the first segment (the
-    /// seeds' slow-start model).
+    /// immediate, one per segment; with it, `tcp_grow_window`'s `rcv_ssthresh` (a quick ACK
+    /// per segment while it grows, a cap on the window offered) and, with truesize
+    /// accounting, each MPTCP subflow's own receive buffer. Off (default): delayed ACKs from
+    /// the first segment (the seeds' slow-start model), the window the buffer's free space.
     #[serde(default)]
     pub quickack: bool,
     /// When the congestion window counts as used and may grow ([`CwndLimited`]).

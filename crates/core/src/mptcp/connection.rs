@@ -35,7 +35,7 @@ use crate::config::{
     WindowUpdate,
 };
 use crate::mptcp::pm::{PathManager, PmAction};
-use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace};
+use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace, DEFAULT_SCALING_RATIO};
 use crate::mptcp::reassembly::ConnReceiver;
 use crate::mptcp::sched::{self, SchedView, Scheduler};
 use crate::mptcp::sendbuf::ConnSender;
@@ -207,7 +207,7 @@ impl Endpoint {
                 w
             }
         } else {
-            self.adv_window()
+            self.adv_window(sf)
         };
         self.uid += 1;
         let mp = if self.mptcp { mp } else { MpOption::None };
@@ -257,10 +257,23 @@ impl Endpoint {
         out.push(p.sized(self.ts_len));
     }
 
-    /// The receive window to advertise: free space of the shared receive buffer.
-    fn adv_window(&mut self) -> u64 {
+    /// The receive window to advertise on subflow `sf`: free space of the shared receive
+    /// buffer, at most the subflow's `rcv_ssthresh` where `tcp_grow_window` is modelled (Linux
+    /// `__tcp_select_window`), the right edge never moving left (for MPTCP, `mptcp_set_rwin`
+    /// raises a subflow's window to the connection's right edge).
+    fn adv_window(&mut self, sf: usize) -> u64 {
         let sub_ooo: u64 = self.subflows.iter().flatten().map(|s| s.rcv.ooo_bytes()).sum();
-        self.rcv.window(sub_ooo)
+        let cap = match self.subflows.get(sf).and_then(|s| s.as_ref()) {
+            Some(s) if s.rcv.quickack && s.rcv.rcv_ssthresh > 0 => s.rcv.rcv_ssthresh,
+            _ => u64::MAX,
+        };
+        self.rcv.window(sub_ooo, cap)
+    }
+
+    /// Each MPTCP subflow has a receive buffer of its own (Linux's memory accounting with
+    /// `tcp_grow_window` modelled); a TCP connection's one socket is the connection's buffer.
+    fn subflow_bufs(&self) -> bool {
+        self.mptcp && self.truesize && self.params.first().is_some_and(|p| p.quickack)
     }
 
     /// The free space the next advertised window would offer, without advertising it.
@@ -302,6 +315,12 @@ impl Endpoint {
         // Linux `tcp_select_initial_window`: `rcv_ssthresh` starts at the window offered in
         // the handshake, before any data set the scaling ratio.
         s.rcv.rcv_ssthresh = self.rcv.space.window_for(0);
+        if self.subflow_bufs() {
+            // An MPTCP subflow is a socket of its own: created with `tcp_rmem[1]` (or the
+            // locked size), its record starting as `tcp_init_buffer_space` sets it.
+            s.rcv.rcvbuf = self.rcv.space.subflow_initial();
+            s.rcv.rcvq_space = self.rcv.space.initial_record();
+        }
         self.subflows[sf] = Some(s);
         self.sync_sndbuf();
     }
@@ -517,21 +536,41 @@ impl Endpoint {
             self.chunks.clear();
             let seg = Arriving { seq: pkt.seq, len: pkt.payload as u64, dsn, full_size: full };
             let new_data = pkt.seq.0 + pkt.payload as u64 > s.rcv.rcv_nxt.0;
+            let ooo_before = s.rcv.ooo_bytes();
             need = s.rcv.on_segment(seg, s.p.b, now, &mut self.chunks);
+            if s.rcv.rcvbuf > 0 && s.rcv.ooo_bytes() > ooo_before {
+                // `tcp_data_queue_ofo` → `tcp_rcvbuf_grow(ssk, space)`: the subflow's buffer
+                // grows to hold the span it now holds out of order.
+                let (mut buf, mut rec) = (s.rcv.rcvbuf, s.rcv.rcvq_space);
+                let same = rec;
+                self.rcv.space.grow_subflow(&mut buf, &mut rec, same, s.rcv.ooo_span());
+                (s.rcv.rcvbuf, s.rcv.rcvq_space) = (buf, rec);
+            }
             if s.stats.first_data_at.is_none() {
                 s.stats.first_data_at = Some(now);
             }
             if full {
                 self.rcv.space.on_segment(pkt.payload as u64);
+                if s.rcv.rcvbuf > 0 && !s.rcv.ratio_seen {
+                    // The subflow's own first full-sized segment sets its ratio
+                    // (`tcp_measure_rcv_mss` → `tcp_set_window_clamp`).
+                    s.rcv.ratio_seen = true;
+                    let old = (s.rcv.rcvbuf * DEFAULT_SCALING_RATIO) >> 8;
+                    let new = self.rcv.space.subflow_window(s.rcv.rcvbuf, 0);
+                    s.rcv.raise_window_clamp(old, new, self.adv[i].0);
+                }
             }
             // `tcp_event_data_recv`, after `tcp_measure_rcv_mss`: `tcp_grow_window` sends the
-            // segment's ACK at once while the window the buffer allows is above
+            // segment's ACK at once while the window this socket's buffer allows is above
             // `rcv_ssthresh` (the peer's MSS taken as the largest segment received, where
-            // Linux uses this end's `advmss`).
-            if new_data
-                && s.rcv.quickack
-                && s.rcv.grow_window(pkt.payload as u64, self.rcv.space.window_for(0), s.rcv.rcv_mss)
-            {
+            // Linux uses this end's `advmss`). An MPTCP subflow's buffer is its own, less what
+            // it holds out of order; a TCP connection's is the connection's.
+            let clamp = if s.rcv.rcvbuf > 0 {
+                self.rcv.space.subflow_window(s.rcv.rcvbuf, s.rcv.ooo_bytes())
+            } else {
+                self.rcv.space.window_for(0)
+            };
+            if new_data && s.rcv.quickack && s.rcv.grow_window(pkt.payload as u64, clamp, s.rcv.rcv_mss) {
                 need = AckNeed::Now;
             }
             self.rcv_rtt[i].on_data(now, pkt.ts_echo);
@@ -571,7 +610,15 @@ impl Endpoint {
                 None => {}
             }
             let span = self.rcv.ooo_span();
-            self.rcv.space.on_read(now, read, span);
+            if let Some(copied) = self.rcv.space.on_read(now, read, span) {
+                // `mptcp_rcv_space_adjust`: the subflows follow the connection's buffer.
+                for s in self.subflows.iter_mut().flatten().filter(|s| s.rcv.rcvbuf > 0 && s.established()) {
+                    let sub_span = s.rcv.ooo_span();
+                    let (mut buf, mut rec) = (s.rcv.rcvbuf, s.rcv.rcvq_space);
+                    self.rcv.space.grow_subflow(&mut buf, &mut rec, copied, sub_span);
+                    (s.rcv.rcvbuf, s.rcv.rcvq_space) = (buf, rec);
+                }
+            }
             if linux_read {
                 self.cleanup_rbuf(now, out);
             }

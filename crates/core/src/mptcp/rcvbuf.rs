@@ -38,12 +38,22 @@
 //! `scaling_ratio` = 160: measured on 6.18 with a fixed 128 KiB buffer (`sk_rcvbuf` 262144),
 //! 162400 B advertised = 262144 × 160 / 256 minus one 1448-byte segment not yet read.
 //!
+//! Out-of-order data grows the buffer too: `mptcp_data_queue_ofo` (`tcp_data_queue_ofo` for
+//! TCP) runs the growth step with the current record, so the buffer holds twice the record
+//! plus the span held out of order ([`RcvSpace::on_ooo`]).
+//!
+//! Each MPTCP subflow is a socket with a buffer of its own ([`RcvSpace::grow_subflow`]): it
+//! starts at `tcp_rmem[1]` (or the locked size), follows the connection's only when that one
+//! grows (`mptcp_rcv_space_adjust` → `tcp_rcvbuf_grow(ssk, copied)`) or when the subflow holds
+//! data out of order, and sets the room of its `rcv_ssthresh` (`tcp_grow_window`,
+//! [`crate::tcp::receiver::SubflowReceiver::grow_window`]), which caps the window the subflow
+//! offers (`__tcp_select_window`; `mptcp_set_rwin` then raises it to the connection's right
+//! edge). A subflow that joins after the connection's last growth keeps its first buffer.
+//!
 //! Deviations: held data is charged one full-sized skb's truesize per full-sized segment's
-//! payload (the kernel charges each skb's own truesize and coalesces neighbours); each
-//! subflow's `rcv_ssthresh` (`tcp_grow_window`) sets when its ACKs leave at once
-//! ([`crate::tcp::receiver::SubflowReceiver::grow_window`]) but does not clamp the announced
-//! window (on one path the kernel's window follows it over the first segments: 67 584 → 80 896 B
-//! in six ACKs at 20 Mbit/s, 20 ms); no memory pressure (`tcp_rmem[0]` is never used).
+//! payload (the kernel charges each skb's own truesize and coalesces neighbours); a subflow
+//! uses the connection's scaling ratio; no memory pressure (`tcp_rmem[0]` is never used) and
+//! no pruning of a subflow whose memory outgrows its buffer.
 
 use crate::config::{BufSize, BufferAccounting};
 use crate::units::{Dur, Time};
@@ -83,6 +93,10 @@ pub struct RcvSpace {
     rx_len: u64,
     /// Times the buffer grew (for tests and traces).
     pub grows: u64,
+    /// The buffer a new subflow socket starts with (`tcp_rmem[1]`, or the locked size), and
+    /// its first receive-space record.
+    initial: u64,
+    initial_record: u64,
 }
 
 impl RcvSpace {
@@ -114,8 +128,11 @@ impl RcvSpace {
             rtt: None,
             rx_len: advmss,
             grows: 0,
+            initial: rcvbuf,
+            initial_record: 0,
         };
         s.space = s.window_for(0).min(INIT_CWND * advmss);
+        s.initial_record = s.space;
         s
     }
 
@@ -163,13 +180,16 @@ impl RcvSpace {
     }
 
     /// The application read `n` bytes at `now` with `ooo_span` bytes held beyond the next
-    /// expected byte (DRS; see the module documentation).
-    pub fn on_read(&mut self, now: Time, n: u64, ooo_span: u64) {
+    /// expected byte (DRS; see the module documentation). Returns the round's bytes when the
+    /// buffer grew (Linux `mptcp_rcvbuf_grow` returned true): the subflows then follow
+    /// ([`Self::grow_subflow`]).
+    pub fn on_read(&mut self, now: Time, n: u64, ooo_span: u64) -> Option<u64> {
         self.copied += n;
-        let Some(rtt) = self.rtt else { return };
+        let rtt = self.rtt?;
         if now.since(self.since) < rtt {
-            return;
+            return None;
         }
+        let mut grew = None;
         if self.copied > self.space {
             let old = self.space.max(1);
             self.space = self.copied;
@@ -182,12 +202,68 @@ impl RcvSpace {
                 if want > self.rcvbuf {
                     self.rcvbuf = want;
                     self.grows += 1;
+                    grew = Some(self.space);
                 }
             }
         }
         self.copied = 0;
         self.since = now;
         self.rtt = None;
+        grew
+    }
+
+    /// Data was queued out of order, `ooo_span` bytes now lying between the next expected
+    /// byte and the end of the last held range: Linux `mptcp_data_queue_ofo` (and
+    /// `tcp_data_queue_ofo` for a TCP socket) runs the growth step with the current record
+    /// (`mptcp_rcvbuf_grow(sk, space)`, no slow-start term), so the buffer holds twice the
+    /// record plus that span, at most `tcp_rmem[2]`. Linux's memory accounting only.
+    pub fn on_ooo(&mut self, ooo_span: u64) {
+        if !self.auto || self.ratio == 256 {
+            return;
+        }
+        let want = self.space_from_win(2 * self.space + ooo_span).min(self.max);
+        if want > self.rcvbuf {
+            self.rcvbuf = want;
+            self.grows += 1;
+        }
+    }
+
+    /// A subflow socket's own buffer before any growth: what it was created with
+    /// (`tcp_rmem[1]`), or the locked size `SO_RCVBUF` set on every subflow.
+    pub fn subflow_initial(&self) -> u64 {
+        self.initial
+    }
+
+    /// A new socket's receive-space record (`tcp_init_buffer_space`: min(initial window,
+    /// 10 × advmss)).
+    pub fn initial_record(&self) -> u64 {
+        self.initial_record
+    }
+
+    /// Linux `tcp_rcvbuf_grow(ssk, copied)`, which `mptcp_rcv_space_adjust` runs on every
+    /// subflow after the connection's buffer grew ("make subflows follow along"): the
+    /// subflow's record `space` becomes `copied`, and its buffer `rcvbuf` grows to hold twice
+    /// it, plus the slow-start term against the subflow's previous record, plus the span the
+    /// subflow holds out of order (`ooo_span`), at most `tcp_rmem[2]`. A subflow follows only
+    /// here: one that joined after the connection's last growth keeps the buffer it was
+    /// created with. Deviation: the connection's `scaling_ratio` stands for the subflow's
+    /// (both are set by the same full-sized segments).
+    pub fn grow_subflow(&self, rcvbuf: &mut u64, space: &mut u64, copied: u64, ooo_span: u64) {
+        let old = (*space).max(1);
+        *space = copied;
+        if !self.auto {
+            return;
+        }
+        let rcvwin = 2 * copied;
+        let grow = (2 * rcvwin as u128 * copied.saturating_sub(old) as u128 / old as u128) as u64;
+        let want = self.space_from_win(rcvwin + grow + ooo_span).min(self.max);
+        *rcvbuf = (*rcvbuf).max(want);
+    }
+
+    /// The window a subflow socket with buffer `rcvbuf` may offer when `held` payload bytes
+    /// wait in it (Linux min(`window_clamp`, `tcp_space`) in `tcp_grow_window`).
+    pub fn subflow_window(&self, rcvbuf: u64, held: u64) -> u64 {
+        self.win_from_space(rcvbuf.saturating_sub(self.charge(held))).min(self.max_window)
     }
 }
 
@@ -313,5 +389,72 @@ mod tests {
         assert_eq!(r.est, Some(Dur(45 * MS)));
         r.on_data(Time(300 * MS), Time(270 * MS)); // 30 ms replaces
         assert_eq!(r.est, Some(Dur(30 * MS)));
+    }
+
+    /// The subflows of an auto-tuned MPTCP socket measured on Linux 6.18.44 (`ss -tmi` every
+    /// 60 ms at the client, `tcp_rmem` 4 KB 128 KB 512 KB, 50 Mbit/s 10 ms + 10 Mbit/s 100 ms):
+    /// the connection's buffer reached 512000 B 60 ms into the transfer and grew no more; the
+    /// first subflow, present then, followed it (483733 B), the second, joined 70 ms later,
+    /// kept the 128000 B it was created with for the whole run. `tcp_rcvbuf_grow(ssk, copied)`
+    /// by hand, ratio 1424 * 256 / 2304 = 158, a subflow record of 10 * 1448 = 14480 B and a
+    /// round of 58304 B read: rcvwin = 116608, grow = 2 * 116608 * 43824 / 14480 = 705832,
+    /// (116608 + 705832) * 256 / 158 = 1332561 B wanted, capped at tcp_rmem[2].
+    #[test]
+    fn a_subflow_follows_the_connections_buffer_only_when_told() {
+        let auto = BufSize::Auto(BufTriple { min: ByteSize(4000), default: ByteSize(128_000), max: ByteSize(512_000) });
+        let mut s = RcvSpace::new(auto, BufferAccounting::Truesize, 1448);
+        assert_eq!((s.subflow_initial(), s.initial_record()), (128_000, 14_480));
+        s.on_segment(1424);
+        let (mut buf, mut rec) = (s.subflow_initial(), s.initial_record());
+        s.grow_subflow(&mut buf, &mut rec, 58_304, 0);
+        assert_eq!((buf, rec), (512_000, 58_304));
+        // Without the cap: 1332561 B.
+        let big =
+            BufSize::Auto(BufTriple { min: ByteSize(4000), default: ByteSize(128_000), max: ByteSize(4_000_000) });
+        let mut b = RcvSpace::new(big, BufferAccounting::Truesize, 1448);
+        b.on_segment(1424);
+        let (mut buf, mut rec) = (128_000, 14_480);
+        b.grow_subflow(&mut buf, &mut rec, 58_304, 0);
+        assert_eq!(buf, 1_332_561);
+        // A later, smaller step never shrinks the buffer: 60000 B against 58304 gives
+        // (120000 + 2 * 120000 * 1696 / 58304) * 256 / 158 = 205741 B.
+        b.grow_subflow(&mut buf, &mut rec, 60_000, 0);
+        assert_eq!((buf, rec), (1_332_561, 60_000));
+        // The window the subflow may offer is its own buffer's: 128000 * 158 / 256 = 79000 B
+        // (the kernel's second subflow showed rcv_ssthresh 79000 and ACK windows of 79104 B,
+        // rounded up to the window scale, when it alone set the right edge).
+        assert_eq!(s.subflow_window(128_000, 0), 79_000);
+        // A locked buffer records the round but keeps its size.
+        let mut f = RcvSpace::new(BufSize::Fixed(ByteSize(256_000)), BufferAccounting::Truesize, 1448);
+        let (mut buf, mut rec) = (f.subflow_initial(), f.initial_record());
+        f.on_segment(1424);
+        f.grow_subflow(&mut buf, &mut rec, 58_304, 0);
+        assert_eq!((buf, rec), (512_000, 58_304));
+    }
+
+    /// `tcp_data_queue_ofo` / `mptcp_data_queue_ofo` run the growth step with the current
+    /// record: the buffer must hold twice the record plus the out-of-order span. Record 14480
+    /// B, ratio 158: a 50000 B span wants (28960 + 50000) * 256 / 158 = 127935 B, under the
+    /// 128000 B buffer; a 100000 B span wants 208947 B. (Seen on 6.18.44: a second subflow's
+    /// buffer went from 64000 to 138356 B with its record unchanged at 14480 B while it held
+    /// data out of order.)
+    #[test]
+    fn out_of_order_data_grows_the_buffer_to_cover_its_span() {
+        let auto = BufSize::Auto(BufTriple { min: ByteSize(4000), default: ByteSize(128_000), max: ByteSize(512_000) });
+        let mut s = RcvSpace::new(auto, BufferAccounting::Truesize, 1448);
+        s.on_segment(1424);
+        s.on_ooo(50_000);
+        assert_eq!(s.rcvbuf, 128_000);
+        s.on_ooo(100_000);
+        assert_eq!(s.rcvbuf, 208_947);
+        s.on_ooo(1_000_000);
+        assert_eq!(s.rcvbuf, 512_000);
+        let (mut buf, mut rec) = (128_000, 14_480);
+        s.grow_subflow(&mut buf, &mut rec, 14_480, 100_000);
+        assert_eq!((buf, rec), (208_947, 14_480));
+        // Payload accounting (the classic model) never grows on out-of-order data.
+        let mut p = RcvSpace::new(auto, BufferAccounting::Payload, 1448);
+        p.on_ooo(1_000_000);
+        assert_eq!(p.rcvbuf, 128_000);
     }
 }

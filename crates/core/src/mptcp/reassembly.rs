@@ -127,7 +127,9 @@ impl ConnReceiver {
             }
             return new;
         }
-        self.insert_ooo(s, e, c.arrival)
+        let new = self.insert_ooo(s, e, c.arrival);
+        self.space.on_ooo(self.ooo_span());
+        new
     }
 
     /// Inserts [s, e) into the out-of-order queue, keeping only bytes not already held.
@@ -174,9 +176,10 @@ impl ConnReceiver {
         self.space.window_for(held)
     }
 
-    /// The window to advertise, given the bytes the subflows hold out of order.
-    pub fn window(&mut self, subflow_ooo: u64) -> u64 {
-        let free = self.free(subflow_ooo);
+    /// The window to advertise, given the bytes the subflows hold out of order and the
+    /// advertising subflow's own bound on it (`rcv_ssthresh`; `u64::MAX` for none).
+    pub fn window(&mut self, subflow_ooo: u64, cap: u64) -> u64 {
+        let free = self.free(subflow_ooo).min(cap);
         let right = Dsn(self.rcv_nxt.0 + free).max(self.right_edge);
         self.right_edge = right;
         right.dist(self.rcv_nxt)
@@ -207,15 +210,15 @@ mod tests {
         }
         // Free space: 10000 - 3000 held beyond rcv_nxt = 5000, i.e. right edge 12000 (it
         // never moves left of the first 10000); full: 5000 + 10000.
-        assert_eq!(free.window(0), 7000);
-        assert_eq!(full.window(0), 10_000);
+        assert_eq!(free.window(0, u64::MAX), 7000);
+        assert_eq!(full.window(0, u64::MAX), 10_000);
     }
 
     #[test]
     fn out_of_order_chunks_are_delivered_once_in_order_with_their_wait() {
         let mut r = ConnReceiver::new(buf(10_000), Time(0));
         assert_eq!(r.on_chunk(Time(10), ch(1000, 1000, 10)), 1000);
-        assert_eq!(r.window(0), 10_000); // 1000 B held, but the right edge never shrinks
+        assert_eq!(r.window(0, u64::MAX), 10_000); // 1000 B held, but the right edge never shrinks
         assert_eq!(r.on_chunk(Time(11), ch(1000, 1000, 11)), 0); // duplicate
         assert_eq!(r.on_chunk(Time(50), ch(0, 1000, 50)), 1000);
         assert_eq!(r.delivered, 2000);
@@ -228,12 +231,29 @@ mod tests {
     #[test]
     fn the_window_is_free_space_and_never_shrinks() {
         let mut r = ConnReceiver::new(buf(4000), Time(0));
-        assert_eq!(r.window(0), 4000);
+        assert_eq!(r.window(0, u64::MAX), 4000);
         r.on_chunk(Time(1), ch(1000, 3000, 1));
         // 3000 B held: free 1000, but the right edge stays at 4000.
-        assert_eq!(r.window(0), 4000);
+        assert_eq!(r.window(0, u64::MAX), 4000);
         r.on_chunk(Time(2), ch(0, 1000, 2));
         assert_eq!(r.rcv_nxt, Dsn(4000));
-        assert_eq!(r.window(0), 4000);
+        assert_eq!(r.window(0, u64::MAX), 4000);
+    }
+
+    /// Linux `__tcp_select_window` bounds a subflow's offer by its `rcv_ssthresh` (`cap`), and
+    /// the offered right edge never moves left (`mptcp_set_rwin` raises a smaller offer to
+    /// the connection's right edge).
+    #[test]
+    fn a_subflows_offer_is_capped_by_its_threshold_but_the_edge_never_recedes() {
+        let mut r = ConnReceiver::new(buf(10_000), Time(0));
+        // 9000 B delivered and read: the edge offered at the start (10000) is 1000 B ahead.
+        r.on_chunk(Time(1), ch(0, 9000, 1));
+        assert_eq!(r.window(0, 4000), 4000);
+        assert_eq!(r.window(0, 8000), 8000);
+        assert_eq!(r.window(0, 2000), 8000);
+        // 1000 B more: a 2000 B offer would end at 12000, the edge stays at 17000.
+        r.on_chunk(Time(2), ch(9000, 1000, 2));
+        assert_eq!(r.window(0, 2000), 7000);
+        assert_eq!(r.window(0, u64::MAX), 10_000);
     }
 }

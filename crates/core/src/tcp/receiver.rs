@@ -85,6 +85,13 @@ pub struct SubflowReceiver {
     /// Linux `rcv_ssthresh` (bytes; the endpoint sets it when the subflow is created, 0 until
     /// then), see [`Self::grow_window`].
     pub rcv_ssthresh: u64,
+    /// This subflow socket's own receive buffer (`sk_rcvbuf`, memory bytes) and receive-space
+    /// record (`rcvq_space.space`), where the endpoint models them (an MPTCP subflow with
+    /// Linux's memory accounting; 0 otherwise): see [`crate::mptcp::rcvbuf::RcvSpace::grow_subflow`].
+    pub rcvbuf: u64,
+    pub rcvq_space: u64,
+    /// A full-sized segment has set this socket's `scaling_ratio` (`tcp_measure_rcv_mss`).
+    pub ratio_seen: bool,
 }
 
 /// Linux `TCP_MAX_QUICKACKS`.
@@ -94,6 +101,22 @@ impl SubflowReceiver {
     /// Payload bytes held out of order.
     pub fn ooo_bytes(&self) -> u64 {
         self.ooo_bytes
+    }
+
+    /// Bytes from the next expected one to the end of the last out-of-order range (Linux
+    /// `ooo_last_skb->end_seq - rcv_nxt`), 0 without any.
+    pub fn ooo_span(&self) -> u64 {
+        self.ranges.back().map_or(0, |r| r.1.saturating_sub(self.rcv_nxt.0))
+    }
+
+    /// Linux `tcp_set_window_clamp` when the socket's first full-sized segment raised its
+    /// `scaling_ratio` (`tcp_measure_rcv_mss`): the clamp grows from `old_clamp` to
+    /// `new_clamp`, and `rcv_ssthresh` rises to at least min(`rcv_wnd`, new clamp), `rcv_wnd`
+    /// being the window this subflow last offered (`adv_wnd`).
+    pub fn raise_window_clamp(&mut self, old_clamp: u64, new_clamp: u64, adv_wnd: u64) {
+        if new_clamp > old_clamp {
+            self.rcv_ssthresh = self.rcv_ssthresh.max(adv_wnd.min(new_clamp));
+        }
     }
 
     /// An ACK left: it clears the delayed-ACK count and uses one quick ACK.
@@ -111,10 +134,10 @@ impl SubflowReceiver {
     /// in the handshake (the endpoint sets it; Linux `tcp_select_initial_window`), or at `clamp`
     /// if nobody did. Returns whether it grew.
     ///
-    /// Deviations: the growth step assumes the segment's truesize is no worse than the ratio
-    /// the window is computed with (Linux's `__tcp_grow_window` branch for bloated skbs is not
-    /// modelled), and the announced window is not clamped to `rcv_ssthresh` (see
-    /// [`crate::mptcp::rcvbuf`]).
+    /// The endpoint caps the window it offers on this subflow at `rcv_ssthresh`
+    /// (`__tcp_select_window`). Deviation: the growth step assumes the segment's truesize is no
+    /// worse than the ratio the window is computed with (Linux's `__tcp_grow_window` branch
+    /// for bloated skbs is not modelled).
     pub fn grow_window(&mut self, len: u64, clamp: u64, advmss: u64) -> bool {
         if !self.quickack || len < 128 {
             return false;
@@ -312,6 +335,28 @@ mod tests {
         assert!(!r.grow_window(100, 90_000, 1448));
         let mut c = SubflowReceiver::default();
         assert!(!c.grow_window(1424, 90_000, 1448));
+    }
+
+    /// Linux `tcp_set_window_clamp` when a socket's ratio rises at its first full-sized
+    /// segment: rcv_ssthresh becomes at least min(rcv_wnd, new clamp). A second MPTCP subflow
+    /// offers the connection's window (`mptcp_set_rwin` raised its `rcv_wnd`), so its
+    /// threshold jumps to the clamp, 62552 -> 79000 B on the measured 6.18.44 host, and
+    /// `tcp_grow_window` has no room left; a first subflow or TCP socket still offers its
+    /// handshake window and keeps growing one segment at a time.
+    #[test]
+    fn a_rising_ratio_lifts_rcv_ssthresh_to_the_offered_window() {
+        let mut join = SubflowReceiver { quickack: true, rcv_ssthresh: 62_552, ..Default::default() };
+        join.raise_window_clamp(64_000, 79_000, 300_000);
+        assert_eq!(join.rcv_ssthresh, 79_000);
+        assert!(!join.grow_window(1424, 79_000, 1448));
+        let mut first = SubflowReceiver { quickack: true, rcv_ssthresh: 64_000, ..Default::default() };
+        first.raise_window_clamp(64_000, 79_000, 64_000);
+        assert_eq!(first.rcv_ssthresh, 64_000);
+        assert!(first.grow_window(1424, 79_000, 1448));
+        // A falling clamp does not lift it.
+        let mut r = SubflowReceiver { rcv_ssthresh: 50_000, ..Default::default() };
+        r.raise_window_clamp(79_000, 64_000, 300_000);
+        assert_eq!(r.rcv_ssthresh, 50_000);
     }
 
     #[test]
