@@ -647,6 +647,13 @@ impl Endpoint {
                 subflow_empty: s.rcv.ooo_bytes() == 0,
                 adv_wnd: wnd,
             };
+            // The subflow's own `window_clamp` and `__tcp_select_window` (capped at its
+            // `rcv_ssthresh`) where they are modelled.
+            let (space, clamp) = match (s.rcv.rcvbuf, s.rcv.quickack && s.rcv.rcv_ssthresh > 0) {
+                (0, false) => (space, clamp),
+                (0, true) => (space.min(s.rcv.rcv_ssthresh), clamp),
+                (buf, _) => (space.min(s.rcv.rcv_ssthresh), self.rcv.space.subflow_window(buf, 0)),
+            };
             if cleanup_acks(doubled, rx_empty, &sub, space, clamp) {
                 self.send_ack(now, j, out);
             }
