@@ -263,10 +263,7 @@ impl Endpoint {
     /// raises a subflow's window to the connection's right edge).
     fn adv_window(&mut self, sf: usize) -> u64 {
         let sub_ooo: u64 = self.subflows.iter().flatten().map(|s| s.rcv.ooo_bytes()).sum();
-        let cap = match self.subflows.get(sf).and_then(|s| s.as_ref()) {
-            Some(s) if s.rcv.quickack && s.rcv.rcv_ssthresh > 0 => s.rcv.rcv_ssthresh,
-            _ => u64::MAX,
-        };
+        let cap = self.subflows.get(sf).and_then(|s| s.as_ref()).map_or(u64::MAX, |s| s.rcv.offer_cap());
         self.rcv.window(sub_ooo, cap)
     }
 
@@ -541,10 +538,8 @@ impl Endpoint {
             if s.rcv.rcvbuf > 0 && s.rcv.ooo_bytes() > ooo_before {
                 // `tcp_data_queue_ofo` → `tcp_rcvbuf_grow(ssk, space)`: the subflow's buffer
                 // grows to hold the span it now holds out of order.
-                let (mut buf, mut rec) = (s.rcv.rcvbuf, s.rcv.rcvq_space);
-                let same = rec;
-                self.rcv.space.grow_subflow(&mut buf, &mut rec, same, s.rcv.ooo_span());
-                (s.rcv.rcvbuf, s.rcv.rcvq_space) = (buf, rec);
+                let (record, span) = (s.rcv.rcvq_space, s.rcv.ooo_span());
+                self.rcv.space.grow_subflow(&mut s.rcv.rcvbuf, &mut s.rcv.rcvq_space, record, span);
             }
             if s.stats.first_data_at.is_none() {
                 s.stats.first_data_at = Some(now);
@@ -565,13 +560,15 @@ impl Endpoint {
             // `rcv_ssthresh` (the peer's MSS taken as the largest segment received, where
             // Linux uses this end's `advmss`). An MPTCP subflow's buffer is its own, less what
             // it holds out of order; a TCP connection's is the connection's.
-            let clamp = if s.rcv.rcvbuf > 0 {
-                self.rcv.space.subflow_window(s.rcv.rcvbuf, s.rcv.ooo_bytes())
-            } else {
-                self.rcv.space.window_for(0)
-            };
-            if new_data && s.rcv.quickack && s.rcv.grow_window(pkt.payload as u64, clamp, s.rcv.rcv_mss) {
-                need = AckNeed::Now;
+            if new_data && s.rcv.quickack {
+                let clamp = if s.rcv.rcvbuf > 0 {
+                    self.rcv.space.subflow_window(s.rcv.rcvbuf, s.rcv.ooo_bytes())
+                } else {
+                    self.rcv.space.window_for(0)
+                };
+                if s.rcv.grow_window(pkt.payload as u64, clamp, s.rcv.rcv_mss) {
+                    need = AckNeed::Now;
+                }
             }
             self.rcv_rtt[i].on_data(now, pkt.ts_echo);
             for k in 0..self.chunks.len() {
@@ -613,10 +610,8 @@ impl Endpoint {
             if let Some(copied) = self.rcv.space.on_read(now, read, span) {
                 // `mptcp_rcv_space_adjust`: the subflows follow the connection's buffer.
                 for s in self.subflows.iter_mut().flatten().filter(|s| s.rcv.rcvbuf > 0 && s.established()) {
-                    let sub_span = s.rcv.ooo_span();
-                    let (mut buf, mut rec) = (s.rcv.rcvbuf, s.rcv.rcvq_space);
-                    self.rcv.space.grow_subflow(&mut buf, &mut rec, copied, sub_span);
-                    (s.rcv.rcvbuf, s.rcv.rcvq_space) = (buf, rec);
+                    let span = s.rcv.ooo_span();
+                    self.rcv.space.grow_subflow(&mut s.rcv.rcvbuf, &mut s.rcv.rcvq_space, copied, span);
                 }
             }
             if linux_read {
@@ -649,11 +644,8 @@ impl Endpoint {
             };
             // The subflow's own `window_clamp` and `__tcp_select_window` (capped at its
             // `rcv_ssthresh`) where they are modelled.
-            let (space, clamp) = match (s.rcv.rcvbuf, s.rcv.quickack && s.rcv.rcv_ssthresh > 0) {
-                (0, false) => (space, clamp),
-                (0, true) => (space.min(s.rcv.rcv_ssthresh), clamp),
-                (buf, _) => (space.min(s.rcv.rcv_ssthresh), self.rcv.space.subflow_window(buf, 0)),
-            };
+            let space = space.min(s.rcv.offer_cap());
+            let clamp = if s.rcv.rcvbuf > 0 { self.rcv.space.subflow_window(s.rcv.rcvbuf, 0) } else { clamp };
             if cleanup_acks(doubled, rx_empty, &sub, space, clamp) {
                 self.send_ack(now, j, out);
             }

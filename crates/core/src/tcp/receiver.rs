@@ -109,6 +109,16 @@ impl SubflowReceiver {
         self.ranges.back().map_or(0, |r| r.1.saturating_sub(self.rcv_nxt.0))
     }
 
+    /// The most this subflow may offer (`__tcp_select_window`: `rcv_ssthresh`) where
+    /// `tcp_grow_window` is modelled; unbounded otherwise.
+    pub fn offer_cap(&self) -> u64 {
+        if self.quickack && self.rcv_ssthresh > 0 {
+            self.rcv_ssthresh
+        } else {
+            u64::MAX
+        }
+    }
+
     /// Linux `tcp_set_window_clamp` when the socket's first full-sized segment raised its
     /// `scaling_ratio` (`tcp_measure_rcv_mss`): the clamp grows from `old_clamp` to
     /// `new_clamp`, and `rcv_ssthresh` rises to at least min(`rcv_wnd`, new clamp), `rcv_wnd`
