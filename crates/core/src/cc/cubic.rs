@@ -57,9 +57,13 @@
 //!   `delack_segments = 1` the simulator leaves at 39 segments, and with the receiver's
 //!   quick-ACK mode (`tcp.quickack`, on in the `linux` profile: the first 16 segments are
 //!   acknowledged one by one) at 38 segments, the kernel's window.
-//! - Idle restart ends the epoch (older Linux; RFC 9438 §5.8 mentions both) instead of
-//!   shifting `epoch_start` by the idle time (Linux ≥ 4.1), since the controller is not told
-//!   how long the subflow idled.
+//! - Idle periods (`idle`): by default the epoch runs on through them and an idle restart
+//!   ends it (Linux before 4.1); with `idle = "shift"` (the `linux` profile) every
+//!   transmission that starts with nothing in flight moves the epoch's start forward by the
+//!   time since the previous one, in whole 4 ms jiffies (`CONFIG_HZ` = 250 on the measured
+//!   hosts), as Linux ≥ 4.1 does (`cubictcp_cwnd_event(CA_EVENT_TX_START)`; RFC 9438 §5.8).
+//!   A subflow that idles between bursts, as one whose data-level window is full, then grows
+//!   its window by the time it spent sending only.
 //! - Real-valued K, target and cnt instead of Linux's fixed point and integer division
 //!   (Linux's cube-root table has ≈0.2 % error); W_est's step uses the exact
 //!   (1 + β)/(3(1 − β)) instead of Linux's truncated `beta_scale` (15/8 for β = 717/1024).
@@ -69,7 +73,7 @@
 //! - Linux's once-per-jiffy caching of `cnt` is not modelled (every ACK recomputes it).
 
 use super::{additive_increase_gently, slow_start, Ack, CongestionControl, PeerView, Window};
-use crate::config::CubicParams;
+use crate::config::{CubicIdle, CubicParams};
 use crate::units::{Dur, Seq, Time};
 
 /// cnt when the target is not above cwnd (segments acknowledged per segment of increase, per
@@ -203,7 +207,25 @@ impl CongestionControl for Cubic {
     }
 
     fn on_idle_restart(&mut self, _now: Time, sf: usize) {
-        self.path(sf).epoch_start = None;
+        // Linux >= 4.1 ignores `CA_EVENT_CWND_RESTART`: the idle time is taken out of the
+        // epoch at the next transmission instead (`on_tx_start`).
+        if self.p.idle == CubicIdle::Restart {
+            self.path(sf).epoch_start = None;
+        }
+    }
+
+    /// Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)` with `idle = "shift"`: the epoch's start
+    /// moves forward by the jiffies elapsed since the last transmission, never beyond now.
+    fn on_tx_start(&mut self, now: Time, sf: usize, _app_limited: bool, last_sent: Time, _w: &mut Window) {
+        if self.p.idle != CubicIdle::Shift {
+            return;
+        }
+        let st = self.path(sf);
+        let Some(epoch) = st.epoch_start else { return };
+        let idle = jiffies_between(last_sent, now);
+        if idle > Dur::ZERO {
+            st.epoch_start = Some((epoch + idle).min(now));
+        }
     }
 
     /// Linux `cubictcp_acked`: every RTT sample updates the lowest RTT seen (but for the
@@ -231,6 +253,17 @@ impl CongestionControl for Cubic {
         *self.path(sf) =
             PathState { round_end: Some(snd_nxt), round_start: now, last_ack: now, ..PathState::default() };
     }
+}
+
+/// Linux's clock tick on the measured hosts (`CONFIG_HZ` = 250: `tcp_jiffies32` advances
+/// every 4 ms).
+const JIFFY: Dur = Dur(4_000_000);
+
+/// The time between `from` and `to` as the jiffies clock counts it (whole ticks crossed, the
+/// ticks falling on multiples of [`JIFFY`] since time zero).
+fn jiffies_between(from: Time, to: Time) -> Dur {
+    let ticks = (to.0 / JIFFY.0).saturating_sub(from.0 / JIFFY.0);
+    Dur(ticks * JIFFY.0)
 }
 
 /// HyStart's minimum samples per round and the window (segments) below which it is off.
@@ -413,6 +446,49 @@ mod tests {
         // 20 ACKs at cnt = 2 give 10 segments (+1 for credit left from the larger cnt before).
         assert!((10..=11).contains(&grow_after_idle(false)));
         assert!(grow_after_idle(true) <= 1);
+    }
+
+    #[test]
+    fn with_idle_shift_the_curve_does_not_count_idle_time() {
+        // Linux >= 4.1 (`cubictcp_cwnd_event(CA_EVENT_TX_START)`): a subflow that idles for
+        // 2 s between bursts resumes on its curve where it left it. After a loss at W_max = 100
+        // segments (K = 4.217 s), 1 s of ACKs at RTT 100 ms, then 2 s idle, then half a second
+        // of ACKs. With `shift` the target moves along the curve from t = 1.1 s to 1.6 s
+        // (one minimum RTT ahead): W = 100 − 0.4·(K − t)³ goes from 87.9 to 92.8, about 5
+        // segments, the same as without the pause. With `restart` (no idle restart: that is
+        // the host's, after an RTO) the pause counts: the target is W(3.1 s) = 99.4 and the
+        // window, near 88, climbs to it at up to half a segment per ACK, about 12 segments.
+        let peers = [peer(100, 100)];
+        let after_pause = |idle: CubicIdle, pause: bool| {
+            let mut cc = Cubic::new(&CubicParams { idle, ..CubicParams::default() });
+            let mut w = ca_window(100);
+            lose(&mut cc, Time::ZERO, &mut w);
+            let t = run(&mut cc, &peers, &mut w, Time::ZERO, Time(Dur::from_secs(1).ns()));
+            let back = if pause { t + Dur::from_secs(2) } else { t };
+            cc.on_tx_start(back, 0, true, t, &mut w);
+            let before = w.cwnd;
+            run(&mut cc, &peers, &mut w, back, back + Dur::from_ms(500));
+            (w.cwnd - before) / 1000
+        };
+        assert_eq!(after_pause(CubicIdle::Shift, false), 5);
+        // The shift is counted in whole 4 ms jiffies: at most one jiffy of the pause counts.
+        assert_eq!(after_pause(CubicIdle::Shift, true), 5);
+        assert!((11..=14).contains(&after_pause(CubicIdle::Restart, true)));
+    }
+
+    #[test]
+    fn the_idle_shift_counts_whole_jiffies_and_never_passes_now() {
+        let ms = |x: f64| Time((x * 1e6) as u64);
+        // 1.0021 s and 1.0039 s lie in the same 4 ms tick: no shift.
+        assert_eq!(jiffies_between(ms(1002.1), ms(1003.9)), Dur::ZERO);
+        // 1.0039 s and 1.0041 s straddle a tick: a whole jiffy.
+        assert_eq!(jiffies_between(ms(1003.9), ms(1004.1)), Dur::from_ms(4));
+        let mut cc = Cubic::new(&CubicParams { idle: CubicIdle::Shift, ..CubicParams::default() });
+        let mut w = ca_window(50);
+        cc.path(0).epoch_start = Some(ms(1003.0));
+        cc.on_tx_start(ms(1004.1), 0, true, ms(1003.9), &mut w);
+        // epoch + 4 ms = 1.007 s lies after now: the epoch starts now (`after(epoch_start, now)`).
+        assert_eq!(cc.paths[0].epoch_start, Some(ms(1004.1)));
     }
 
     #[test]

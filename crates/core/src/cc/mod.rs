@@ -148,9 +148,10 @@ pub trait CongestionControl {
     /// A rate-based controller's subflow timed out (Linux `set_state(TCP_CA_Loss)`), after the
     /// host set its window to one segment.
     fn on_rto(&mut self, _ack: &RateAck) {}
-    /// A rate-based controller's subflow sends with nothing in flight (Linux
-    /// `CA_EVENT_TX_START`); `app_limited`: it had run out of data.
-    fn on_tx_start(&mut self, _now: Time, _sf: usize, _app_limited: bool, _w: &mut Window) {}
+    /// The subflow sends data with nothing in flight (Linux `CA_EVENT_TX_START`, from
+    /// `tcp_event_data_sent`); `app_limited`: it had run out of data; `last_sent`: its
+    /// previous data transmission (`lsndtime`).
+    fn on_tx_start(&mut self, _now: Time, _sf: usize, _app_limited: bool, _last_sent: Time, _w: &mut Window) {}
     /// Pacing rate of subflow `sf` (payload bytes per second); 0 = unpaced.
     fn pacing_rate(&self, _sf: usize) -> u64 {
         0

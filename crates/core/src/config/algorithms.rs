@@ -70,12 +70,37 @@ pub struct CubicParams {
     /// slow start when a round's ACK train spans half the base RTT or its RTT rises clearly
     /// above the minimum, before the queue overflows.
     pub hystart: bool,
+    /// What an idle period does to the curve's epoch ([`CubicIdle`]); default `restart`,
+    /// `shift` in the `linux` profile.
+    pub idle: CubicIdle,
 }
 
 impl Default for CubicParams {
     fn default() -> Self {
-        CubicParams { beta: 717.0 / 1024.0, c: 0.4, fast_convergence: true, tcp_friendliness: true, hystart: true }
+        CubicParams {
+            beta: 717.0 / 1024.0,
+            c: 0.4,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            hystart: true,
+            idle: CubicIdle::Restart,
+        }
     }
+}
+
+/// How CUBIC's congestion-avoidance epoch treats time a subflow spends with nothing in flight.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CubicIdle {
+    /// The epoch runs on through idle periods and a new one starts at an idle restart
+    /// (RFC 2861's window restart; Linux before 4.1).
+    #[default]
+    Restart,
+    /// Each time the subflow sends with nothing in flight, the epoch's start moves forward by
+    /// the time since its last transmission, counted in jiffies, so the curve does not count
+    /// idle time; an idle restart leaves the epoch alone (Linux >= 4.1,
+    /// `cubictcp_cwnd_event(CA_EVENT_TX_START)`).
+    Shift,
 }
 
 /// wVegas parameters; the defaults are Linux `mptcp_wvegas.c`'s module parameters.

@@ -6,7 +6,7 @@
 //!   subflow alone acknowledges, reinjection only after a subflow RTO.
 //! - `linux`: every choice as the upstream Linux MPTCP stack makes it (v6.x,
 //!   `net/mptcp/`, `net/ipv4/tcp_*.c`), the stack the kernel backend runs: the `default`
-//!   scheduler, CUBIC with HyStart, RACK-TLP and PRR, `tcp_cwnd_validate`'s rule for a used
+//!   scheduler, CUBIC with HyStart and idle time taken out of its epoch, RACK-TLP and PRR, `tcp_cwnd_validate`'s rule for a used
 //!   window and TSO deferral (`tcp_tso_should_defer`), the sysctl default buffer triples
 //!   (`tcp_rmem = 4096 131072 33554432`, `tcp_wmem = 4096 16384 4194304`) auto-tuned and
 //!   charged in skb truesize (the window is the free memory turned into payload, held
@@ -43,6 +43,7 @@ impl Stack {
 pub fn linux_profile() -> Value {
     json!({
         "cc": "cubic",
+        "cc_params": { "cubic": { "idle": "shift" } },
         "scheduler": "default",
         "sndbuf": { "min": 4096, "default": 16384, "max": 4194304 },
         "rcvbuf": { "min": 4096, "default": 131072, "max": 33554432 },

@@ -268,11 +268,17 @@ impl Subflow {
         self.sb.rate.check_app_limited(unsent, smss, in_flight, cwnd, lost);
     }
 
-    /// Linux `CA_EVENT_TX_START` for a rate-based controller: called before sending data;
-    /// tells the controller when nothing is in flight.
+    /// Linux `CA_EVENT_TX_START` (`tcp_event_data_sent`): called before sending new data;
+    /// tells the controller when nothing is in flight, and when it last sent. Deviation:
+    /// Linux raises the event for retransmissions too; here only new data does (after a
+    /// timeout, the one case where a retransmission leaves with nothing in flight, CUBIC's
+    /// epoch has been reset and BBR's state is the loss state's).
     pub fn tx_start(&mut self, now: Time, cc: &mut dyn CongestionControl) {
-        if self.rate_based && self.sb.in_flight() == 0 {
-            cc.on_tx_start(now, self.idx as usize, self.sb.rate.app_limited != 0, &mut self.w);
+        if self.sb.in_flight() != 0 {
+            return;
+        }
+        cc.on_tx_start(now, self.idx as usize, self.sb.rate.app_limited != 0, self.lsndtime, &mut self.w);
+        if self.rate_based {
             self.pacer.rate = cc.pacing_rate(self.idx as usize);
         }
     }

@@ -598,7 +598,7 @@ impl CongestionControl for Bbr {
 
     /// Linux `bbr_cwnd_event(CA_EVENT_TX_START)`: restarting from idle after running out of
     /// data, PROBE_BW paces at the estimated rate (gain 1) and PROBE_RTT may end.
-    fn on_tx_start(&mut self, now: Time, sf: usize, app_limited: bool, w: &mut Window) {
+    fn on_tx_start(&mut self, now: Time, sf: usize, app_limited: bool, _last_sent: Time, w: &mut Window) {
         let Bbr { paths, rng } = self;
         let Some(p) = paths.get_mut(sf).and_then(|p| p.as_mut()) else { return };
         if !app_limited {

@@ -322,9 +322,9 @@ fn restarting_from_idle_in_probe_bw_paces_at_the_estimated_rate() {
     p.mode = Mode::ProbeBw;
     p.cycle_idx = 0;
     p.pacing_rate = Path::pacing_rate_for(1_000_000, PACING_GAIN[0]);
-    b.on_tx_start(Time(2_000 * MS), 0, false, &mut w);
+    b.on_tx_start(Time(2_000 * MS), 0, false, Time::ZERO, &mut w);
     assert_eq!(b.pacing_rate(0), 1_237_500);
-    b.on_tx_start(Time(2_000 * MS), 0, true, &mut w);
+    b.on_tx_start(Time(2_000 * MS), 0, true, Time::ZERO, &mut w);
     assert_eq!(b.pacing_rate(0), 990_000);
     assert!(b.state(0).unwrap().idle_restart);
 }
