@@ -126,20 +126,52 @@ def run(
         check_output_dir(out, "--out", marker="run.json")
     if pcap_dir:
         check_output_dir(pcap_dir, "--pcap", sibling=backend == "sim")
+    # Captures inside the output directory (`--out D --pcap D/pcap`) are written to a staging
+    # directory beside D and moved in once D holds the results, since D is replaced whole.
+    staged = None
+    if out and pcap_dir:
+        out_abs, pcap_abs = Path(out).absolute(), Path(pcap_dir).absolute()
+        if pcap_abs == out_abs:
+            from mptcplab.errors import config_error
+
+            raise config_error("--pcap", f"{pcap_dir} is the --out directory; give the captures a directory of their own, e.g. {Path(out) / 'pcap'}")
+        if out_abs in pcap_abs.parents:
+            staged = out_abs.parent / f".{out_abs.name}.pcap-{os.getpid()}"
+            shutil.rmtree(staged, ignore_errors=True)
+    final_pcap = pcap_dir
+    if staged is not None:
+        pcap_dir = str(staged)
+    try:
+        result = _run_backend(run_scenario, scenario, seed, overrides, pcap_dir, pcap_per, snaplen, backend)
+        if out:
+            result.to_dir(out)
+        if staged is not None:
+            target = Path(final_pcap)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            staged.rename(target)
+    finally:
+        if staged is not None and staged.exists():
+            shutil.rmtree(staged, ignore_errors=True)
+    if as_json:
+        click.echo(json.dumps(result.summary, indent=2))
+    else:
+        _print_tables(result.summary)
+        if out:
+            click.echo(f"wrote {out}/")
+
+
+def _run_backend(
+    run_scenario: Any, scenario: str, seed: int | None, overrides: tuple[str, ...], pcap_dir: str | None,
+    pcap_per: str, snaplen: int | None, backend: str,
+) -> Any:
+    """Runs the scenario on ``backend``, the captures (if any) going to ``pcap_dir``."""
+    import shutil
+    from pathlib import Path
+
     if backend == "linux":
         from mptcplab.kernel.backend import run_linux
 
-        result = run_linux(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir)
-        if out:
-            result.to_dir(out)
-        if as_json:
-            click.echo(json.dumps(result.summary, indent=2))
-        else:
-            _print_tables(result.summary)
-            if out:
-                click.echo(f"wrote {out}/")
-        return
-
+        return run_linux(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir)
     sets = list(overrides)
     tmp = None
     if pcap_dir:
@@ -162,14 +194,7 @@ def run(
     finally:
         if tmp is not None and tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    if out:
-        result.to_dir(out)
-    if as_json:
-        click.echo(json.dumps(result.summary, indent=2))
-    else:
-        _print_tables(result.summary)
-        if out:
-            click.echo(f"wrote {out}/")
+    return result
 
 
 def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:

@@ -167,3 +167,25 @@ def test_opportunistic_retransmissions_appear_as_reinjections(tmp_path: Path) ->
     assert copies == conn["opportunistic_retransmissions"], (copies, conn["opportunistic_retransmissions"])
     # tshark's heuristics skip a few (copies of partly mapped segments): at least 95 % flagged.
     assert flagged >= 0.95 * copies, (flagged, copies)
+
+
+def test_captures_may_go_inside_the_output_directory(tmp_path: Path) -> None:
+    # `--out D --pcap D/pcap`: D is replaced whole by the results, so the captures are staged
+    # beside it and moved in afterwards; a second run replaces both. `--pcap D` itself is
+    # refused before the run, with nothing written.
+    f = tmp_path / "s.toml"
+    f.write_text(SCENARIO.format(loss="0%"))
+    out = tmp_path / "D"
+    for _ in range(2):
+        r = subprocess.run([str(CLI), "run", str(f), "--out", str(out), "--pcap", str(out / "pcap")],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert (out / "run.json").is_file()
+        assert sorted(p.name for p in (out / "pcap").iterdir()) == ["mp-client.pcap", "mp-server.pcap"]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["D", "s.toml"]
+    same = tmp_path / "E"
+    r = subprocess.run([str(CLI), "run", str(f), "--out", str(same), "--pcap", str(same)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2
+    assert r.stderr.strip() == f"error: --pcap: {same} is the --out directory; give the captures a directory of their own, e.g. {same / 'pcap'}"
+    assert not same.exists()
