@@ -6,8 +6,9 @@
 //!   subflow alone acknowledges, reinjection only after a subflow RTO.
 //! - `linux`: every choice as the upstream Linux MPTCP stack makes it (v6.x,
 //!   `net/mptcp/`, `net/ipv4/tcp_*.c`), the stack the kernel backend runs: the `default`
-//!   scheduler, CUBIC with HyStart and idle time taken out of its epoch, RACK-TLP and PRR, `tcp_cwnd_validate`'s rule for a used
-//!   window and TSO deferral (`tcp_tso_should_defer`), the sysctl default buffer triples
+//!   scheduler, CUBIC with HyStart and idle time taken out of its epoch, RACK-TLP and PRR,
+//!   `tcp_cwnd_validate`'s rule for a used window and TSO deferral (`tcp_tso_should_defer`),
+//!   the sysctl default buffer triples
 //!   (`tcp_rmem = 4096 131072 33554432`, `tcp_wmem = 4096 16384 4194304`) auto-tuned and
 //!   charged in skb truesize (the window is the free memory turned into payload, held
 //!   out-of-order data included, as `__mptcp_space` computes it), window updates on every
