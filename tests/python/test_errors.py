@@ -47,6 +47,9 @@ FILE_ERRORS = {
     "missing key": (('duration = "3s"\n', ''), "", ["missing field `duration`"]),
     "unknown loss recovery": (('app = { kind = "bulk" }', 'app = { kind = "bulk" }\ntcp = { recovery = "rack" }'),
                               "connections[0].tcp.recovery", ["unknown variant `rack`", "`rack_tlp`", "`rfc6675`"]),
+    "unknown cubic idle rule": (('cc = "lia"', 'cc = "cubic"\ncc_params = { cubic = { idle = "sometimes" } }'),
+                                "connections[0].cc_params.cubic.idle",
+                                ["unknown variant `sometimes`", "`restart`", "`shift`"]),
 }
 
 
