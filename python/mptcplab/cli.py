@@ -423,7 +423,7 @@ def scenarios() -> None:
         click.echo(f"{name:<{width}}  {desc}")
 
 
-@cli.command(epilog="Writes OUT/<name>/ (comparison.csv, section.md, data and figures) and, for several, OUT/index.html.")
+@cli.command(epilog="Writes OUT/<name>/ (claims.csv, section.md, result.json, data and figures) and, for several, OUT/index.html.")
 @click.argument("names", nargs=-1)
 @click.option("--list", "list_", is_flag=True, help="List the reproductions and exit.")
 @click.option("--quick", is_flag=True, help="Fewer repetitions (the whole set in minutes); the default uses the papers' counts.")

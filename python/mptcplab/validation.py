@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CSV_COLUMNS", "GRID_DIR", "KERNEL_RUNS", "TARGETS", "bimodal_split", "chunk_time", "grid_scenarios",
-    "load_kernel_csv", "measure_kernel", "metric_of", "run_metrics", "summary_lines", "validate",
+    "load_kernel_csv", "measure_kernel", "metric_of", "run_metrics", "summary_lines", "target_counts", "validate",
 ]
 
 #: The grid, relative to the directory the command runs in (the repository's root).
@@ -461,24 +461,33 @@ def earlier_sessions(grid: str | Path, df: pd.DataFrame) -> list[dict[str, Any]]
     return out
 
 
+def target_counts(df: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """Per target of :data:`TARGETS`: (scenarios that meet its tolerance, scenarios it counts
+    over). The medians over every scenario (one the simulator refuses is a miss), the shares
+    over the multipath scenarios."""
+    rel = [abs(r) if r is not None and not (isinstance(r, float) and math.isnan(r)) else None for r in df["rel_diff"]]
+    multi = [d for d, ks in zip(df["share_diff"], df["kernel_shares"], strict=True) if len(ks) > 1]
+    return {
+        "within_10": (sum(1 for r in rel if r is not None and r <= TARGETS["within_10"][0]), len(df)),
+        "within_25": (sum(1 for r in rel if r is not None and r <= TARGETS["within_25"][0]), len(df)),
+        "shares": (sum(1 for d in multi if d is not None and not (isinstance(d, float) and math.isnan(d))
+                       and d <= TARGETS["shares"][0]), len(multi)),
+    }
+
+
 def summary_lines(df: pd.DataFrame) -> list[str]:
     """``N/M within 10 %``, ``N/M within 25 %``, ``N/M subflow shares within 0.05``, each with
     its declared target and whether it is met."""
-    m = len(df)
-    rel = [abs(r) if r is not None and not (isinstance(r, float) and math.isnan(r)) else None for r in df["rel_diff"]]
-    w10 = sum(1 for r in rel if r is not None and r <= TARGETS["within_10"][0])
-    w25 = sum(1 for r in rel if r is not None and r <= TARGETS["within_25"][0])
-    multi = [d for d, ks in zip(df["share_diff"], df["kernel_shares"], strict=True) if len(ks) > 1]
-    ms = len(multi)
-    sh = sum(1 for d in multi if d is not None and not (isinstance(d, float) and math.isnan(d)) and d <= TARGETS["shares"][0])
+    counts = target_counts(df)
 
-    def line(n: int, total: int, what: str, key: str) -> str:
+    def line(what: str, key: str) -> str:
+        n, total = counts[key]
         need = TARGETS[key][1]
         met = total > 0 and n >= need * total - 1e-9
         return f"{n}/{total} {what} (target: >= {need:.0%}: {'met' if met else 'not met'})"
 
-    out = [line(w10, m, "within 10 %", "within_10"), line(w25, m, "within 25 %", "within_25"),
-           line(sh, ms, "subflow shares within 0.05", "shares")]
+    out = [line("within 10 %", "within_10"), line("within 25 %", "within_25"),
+           line("subflow shares within 0.05", "shares")]
     refused = [s for s, e in zip(df["scenario"], df["sim_error"], strict=True) if e]
     if refused:
         out.append(f"{len(refused)} scenario(s) the simulator cannot run, counted as misses: {', '.join(refused)}")

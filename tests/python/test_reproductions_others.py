@@ -7,12 +7,13 @@ once the engine starts to show it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 from mptcplab.experiments import names
-from mptcplab.experiments.base import VERDICTS
+from mptcplab.experiments import load
 from mptcplab.experiments.report import run_one
 
 OURS = ("kato", "stms", "nsdi12-fig4", "olia")
@@ -33,8 +34,8 @@ def test_every_reproduction_is_registered_after_the_existing_ones() -> None:
 @pytest.mark.parametrize("name", OURS)
 def test_outputs_have_tables_figures_and_a_verdict(results: dict, name: str) -> None:
     res, out = results[name]
-    assert res.verdict in VERDICTS and res.reason.strip()
-    assert res.comparisons and all(c.quantity for c in res.comparisons)
+    assert res.claims is load(name).CLAIMS and res.discussion.strip()
+    assert res.tick_overlaps == [], res.tick_overlaps
     assert {p.suffix for p in res.figures} == {".png", ".svg"}
     assert all(p.exists() and p.stat().st_size > 0 for p in [*res.figures, *res.tables.values()])
     assert (out / "section.md").read_text().count("**Verdict:") == 1
@@ -43,8 +44,12 @@ def test_outputs_have_tables_figures_and_a_verdict(results: dict, name: str) -> 
 
 EXPECTED_COLUMNS = {
     ("kato", "send-buffer sweep"): {"queue", "sndbuf", "mptcp_goodput_bps", "slow_share", "tcp_fast_goodput_bps", "regime",
-                                    "sndbuf_blocked_episodes", "penalisations"},
-    ("kato", "runs at 1 MiB"): {"conn.mptcp.goodput_bps", "conn.mptcp.sndbuf_blocked_episodes", "conn.mptcp.penalisations"},
+                                    "sndbuf_blocked_episodes", "penalisations", "fast_penalisations",
+                                    "slow_penalisations"},
+    ("kato", "runs at 1 MiB"): {"conn.mptcp.goodput_bps", "conn.mptcp.sndbuf_blocked_episodes",
+                                "conn.mptcp.penalisations", "sf.mptcp.fast.penalisations", "sf.mptcp.slow.penalisations"},
+    ("kato", "run 4 time series"): {"subflow", "metric", "time_s", "value"},
+    ("kato", "queue scan at 1 MiB"): {"queue_packets", "mptcp_goodput_bps", "fast_penalisations", "slow_penalisations"},
     ("stms", "tables"): {"reading", "in_network_buffer", "slow_rtt", "scheduler", "aggregate_mbps", "fast_mbps",
                          "fast_loss_pct", "ooo_p99_ms", "fast_utilisation"},
     ("stms", "host-buffer sweep"): {"in_network_buffer", "host_buffer", "scheduler", "aggregate_mbps"},
@@ -61,9 +66,53 @@ def test_tables_have_the_expected_columns(results: dict, name: str, table: str) 
     assert len(df) > 0
 
 
-def test_kato_send_buffer_starvations_outnumber_penalisations(results: dict) -> None:
-    df = pd.read_csv(results["kato"][0].tables["runs at 1 MiB"])
-    assert (df["conn.mptcp.sndbuf_blocked_episodes"] > df["conn.mptcp.penalisations"]).all()
+@pytest.fixture(scope="module")
+def kato(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The Kato section alone (quick mode), so its tests do not depend on the other sections."""
+    return run_one("kato", tmp_path_factory.mktemp("kato"), quick=True, jobs=2, progress=None)
+
+
+def test_kato_per_subflow_penalisations_sum_to_the_connection_count(kato: Any) -> None:
+    """Every M2 halving is counted once on the connection and once on the subflow it halved,
+    so the subflows' counts sum to the connection's in every run and at every sweep point."""
+    runs = pd.read_csv(kato.tables["runs at 1 MiB"])
+    assert (runs["sf.mptcp.fast.penalisations"] + runs["sf.mptcp.slow.penalisations"]
+            == runs["conn.mptcp.penalisations"]).all()
+    sweep = pd.read_csv(kato.tables["send-buffer sweep"])
+    assert (sweep["fast_penalisations"] + sweep["slow_penalisations"] == sweep["penalisations"]).all()
+
+
+def _halved_without_loss(ts: pd.DataFrame, subflow: str) -> pd.Series:
+    """10 ms intervals in which the subflow's window fell below 0.6 × the previous sample while
+    it retransmitted nothing: a halving (0.5, plus at most a few segments of growth within
+    10 ms) that no loss response explains, hence M2's (the engine's only other reductions are
+    loss responses and idle restarts, and a bulk sender with a full buffer never idles)."""
+    w = ts[ts["subflow"] == subflow].pivot(index="time_s", columns="metric", values="value")
+    return (w["cwnd_bytes"] < 0.6 * w["cwnd_bytes"].shift(1)) & (w["retransmitted_segments"].diff() == 0)
+
+
+def test_kato_section_names_the_subflow_that_was_actually_penalised(kato: Any) -> None:
+    """The mechanism claim (paper: the slow subflow is penalised) must carry the subflow whose
+    window M2 actually halved in run 4, read here independently of the engine's counters from
+    the window and retransmission series of timeseries_run4.csv; the discussion must name the
+    same subflow, and the verdict is reproduced exactly when that subflow is the slow one."""
+    ts = pd.read_csv(kato.tables["run 4 time series"])
+    halved = {p: _halved_without_loss(ts, p) for p in ("fast", "slow")}
+    hit = [p for p in ("fast", "slow") if halved[p].any()]
+    expected = hit[0] if len(hit) == 1 else "both" if hit else "neither"
+    claim = next(c for c in kato.claims if c.id == "penalised-subflow")
+    assert claim.paper == "slow"
+    assert kato.measured["penalised-subflow"].value == expected
+    assert (kato.verdicts()["penalised-subflow"] == "reproduced") == (expected == "slow")
+    if expected in ("fast", "slow"):
+        other = "slow" if expected == "fast" else "fast"
+        assert f"M2 halves the {expected} subflow" in kato.discussion
+        assert f"M2 halves the {other} subflow" not in kato.discussion
+    # The engine's cumulative per-subflow count rises in exactly those intervals.
+    for p in ("fast", "slow"):
+        w = ts[ts["subflow"] == p].pivot(index="time_s", columns="metric", values="value")
+        rose = w["penalisations"].diff() > 0
+        assert rose.equals(halved[p]), p
 
 
 def _nsdi(results: dict) -> pd.DataFrame:
@@ -73,30 +122,118 @@ def _nsdi(results: dict) -> pd.DataFrame:
 
 @pytest.mark.parametrize("kb", [100, 150, 200])
 def test_nsdi12_m1_m2_beats_regular_mptcp_at_100_to_200_kb(results: dict, kb: int) -> None:
+    """NSDI '12 Fig. 4(c) vs 4(a): M1 + M2 removes regular MPTCP's dip. Regular MPTCP there is
+    window-bound behind 3G's queue (the engine gives 2.8–3.2 Mbit/s, under half of TCP over
+    WiFi's 7.7); M1 + M2 gets 6.7–7.9. The bound 1.2× leaves margin for engine changes that do
+    not undo the mechanism; runs without jitter are deterministic."""
     g = _nsdi(results)
     assert g.loc[kb, "MPTCP + M1 + M2"] > 1.2 * g.loc[kb, "MPTCP regular"]
 
 
-def _stms(results: dict) -> pd.DataFrame:
-    return pd.read_csv(results["stms"][0].tables["tables"])
+def test_nsdi12_m2_penalises_the_3g_subflow_and_the_counts_agree(results: dict) -> None:
+    """Seed 003: M2 halves the higher-latency subflow's window. The mechanism claim is read from
+    the per-subflow penalisation series of the 600 KB run; that run is the sweep's 600 KB
+    MPTCP + M1 + M2 run (same scenario and seed), so its per-subflow counts must sum to the
+    connection's count in the table, and the discussion must name the same subflow."""
+    res = results["nsdi12-fig4"][0]
+    ts = pd.read_csv(res.tables["penalisation series (600 KB)"])
+    final = ts.groupby("subflow")["penalisations"].max()
+    row = pd.read_csv(res.tables["goodput vs receive buffer"]).query(
+        "variant == 'queue as time' and config == 'MPTCP + M1 + M2' and rcvbuf_kb == 600").iloc[0]
+    assert final.sum() == row["penalisations"]
+    assert final["3g"] > 0 and final["wifi"] == 0
+    assert res.measured["penalised-subflow"].value == "3G"
+    assert res.verdicts()["penalised-subflow"] == "reproduced"
+    assert "M2 acted on the higher-latency 3G subflow" in res.discussion
+
+
+def test_nsdi12_packet_and_time_queues_bound_the_same_backlog(results: dict) -> None:
+    """At a constant link rate a queue of 80 ms holds 8 Mbit/s × 80 ms = 80 kB ≈ 53 packets of
+    1500 B, and 2 s at 2 Mbit/s = 500 kB ≈ 333 packets, so graphs a and a-htb must agree to
+    within the rounding of those limits (here 0.1 Mbit/s at every point): the engine cannot
+    show seed 003's TBF/HTB difference, and the section's two dip claims get opposite verdicts."""
+    df = pd.read_csv(results["nsdi12-fig4"][0].tables["goodput vs receive buffer"])
+    w = df.pivot_table(index=["config", "rcvbuf_kb"], columns="variant", values="goodput_mbps")
+    assert (w["queue as time"] - w["queue as packets"]).abs().max() < 0.1
+    v = results["nsdi12-fig4"][0].verdicts()
+    assert (v["dip-packet-queues"], v["no-dip-time-queues"]) == ("reproduced", "not reproduced")
+
+
+NSDI_NOT_SHOWN = {
+    "fills-both-links": "MPTCP + M1 + M2 reaches 81 % of the 10 Mbit/s at 600 KB–1 MB and 63 % at 4 MB, never "
+                        "≥ 90 %: the in-order window keeps WiFi at 6.4 of 8 Mbit/s (receive-window-limited 10 of 25 s)",
+    "high-jitter": "with high jitter MPTCP + M1 + M2 gets 0.99× TCP over WiFi at 600 KB: jitter slows TCP as much",
+    "no-dip-time-queues": "time-limited queues hold the same backlog as packet limits, so regular MPTCP dips to "
+                          "0.39× TCP over WiFi at 100–200 KB as with HTB; TBF's lower loaded RTT is not modelled",
+}
+
+
+@pytest.mark.parametrize("claim", [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=f"finding (seed 003 not reproduced; full-mode numbers): {why}; strict, "
+                                                                "so it fails loudly once the engine shows the claim"))
+    for c, why in NSDI_NOT_SHOWN.items()])
+def test_nsdi12_headline_claim_is_reproduced(results: dict, claim: str) -> None:
+    assert results["nsdi12-fig4"][0].verdicts()[claim] == "reproduced"
+
+
+def test_stms_host_buffer_claim_is_read_at_the_rule_not_at_a_sweep_point() -> None:
+    """The slides do not state the host buffer of "20 % when the host buffer is limited"; it is
+    fixed by NSDI '12's Σ BW_i × RTT_max with the slides' rates and RTTs: (30 + 30) Mbit/s ×
+    200 ms / 8 = 1 500 000 B, not at 1 MB, the sweep point that happened to agree before."""
+    stms = load("stms")
+    assert stms.HOST_LIMITED_BYTES == 1_500_000 and stms.HOST_LIMITED == "1500KB"
+    assert stms.HOST_LIMITED in stms.HOST_BUFFERS
+    claim = next(c for c in stms.CLAIMS if c.id == "gain-host")
+    assert "1.5 MB" in claim.quantity and claim.paper == 20.0 and not claim.calibration
+    assert sum(c.calibration for c in stms.CLAIMS) == 0
+
+
+def test_stms_beats_minrtt_far_below_the_buffer_rule(results: dict) -> None:
+    """At a 250 KB host buffer, a sixth of Σ BW × RTT_max (1.5 MB), minRTT strands window space
+    on slow-path data for a 200 ms RTT each and is send-buffer-limited much of the run, while
+    STMS can keep the fast path alone busy (its 75 KB BDP plus a 30 or 150 KB queue fit in
+    250 KB). Full mode measures 12–19 Mbit/s for minRTT against 24–28 for both STMS variants
+    (1.5–2.1×); 1.3× leaves margin."""
+    h = pd.read_csv(results["stms"][0].tables["host-buffer sweep"])
+    for buf in ("30KB", "150KB"):
+        t = h[(h["in_network_buffer"] == buf) & (h["host_buffer"] == "250KB")].set_index("scheduler")["aggregate_mbps"]
+        assert min(t["STMS calc"], t["STMS adj"]) > 1.3 * t["minRTT"], buf
+
+
+def test_stms_reduces_out_of_order_delay(results: dict) -> None:
+    """Slides, Microbenchmarks: STMS reduces the time from arrival to in-order delivery. With 30 KB
+    on both paths the engine gives 11 ms for gap adjustment against 64 ms for minRTT (full mode),
+    so the supporting claim holds with a wide margin."""
+    res = results["stms"][0]
+    assert res.verdicts()["ooo-delay"] == "reproduced" and res.measured["ooo-delay"].value < 0.5
+
+
+STMS_NOT_SHOWN = {
+    "util-30KB": "minRTT uses 97 % of the fast path's single-path throughput at 30 KB with 6 MB host buffers (slides "
+                 "42.6 %): the connection-level window never binds, so there is no burst to overflow the queue",
+    "loss-vs-sptcp": "at 30 KB single-path TCP loses more on the fast path (0.099 %) than minRTT's fast subflow "
+                     "(0.070 %), the opposite of the slides' mechanism",
+    "gain-in-network": "STMS with gap adjustment changes the aggregate by -0.2 % at 30 KB with 6 MB host buffers "
+                       "(slides +25 %)",
+    "gain-host": "at 1.5 MB (Σ BW × RTT_max) STMS with gap adjustment changes the aggregate by -14 % (slides +20 %)",
+}
+
+
+@pytest.mark.parametrize("claim", [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=f"finding (seed 002 not reproduced; full-mode numbers): {why}; strict, "
+                                                                "so it fails loudly once the engine shows the claim"))
+    for c, why in STMS_NOT_SHOWN.items()])
+def test_stms_headline_claim_is_reproduced(results: dict, claim: str) -> None:
+    assert results["stms"][0].verdicts()[claim] == "reproduced"
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "finding (seed 002 not reproduced): with the slides' 6 MB host buffers and a 30 KB in-network buffer, "
-    "neither STMS variant beats minRTT by 5 % in the engine (both readings of where the buffer sits); "
-    "strict, so the test fails loudly if the engine starts to show the slides' gain"))
-@pytest.mark.parametrize("reading", ["both", "fast"])
-def test_stms_beats_minrtt_with_a_30_kb_in_network_buffer(results: dict, reading: str) -> None:
-    t = _stms(results)
-    t = t[(t["reading"] == reading) & (t["in_network_buffer"] == "30KB") & (t["slow_rtt"] == "200ms")].set_index("scheduler")
-    best = max(t.loc["STMS calc", "aggregate_mbps"], t.loc["STMS adj", "aggregate_mbps"])
-    assert best >= 1.05 * t.loc["minRTT", "aggregate_mbps"]
-
-
-def test_stms_gap_calculation_beats_minrtt_when_the_host_buffer_also_limits(results: dict) -> None:
-    h = pd.read_csv(results["stms"][0].tables["host-buffer sweep"])
-    h = h[(h["in_network_buffer"] == "30KB") & (h["host_buffer"] == "1MB")].set_index("scheduler")
-    assert h.loc["STMS calc", "aggregate_mbps"] > 1.05 * h.loc["minRTT", "aggregate_mbps"]
+    "finding (seed 002 not reproduced; full-mode numbers): with the buffer on the fast path only, STMS with gap adjustment changes the "
+    "aggregate by -12 % at 30 KB (slides +25 %); strict, so it fails loudly once the engine shows the gain"))
+def test_stms_gain_with_the_buffer_on_the_fast_path_only_lies_within_tolerance(results: dict) -> None:
+    res = results["stms"][0]
+    claim = next(c for c in res.claims if c.id == "gain-in-network-fast-only")
+    assert claim.tolerance is not None and claim.tolerance.holds(claim.paper, res.measured[claim.id].value)
 
 
 @pytest.mark.parametrize("config", ["N1=10,N2=10", "N1=30,N2=10"])
@@ -105,6 +242,73 @@ def test_olia_leaves_more_to_single_path_users_than_lia_in_scenario_a(results: d
     t2 = df[(df["scenario"] == "A") & (df["config"] == config) & (df["users"] == "type2")].set_index("cc")["per_user_mbps"]
     assert t2["olia"] > t2["lia"]
     assert t2["lia"] < t2["single-path"]
+
+
+def test_olia_the_probe_rate_is_fitted_on_one_cell_of_scenario_b() -> None:
+    from mptcplab.experiments import olia
+
+    # Scenario B, red users multipath: 30 users · 2.04 = C_X + C_T − 15·x = 63 − 15·x Mbit/s, so
+    # x = (63 − 61.2)/15 = 0.12 Mbit/s = 8 · 1500 B / 0.1 s: the simulated routes' 100 ms RTT.
+    assert olia.X_FIT_BPS == pytest.approx(120_000)
+    assert [c.id for c in olia.CLAIMS if c.calibration] == ["th-B-mp"]
+
+
+def test_olia_model_claims_get_the_verdicts_of_the_closed_forms() -> None:
+    from mptcplab.experiments import olia
+    from mptcplab.experiments.base import claim_verdict
+
+    by_id = {c.id: c for c in olia.CLAIMS}
+    got = {k: claim_verdict(by_id[k], m) for k, m in olia.model_measured().items()}
+    # Closed forms at x = 0.12 Mbit/s (C1 = C2 = 1, N2 = 10): type 2 of A gets 1 − (N1/10)·x =
+    # 0.88 (N1 = 10: the printed 0.94 ± 0.005 misses) and 0.64 (N1 = 30: 0.8 ± 0.05 misses);
+    # type 1 of A gets 1; B with red users on TCP 63/30 = 2.1 for everyone (blue users use T
+    # beyond the probe); without probing cost 1 (A, C) and 2.1 (B) everywhere.
+    # C checked against itself: the multipath cell 1.04 = 1 + x gives x = 0.04, at which a
+    # single-path user gets 1 − (N1/10)·0.04 = 0.96 (not 0.94 ± 0.005) and 0.88 (not 0.8 ± 0.05).
+    assert got == {
+        "th-A-t1": "reproduced", "th-A10-t2": "not reproduced", "th-A30-t2": "not reproduced",
+        "th-B-sp": "reproduced", "th-B-mp": "calibration target", "th-C10-consistency": "paper inconsistent",
+        "th-C30-consistency": "paper inconsistent", "th-no-probe": "reproduced",
+    }
+    m = olia.model_measured()
+    assert (m["th-A10-t2"].value, m["th-A30-t2"].value) == (pytest.approx(0.88), pytest.approx(0.64))
+    assert (m["th-C10-consistency"].value, m["th-C30-consistency"].value) == (pytest.approx(0.96), pytest.approx(0.88))
+
+
+def test_olia_figure_has_a_legend_in_every_panel_and_each_slides_marker_on_its_bar() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.container import BarContainer
+
+    from mptcplab.experiments import olia
+
+    # Fake runs (every user 0.5 Mbit/s): the figure's layout needs no simulation.
+    runs = {(s, c, cc, u): [0.5, 0.5] for s, c, _, _ in olia.CASES
+            for cc in (olia.CCS if s == "A" else ("lia", "olia")) for u in olia.USER_TYPES[s]}
+    table = olia.per_user_table(runs)
+    fig = olia.figure(table)
+    for ax, scen in zip(fig.axes, "ABC", strict=True):
+        legend = ax.get_legend()
+        assert legend is not None, f"scenario {scen} has no legend"
+        bars = {c.get_label(): c for c in ax.containers if isinstance(c, BarContainer)}
+        labels = {t.get_text() for t in legend.get_texts()}
+        assert set(bars) | {"slides: measured (on its algorithm's bar)", "slides: optimum with probing cost"} <= labels
+        t = table[table["scenario"] == scen]
+        keys = [(c, u) for c in dict.fromkeys(t["config"]) for u in olia.USER_TYPES[scen]]
+        # Each slides value sits on the bar of the algorithm its column names, and nowhere else.
+        expected = set()
+        for label, cont in bars.items():
+            cc = next(k for k, name in olia.CC_NAMES.items() if label.endswith(f" on {name}"))
+            for patch, (c, u) in zip(cont.patches, keys, strict=True):
+                cell = olia.paper_cell(scen, c, cc, u)
+                if cell is not None:
+                    expected.add((round(patch.get_x() + patch.get_width() / 2, 9), round(cell.value / 1e6, 9)))
+        got = {(round(float(x), 9), round(float(y), 9)) for line in ax.get_lines() if line.get_marker() == "D"
+               for x, y in zip(line.get_xdata(), line.get_ydata(), strict=True)}
+        assert got == expected and expected
+    plt.close(fig)
 
 
 def test_quick_outputs_land_in_their_own_directories(results: dict) -> None:

@@ -91,6 +91,9 @@ pub struct SubflowResult {
     pub rtos: u64,
     pub recovery_episodes: u64,
     pub idle_restarts: u64,
+    /// Times the minRTT penalisation (M2) halved this subflow's congestion window; the
+    /// subflows' counts sum to the connection's `penalisations`.
+    pub penalisations: u64,
     pub syn_retransmits: u64,
     pub srtt_s: Option<f64>,
     pub min_rtt_s: Option<f64>,

@@ -329,3 +329,70 @@ fn the_linux_default_scheduler_queues_beyond_the_window_and_feeds_the_slow_path_
     assert!(c.goodput_bps >= w * 8.0 / cycle, "goodput {} bit/s", c.goodput_bps);
     assert!(c.goodput_bps >= free.connection("mp").goodput_bps);
 }
+
+/// minRTT's penalisation (M2, `mptcp_rcv_buf_optimization`) halves the window of each
+/// subflow that holds the blocking segment (the oldest unacknowledged data) and whose SRTT is
+/// above that of the subflow the scheduler picked; it never halves the picked one. The
+/// counts are kept per subflow as well as per connection, and the two must agree.
+///
+/// Setup (the NSDI 2012 pair above, 100 kB receive buffer, M1 + M2): WiFi 8 Mbit/s, 10 ms
+/// one way, 53 packets of queue; 3G 2 Mbit/s, 100 ms one way. Every WiFi RTT sample is at
+/// most 20 ms of propagation + 53 · 1500 B · 8 / 8 Mbit/s = 79.5 ms of queue + 1.5 ms of
+/// serialisation + a 40 ms delayed ACK = 141 ms; every 3G sample is at least 200 ms of
+/// propagation + 6 ms of serialisation. SRTT is a weighted mean of samples, so WiFi's SRTT
+/// stays below 3G's throughout: M2 picked on WiFi may halve 3G, M2 picked on 3G has nobody
+/// slower to halve. Expected: every penalisation on the 3G subflow, none on WiFi — whichever
+/// subflow is the initial one (the rule follows the SRTTs, not the order of the paths). The
+/// cumulative `penalisations` series ends at the summary's count.
+#[test]
+fn penalisations_are_counted_on_the_subflow_whose_window_m2_halved() {
+    for order in [["wifi", "3g"], ["3g", "wifi"]] {
+        let wifi = ("wifi", "8Mbit", "10ms", "53 packets");
+        let g3 = ("3g", "2Mbit", "100ms", "333 packets");
+        let paths = if order[0] == "wifi" { [wifi, g3] } else { [g3, wifi] };
+        let s = two_paths(
+            "30s",
+            paths,
+            "cc = \"lia\"\nrcvbuf = \"100KB\"\napp = { kind = \"bulk\" }\n\
+             [connections.sched_params.minrtt]\nopportunistic_retransmission = true\npenalisation = true\n",
+            "[output]\ntimeseries = \"100ms\"\n",
+        );
+        let out = sim(&s);
+        let total = out.summary.connection("mp").penalisations;
+        let (w, g) = (out.summary.subflow("mp", "wifi").penalisations, out.summary.subflow("mp", "3g").penalisations);
+        eprintln!("{order:?}: connection {total}, wifi {w}, 3g {g}");
+        assert!(total > 0, "{order:?}: M2 never acted");
+        assert_eq!(w + g, total, "{order:?}: per-subflow counts do not sum to the connection's");
+        assert_eq!((w, g), (0, total), "{order:?}: M2 must halve only the slower (3G) subflow");
+        for (p, n) in [("wifi", w), ("3g", g)] {
+            let pts = out.timeseries.points(&format!("mp/{p}"), "penalisations");
+            assert!(pts.windows(2).all(|x| x[1].1 >= x[0].1), "{p}: a cumulative count fell");
+            assert!(pts.last().is_some_and(|x| x.1 <= n as f64), "{p}: the series passed the summary's count");
+        }
+    }
+}
+
+/// The rule compares SRTTs, not propagation delays: a low-delay path whose queue lifts its
+/// SRTT above the other path's is the one penalised (what the Kato et al. reproduction sees
+/// with 1000-packet queues). "near": 10 Mbit/s, 1 ms one way, 1000 packets of queue (up to
+/// 1.2 s); "far": 10 Mbit/s, 20 ms one way, 5 packets (every sample at most 40 ms + 6 ms of
+/// queue + 1.2 ms of serialisation + a 40 ms delayed ACK = 87 ms). A 256 KiB send buffer
+/// limits the connection. Once more than 87 ms of data (73 packets) wait in near's queue its
+/// SRTT is above far's, so M2 can then halve only near. Expected: the counts sum to the
+/// connection's, and near, the path with less propagation delay, is penalised.
+#[test]
+fn m2_penalises_the_subflow_with_the_larger_srtt_even_on_the_low_delay_path() {
+    let s = two_paths(
+        "20s",
+        [("near", "10Mbit", "1ms", "1000 packets"), ("far", "10Mbit", "20ms", "5 packets")],
+        "cc = \"lia\"\nsndbuf = \"256KiB\"\napp = { kind = \"bulk\" }\n\
+         [connections.sched_params.minrtt]\nopportunistic_retransmission = true\npenalisation = true\n",
+        "",
+    );
+    let out = sim(&s);
+    let total = out.summary.connection("mp").penalisations;
+    let (n, f) = (out.summary.subflow("mp", "near").penalisations, out.summary.subflow("mp", "far").penalisations);
+    eprintln!("connection {total}, near {n}, far {f}");
+    assert_eq!(n + f, total, "per-subflow counts do not sum to the connection's");
+    assert!(n > 0, "the low-delay path with the larger SRTT was never penalised");
+}

@@ -108,13 +108,11 @@ def mptcp(
 
 
 def save_figure(ctx: Any, fig: Any, stem: str) -> list[Path]:
-    """Saves ``fig`` as PNG and SVG under the reproduction's directory and closes it."""
-    import matplotlib.pyplot as plt
+    """Saves ``fig`` as PNG and SVG (see :func:`mptcplab.experiments.base.save_figure`)."""
+    from mptcplab.experiments.base import save_figure as save
 
-    out = []
-    for ext in ("png", "svg"):
-        p = ctx.path(f"{stem}.{ext}")
-        fig.savefig(p)
-        out.append(p)
-    plt.close(fig)
-    return out
+    return save(ctx, fig, stem)
+
+
+#: The block every Chen & Towsley section shares: the report prints it once and links to it.
+ASSUMPTIONS = ("chen-towsley", "Links and TCP settings of the Chen & Towsley sections", __doc__ or "")

@@ -1,14 +1,37 @@
-"""Chen & Towsley (seed 000) §V-A, Fig. 5: loss rate vs network storage F = B + μτ.
+"""Chen & Towsley (seed 000) §V-A, Fig. 5: loss rate vs network storage F = ⌈B + μτ⌉.
 
-One Reno flow (delayed ACKs b = 2, per-ACK window growth as the paper's Linux 3.11) through a
-drop-tail bottleneck of μ = 10 Mbit/s and τ = 15 ms, with a buffer B of 0 (one packet in the
-simulator, which cannot have none), 1, 2, 4 and 8 × μτ. The model's loss rate is 1/N with
-N = ⌈3b/8·(F+1)² + F⌉ (Eq. (10) integrated over one congestion-avoidance cycle).
+Model: the loss rate of one congestion-avoidance cycle is 1/N with N = ⌈3b/8·(F+1)² + F⌉
+(Eq. (10) integrated to w = F, plus one window). The paper evaluates it for μ = 10 Mbit/s,
+τ = 15 ms and b = 2, taking the minimum BDP as "roughly 12 packets": B = 0, μτ and 8μτ then
+give F = 12, 24 and 108 and 1/N = 0.72 %, 0.203 % and 0.0111 %, which it prints as 0.7 %,
+0.2 % and 0.01 %. The exact μτ (12.5 packets of 1500 B) gives F = 13, 25 and 113 and
+0.625 %, 0.188 % and 0.0101 %. The model claims use the paper's μτ = 12; the paper's points
+in the figure are drawn at its F = 12 / 24 / 108.
+
+Simulation: one Reno flow (delayed ACKs b = 2, I_w = 10, per-ACK window growth as the paper's
+Linux 3.11) through a drop-tail bottleneck of μ = 10 Mbit/s and τ = 15 ms (7.5 ms each way),
+with a buffer B of 0 (one packet in the simulator, which cannot have none), 1, 2, 4 and 8 × μτ
+(μτ = 12.5 rounded to whole packets: 12, 25, 50, 100), no random loss. The buffer counts the
+packets waiting for the transmitter. The loss rate is the bottleneck's drops over the packets
+that arrived at it; the simulated points sit at their own storage F = ⌈B + 12.5⌉.
+
+Tolerances: the paper prints its loss rates with one significant figure and no spread, so a
+value agrees when it rounds to the printed digit (half a unit of the last digit either side).
 """
 
 from __future__ import annotations
 
-from mptcplab.experiments.base import Comparison, Context, Result, mean_ci95, repeated
+from mptcplab.experiments.base import (
+    DEFAULT_TOLERANCE,
+    Claim,
+    Context,
+    Measured,
+    Result,
+    Tolerance,
+    fmt,
+    repeated,
+    save_figure,
+)
 from mptcplab.models import chen_towsley as ct
 from mptcplab.models import paper_values as pv
 
@@ -16,9 +39,52 @@ NAME = "chen-towsley-fig5"
 TITLE = "Loss rate vs network storage (Chen & Towsley, Fig. 5)"
 SOURCE = "seed 000 §V-A, Eq. (10), Fig. 5"
 
-MU_BPS = 10e6
-TAU_S = 0.015
+MU_BPS = pv.CT_FIG5_SETUP["mu"].value
+TAU_S = pv.CT_FIG5_SETUP["tau"].value
+B_ACK = pv.CT_FIG5_SETUP["b"].value
+#: The paper's minimum BDP, "roughly 12 packets" (the exact μτ is 12.5).
+PAPER_BDP = pv.CT_FIG5_SETUP["bdp"].value
 MULTIPLES = (0, 1, 2, 4, 8)
+DURATION_S = 3000.0
+DURATION = f"{DURATION_S:g}s"
+
+
+def _half_digit(printed_percent: float) -> float:
+    """Half a unit of the last digit of a one-significant-figure percentage (0.7 → 0.05)."""
+    from math import floor, log10
+
+    return 0.5 * 10 ** floor(log10(printed_percent))
+
+
+def _rounding(value_percent: float) -> Tolerance:
+    return Tolerance.absolute(_half_digit(value_percent),
+                              "the paper prints one significant figure: every value that rounds to it agrees")
+
+
+#: The paper's three points (F, loss rate in %): F = ⌈B + μτ⌉ with its μτ = 12 and B = 0, μτ, 8μτ.
+PAPER_POINTS: tuple[tuple[int, float], ...] = tuple(
+    (ct.storage_capacity(m * PAPER_BDP, PAPER_BDP), c.value * 100) for m, c in pv.CT_FIG5_LOSS
+)
+
+_BUFFER = {0: "no buffer (B = 0)", 1: "B = μτ", 8: "B = 8μτ"}
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim("bdp", "model", "minimum BDP μτ for μ = 10 Mbit/s, τ = 15 ms, 1500-byte packets", "packets", PAPER_BDP,
+          pv.CT_FIG5_SETUP["bdp"].source, DEFAULT_TOLERANCE, printed=pv.CT_FIG5_SETUP["bdp"].printed, headline=False),
+    *(
+        Claim(f"model-b{m}", "model",
+              f"1/N at F = ⌈B + μτ⌉ = {ct.storage_capacity(m * PAPER_BDP, PAPER_BDP)}, {_BUFFER[m]}, "
+              "the paper's μτ = 12",
+              "%", cited.value * 100, cited.source, _rounding(cited.value * 100), printed=cited.printed)
+        for m, cited in pv.CT_FIG5_LOSS
+    ),
+    *(
+        Claim(f"sim-b{m}", "simulation",
+              "simulated loss rate, " + ("no buffer (B = 0; one packet in the simulator)" if m == 0 else _BUFFER[m]),
+              "%", cited.value * 100, cited.source, _rounding(cited.value * 100), printed=cited.printed)
+        for m, cited in pv.CT_FIG5_LOSS
+    ),
+)
 
 
 def scenario(duration: str) -> dict:
@@ -47,58 +113,88 @@ def run(ctx: Context) -> Result:
 
     bdp = ct.bdp_packets(MU_BPS, TAU_S)  # 12.5 packets of 1500 B
     queues = [max(1, round(m * bdp)) for m in MULTIPLES]
-    duration = "3000s"  # ~2 s of engine time per buffer size: the same in quick mode
     # The flow is loss-driven only by the buffer (no random loss), so runs are deterministic:
-    # repetitions over seeds would repeat the same run. One run per buffer size.
-    df = repeated(ctx, scenario(duration), {"paths.p.queue": [f"{q} packets" for q in queues]}, 1, "runs")
+    # repetitions over seeds would repeat the same run. One run per buffer size, the same in
+    # quick mode (about 2 s of engine time each).
+    df = repeated(ctx, scenario(DURATION), {"paths.p.queue": [f"{q} packets" for q in queues]}, 1, "runs")
     rows = []
-    for m, q in zip(MULTIPLES, queues):
+    for m, q in zip(MULTIPLES, queues, strict=True):
         r = df[df["paths.p.queue"] == f"{q} packets"].iloc[0]
-        measured = r["link.p.down.queue_drops"] / r["link.p.down.arrived_packets"]
-        f = ct.storage_capacity(q if m else 0, bdp)
-        rows.append({"buffer_bdp": m, "buffer_packets": q, "F_packets": f, "model_loss": ct.loss_rate_per_cycle(f),
-                     "measured_loss": measured, "mean_rtt_s": r["sf.tcp.p.mean_rtt_s"]})
+        f = ct.storage_capacity(q, bdp)
+        rows.append({"buffer_bdp": m, "buffer_packets": q, "F_packets": f,
+                     "model_loss": ct.loss_rate_per_cycle(f, B_ACK),
+                     "measured_loss": r["link.p.down.queue_drops"] / r["link.p.down.arrived_packets"],
+                     "drops": int(r["link.p.down.queue_drops"]), "arrived": int(r["link.p.down.arrived_packets"]),
+                     "mean_rtt_s": r["sf.tcp.p.mean_rtt_s"]})
     table = pd.DataFrame(rows)
     csv = ctx.path("loss_vs_storage.csv")
     table.to_csv(csv, index=False)
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    fs = [f for f in range(12, 120)]
-    ax.semilogy(fs, [ct.loss_rate_per_cycle(f) * 100 for f in fs], label="model 1/N (Eq. 10)")
-    ax.semilogy(table["F_packets"], table["measured_loss"] * 100, "o", label="simulated")
-    paper = [(ct.storage_capacity(m * bdp, bdp), v.value * 100) for m, v in pv.CT_FIG5_LOSS]
-    ax.semilogy([p[0] for p in paper], [p[1] for p in paper], "s", mfc="none", label="paper (text)")
-    ax.set_xlabel("network storage F = B + μτ (packets)")
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fs = list(range(5, 121))
+    ax.semilogy(fs, [ct.loss_rate_per_cycle(f, B_ACK) * 100 for f in fs], color="k", lw=1,
+                label="model 1/N, N = ⌈3b/8·(F+1)² + F⌉")
+    ax.semilogy(table["F_packets"], table["measured_loss"] * 100, "o", color="tab:blue",
+                label="simulated (μτ = 12.5, B = 1, 12, 25, 50, 100 packets)")
+    ax.semilogy([f for f, _ in PAPER_POINTS], [v for _, v in PAPER_POINTS], "s", mfc="none", ms=9,
+                color="tab:red",
+                label="paper's text: " + " / ".join(c.printed.removesuffix(" %") for _, c in pv.CT_FIG5_LOSS)
+                + " % at F = " + " / ".join(str(f) for f, _ in PAPER_POINTS))
+    ax.set_xlabel("network storage F = ⌈B + μτ⌉ (packets)")
     ax.set_ylabel("loss rate (%)")
+    ax.set_xlim(0, 120)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=8)
     fig.tight_layout()
-    figs = []
-    for ext in ("png", "svg"):
-        fig.savefig(ctx.path(f"loss_vs_storage.{ext}"))
-        figs.append(ctx.path(f"loss_vs_storage.{ext}"))
-    plt.close(fig)
+    figs = save_figure(ctx, fig, "loss_vs_storage")
 
-    comps = []
+    measured: dict[str, Measured] = {"bdp": Measured(bdp, note="μτ = 10 Mbit/s × 15 ms / (8 × 1500 B)")}
     for m, cited in pv.CT_FIG5_LOSS:
+        f_paper = ct.storage_capacity(m * PAPER_BDP, PAPER_BDP)
+        f_exact = ct.storage_capacity(m * bdp, bdp)
+        measured[f"model-b{m}"] = Measured(
+            ct.loss_rate_per_cycle(f_paper, B_ACK) * 100,
+            note=f"N = {ct.packets_per_cycle(f_paper, B_ACK)}; with the exact μτ = {fmt(bdp)}: F = {f_exact}, "
+                 f"{fmt(ct.loss_rate_per_cycle(f_exact, B_ACK) * 100)} %")
         row = table[table["buffer_bdp"] == m].iloc[0]
-        mean, _, n = mean_ci95([row["measured_loss"]])
-        comps.append(Comparison(f"loss rate, B = {m}·μτ", "%", cited.value * 100, mean * 100, None, n,
-                                f"model 1/N = {row['model_loss'] * 100:.3g} %"))
-    # RTT grows by ≈ 1/μ per queued packet: at 8·μτ the standing queue adds up to 100 packets × 1.2 ms.
-    ratios = [(r["measured_loss"] / r["model_loss"]) for _, r in table.iterrows() if r["buffer_bdp"] >= 1]
-    ok_large = all(0.5 <= x <= 1.5 for x in ratios)
+        measured[f"sim-b{m}"] = Measured(
+            float(row["measured_loss"]) * 100,
+            note=f"one deterministic run of {fmt(DURATION_S)} s ({fmt(int(row['drops']))} drops of "
+                 f"{fmt(int(row['arrived']))} packets); a {int(row['buffer_packets'])}-packet queue, "
+                 f"F = {int(row['F_packets'])}, model 1/N there "
+                 f"{fmt(row['model_loss'] * 100)} %")
+
+    big = table[table["buffer_bdp"] >= 1]
+    ratios = (big["measured_loss"] / big["model_loss"]).tolist()
     zero = table[table["buffer_bdp"] == 0].iloc[0]
-    verdict = "partly reproduced" if ok_large else "not reproduced"
-    reason = (
-        f"For B ≥ μτ the simulated loss rate is within {min(ratios):.2f}–{max(ratios):.2f}× the model's 1/N and falls "
-        "with the buffer as the paper says (0.2 % at B = μτ, ≈ 0.01 % at 8μτ). Without a buffer the model's fluid "
-        f"assumption fails: ACK-clocked bursts overflow a one-packet queue long before the window reaches F, so the "
-        f"simulated rate is {zero['measured_loss'] * 100:.2g} % against the model's {zero['model_loss'] * 100:.2g} % "
-        "(the paper's 0.7 % follows from its rounded μτ = 12 packets; the exact 12.5 gives 0.63 %)."
+    falls = bool((big["measured_loss"].diff().dropna() < 0).all())
+    exact_f = [ct.storage_capacity(m * bdp, bdp) for m, _ in pv.CT_FIG5_LOSS]
+    top = table.iloc[-1]
+    excess = int(top["drops"]) - top["arrived"] * top["model_loss"]
+    model_vals = " / ".join(fmt(measured[f"model-b{m}"].value) for m, _ in pv.CT_FIG5_LOSS)
+    sim_vals = " / ".join(fmt(measured[f"sim-b{m}"].value) for m, _ in pv.CT_FIG5_LOSS)
+    discussion = (
+        f"With the paper's μτ = 12, 1/N gives {model_vals} % for B = 0, μτ and 8μτ, which round to the printed "
+        "0.7 %, 0.2 % and 0.01 %; the paper's points therefore belong at F = "
+        + " / ".join(str(f) for f, _ in PAPER_POINTS) + ". With the exact "
+        f"μτ = {fmt(bdp)} they would be "
+        + " / ".join(fmt(ct.loss_rate_per_cycle(f, B_ACK) * 100) for f in exact_f)
+        + " % at F = " + " / ".join(str(f) for f in exact_f)
+        + ".\n\n"
+        f"The simulation gives {sim_vals} % at the same three buffers. For B ≥ μτ its loss rate is "
+        f"{fmt(min(ratios))}–{fmt(max(ratios))}× the model's 1/N at the simulated F and "
+        f"{'falls with the buffer as the model says' if falls else 'does not fall monotonically with the buffer'}. "
+        f"At B = {int(top['buffer_bdp'])}μτ the run holds only about {fmt(top['arrived'] * top['model_loss'])} cycles, "
+        f"and its {fmt(int(top['drops']))} drops exceed one per cycle by {fmt(excess)}, about F/2 = "
+        f"{fmt(top['F_packets'] / 2)}: the first slow start grows the window by ψ = 1.5 per round, overshoots F "
+        "by up to F/2 and loses that once. "
+        "Without a buffer (a one-packet queue, F = "
+        f"{int(zero['F_packets'])}) the model's fluid assumption fails: the sender's ACK-clocked bursts (a delayed "
+        "ACK releases two or three back-to-back segments) overflow a one-packet queue long before the window "
+        "reaches F, "
+        f"so the simulated rate is {fmt(zero['measured_loss'] * 100)} % against the model's "
+        f"{fmt(zero['model_loss'] * 100)} % there."
     )
-    setup = (
-        f"{__doc__.strip()}\n\nSimulated for {duration} per buffer size (the first cycles' slow-start overshoot "
-        "weighs little over hundreds of cycles). F uses μτ = 12.5 packets of 1500 B (the paper rounds it to 12)."
-    )
-    return Result(NAME, TITLE, SOURCE, setup, comps, verdict, reason, {"loss vs storage": csv}, figs)
+    setup = (f"{__doc__.strip()}\n\nSimulated for {fmt(DURATION_S)} s per buffer size, the first slow start "
+             "included.")
+    return Result(NAME, TITLE, SOURCE, setup, CLAIMS, measured, discussion, {"loss vs storage": csv}, figs)

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mptcplab.experiments import load
-from mptcplab.experiments.base import Context, Result
+from mptcplab.experiments.base import Claim, Context, Result
 
 __all__ = ["run_reproductions", "write_index"]
 
@@ -20,18 +20,31 @@ __all__ = ["run_reproductions", "write_index"]
 def run_one(
     name: str, out: Path, quick: bool, jobs: int, progress: Callable[[int, int], None] | None, data: Path | None = None,
 ) -> Result:
+    """Runs one reproduction and writes its section, claims table and result summary.
+
+    The claims must be the module's ``CLAIMS``, declared at import, before the run: a
+    reproduction cannot choose its claims or tolerances after seeing its numbers."""
     mod = load(name)
     ctx = Context(out=out / name, quick=quick, jobs=jobs, progress=progress, data=data)
     t0 = time.monotonic()
     res: Result = mod.run(ctx)
     res.runtime_s = time.monotonic() - t0
-    ctx.path("comparison.csv")
-    res.comparison_frame().to_csv(ctx.out / "comparison.csv", index=False)
+    declared = tuple(getattr(mod, "CLAIMS", ()))
+    if len(declared) != len(res.claims) or any(a is not b for a, b in zip(declared, res.claims)):
+        raise RuntimeError(f"{name}: the result's claims are not the module's declared CLAIMS")
+    res.tick_overlaps = list(ctx.tick_overlaps)
+    ctx.path("claims.csv")
+    res.claim_frame().to_csv(ctx.out / "claims.csv", index=False)
     (ctx.out / "section.md").write_text(res.markdown())
+    counts = res.counts()
     (ctx.out / "result.json").write_text(
         json.dumps(
-            {"name": res.name, "verdict": res.verdict, "reason": res.reason, "runtime_s": res.runtime_s,
-             "quick": quick, "figures": [p.name for p in res.figures], "tables": {k: v.name for k, v in res.tables.items()}},
+            {"name": res.name, "verdict": res.verdict,
+             "counts": {k: {"reproduced": c.reproduced, "testable": c.testable, "paper_inconsistent": c.inconsistent,
+                            "not_testable": c.untestable} for k, c in counts.items()},
+             "claims": res.verdicts(), "runtime_s": res.runtime_s, "quick": quick,
+             "figures": [p.name for p in res.figures], "tables": {k: v.name for k, v in res.tables.items()},
+             "tick_overlaps": res.tick_overlaps},
             indent=2,
         )
         + "\n"
@@ -57,22 +70,47 @@ def run_reproductions(
 
 
 _CSS = """
-body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+body { font-family: system-ui, sans-serif; font-size: 14px; line-height: 1.35; max-width: 1340px; margin: 2em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 0.15em 0.45em; line-height: 1.25; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
+td i { color: #666; font-size: 0.9em; }
 .verdict { font-weight: bold; }
 .reproduced { color: #176617; } .partly { color: #a66b00; } .not { color: #a11; }
-figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+.body { display: flex; gap: 1.2em; align-items: flex-start; }
+.body .text { flex: 1 1 60%; } .body .text p:first-child { margin-top: 0; }
+.figs { flex: 1 1 40%; display: flex; flex-direction: column; gap: 0.4em; }
+figure { margin: 0; } figure img { max-width: 100%; max-height: 320px; border: 1px solid #eee; }
+.note, td.note { font-size: 0.85em; color: #444; }
+table.claims { width: 100%; } table.claims td.n { white-space: nowrap; } table.claims td.paper { max-width: 16em; }
+table.claims td.verdict { min-width: 7em; }
+figcaption { font-size: 0.85em; color: #555; }
+details { margin: 0.6em 0; } summary { cursor: pointer; color: #335; }
+p { margin: 0.45em 0; } h2 { margin: 1.4em 0 0.3em; } table { margin: 0.4em 0; }
 pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; }
 """
+
+#: What the claim verdicts mean, printed once at the top of the report.
+_LEGEND = (
+    "Each section declares its claims before it runs: the paper's value and source, the quantity, "
+    "and a tolerance with its reason. Verdicts are computed from the numbers: <b>reproduced</b> / "
+    "<b>not reproduced</b> (inside / outside the tolerance), <b>not testable</b> (with why), "
+    "<b>paper inconsistent</b> (the paper's own equation or table does not give the number it prints), "
+    "<b>calibration target</b> (the one number open link parameters were fitted to; not counted, every "
+    "other claim is then a prediction), <b>alternative reading</b> (a labelled reinterpretation of an "
+    "inconsistent number; never counted). Model claims (the paper's equations evaluated) and simulation "
+    "claims are counted separately, over each section's headline claims; a section is reproduced only "
+    "when all of them are."
+)
 
 
 def _inline(text: str) -> str:
     """Escapes text and renders **bold**, *italic* and `code`."""
     import re
 
-    t = html.escape(text)
+    # Sphinx cross-reference roles of the module docs (":mod:`x`") read as plain code here.
+    text = re.sub(r":(?:mod|func|class|data|attr|meth|py:\w+):`~?([^`]+)`", r"`\1`", text)
+    t = html.escape(text).replace("&lt;br&gt;", "<br>")
     t = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", t)
     t = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<i>\1</i>", t)
     t = re.sub(r"``?(.+?)``?", r"<code>\1</code>", t)
@@ -129,41 +167,184 @@ def _md_table_to_html(md: str) -> str:
     return "\n".join(out)
 
 
+def _verdict_class(v: str) -> str:
+    return "reproduced" if v == "reproduced" else "not" if v.startswith(("not", "paper")) else "partly"
+
+
+def _claims_html(r: Result, data: str) -> str:
+    """The claims table in HTML: headline claims shown, supporting claims folded below them.
+    Each tolerance carries a numbered reason listed under the table (most claims of a section
+    share one), each claim its source as a hover title (all sources are in ``claims.csv``
+    and ``section.md``)."""
+    from mptcplab.experiments.base import ALTERNATIVE, CALIBRATION, claim_verdict, fmt_value, within_tolerance
+    from mptcplab.experiments.base import _fmt_ours as fmt_ours
+
+    reasons: list[str] = []
+    referenced = {c.alternative_of for c in r.claims if c.alternative_of}
+
+    def row(c: Claim) -> str:
+        m = r.measured[c.id]
+        v = claim_verdict(c, m)
+        inside = within_tolerance(c, m)
+        if v in (CALIBRATION, ALTERNATIVE) and inside is not None:
+            v += " (inside tolerance)" if inside else " (outside tolerance)"
+        tags = []
+        if c.check == "consistency":
+            tags.append("paper's equation vs its own number")
+        if c.alternative_of:
+            tags.append(f"alternative reading of [{c.alternative_of}]")
+        unit = f" ({c.unit})" if c.unit and c.unit not in ("ratio", "fraction") else ""
+        # Ids are shown where another row refers to them (alternative readings); every id is
+        # in the row's hover title and in claims.csv.
+        claim = f"{_inline(c.quantity)}{html.escape(unit)}"
+        if c.id in referenced:
+            claim += f" <i>[{html.escape(c.id)}]</i>"
+        if tags:
+            claim += f"<br><i>{html.escape('; '.join(tags))}</i>"
+        paper = "—" if c.paper is None else html.escape(c.printed or fmt_value(c.paper, c.unit))
+        tol = "—"
+        if c.tolerance is not None:
+            if c.tolerance.reason not in reasons:
+                reasons.append(c.tolerance.reason)
+            tol = f"{html.escape(c.tolerance.describe(c.unit))} <sup>{reasons.index(c.tolerance.reason) + 1}</sup>"
+        why = c.not_testable or m.not_testable
+        note = "; ".join(x for x in (why, m.note) if x)
+        return (f"<tr title='{html.escape(c.id)}'><td>{claim}</td><td class='n'>{c.kind}</td><td class='paper' title='{html.escape(c.source)}'>{paper}"
+                f"</td><td>{html.escape(fmt_ours(m, c.unit))}</td><td class='n'>{tol}</td>"
+                f"<td class='verdict {_verdict_class(v)}'>{html.escape(v)}</td><td class='note'>{_inline(note)}</td></tr>")
+
+    head = ("<tr><th>claim</th><th>kind</th><th>paper</th><th>ours (n)</th><th>tolerance</th><th>verdict</th>"
+            "<th>note</th></tr>")
+    main = [c for c in r.claims if c.headline]
+    rest = [c for c in r.claims if not c.headline]
+    parts = [f"<table class='claims'>{head}{''.join(row(c) for c in main)}</table>"]
+    if rest:
+        verdicts = r.verdicts()
+        ok = sum(verdicts[c.id] == "reproduced" for c in rest)
+        parts.append(f"<details><summary>{len(rest)} supporting claims ({ok} reproduced; not counted)</summary>"
+                     f"<table class='claims'>{head}{''.join(row(c) for c in rest)}</table></details>")
+    sources = sorted({c.source for c in r.claims})
+    parts.append("<p class='note'>Tolerance reasons: " + " ".join(
+        f"<sup>{i + 1}</sup> {_inline(x)}" for i, x in enumerate(reasons)) + "<br>Sources: "
+        + html.escape("; ".join(sources)) + f".<br>{data}</p>")
+    return "\n".join(parts)
+
+
+def _discussion_html(md: str) -> str:
+    """The discussion's first block (paragraph or list item) shown, the rest folded below it."""
+    blocks: list[list[str]] = []
+    for line in md.strip().splitlines():
+        s = line.strip()
+        if not s:
+            if blocks and blocks[-1]:
+                blocks.append([])
+            continue
+        new_item = s.startswith(("- ", "* ")) and blocks and blocks[-1] and not blocks[-1][0].startswith("|")
+        if not blocks or new_item:
+            blocks.append([])
+        blocks[-1].append(line)
+    blocks = [b for b in blocks if b]
+    if not blocks:
+        return ""
+    head = _md_table_to_html("\n".join(blocks[0]))
+    if len(blocks) == 1:
+        return head
+    rest = "\n\n".join("\n".join(b) for b in blocks[1:])
+    return (f"{head}<details><summary>Discussion, continued ({len(blocks) - 1} more)</summary>"
+            f"{_md_table_to_html(rest)}</details>")
+
+
+def _figure_html(out: Path, figures: Sequence[Path]) -> list[str]:
+    """One image per figure: the PNG shown, the SVG (kept on disk) linked."""
+    parts = []
+    stems: dict[str, dict[str, Path]] = {}
+    for f in figures:
+        stems.setdefault(f.stem, {})[f.suffix] = f
+    for stem, files in stems.items():
+        shown = files.get(".png") or next(iter(files.values()))
+        rel = shown.relative_to(out).as_posix()
+        links = [f"<a href='{html.escape(p.relative_to(out).as_posix())}'>{p.suffix[1:].upper()}</a>"
+                 for ext, p in sorted(files.items()) if p is not shown]
+        cap = html.escape(stem) + (f" ({' · '.join(links)})" if links else "")
+        parts.append(f"<figure><a href='{html.escape(rel)}'><img src='{html.escape(rel)}' alt='{html.escape(stem)}'></a>"
+                     f"<figcaption>{cap}</figcaption></figure>")
+    return parts
+
+
 def write_index(results: Sequence[Result], out: Path, quick: bool, version: str) -> Path:
-    """Writes ``out/index.html``: summary table, then each reproduction with inline figures."""
+    """Writes ``out/index.html``: the legend, a summary table with model and simulation claim
+    counts per section, shared assumptions once per paper, then each section (setup folded,
+    claims table, verdict, discussion, one image per figure)."""
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    total = sum(r.runtime_s for r in results)
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>mptcplab reproduction report</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>mptcplab reproduction report</h1>",
         f"<p>mptcplab {html.escape(version)}, Python {platform.python_version()}, generated {now}, "
-        f"{'quick mode (fewer repetitions)' if quick else 'full repetition counts'}.</p>",
-        "<table><tr><th>reproduction</th><th>source</th><th>verdict</th><th>run time</th></tr>",
+        f"{'quick mode (fewer repetitions)' if quick else 'the papers’ repetition counts'}, "
+        f"{total:.0f} s of run time.</p>",
+        f"<p>{_LEGEND}</p>",
+        "<table><tr><th>reproduction</th><th>model claims reproduced / testable</th>"
+        "<th>simulation claims reproduced / testable</th><th>verdict</th><th>run time</th></tr>",
     ]
+    sums = {"model": [0, 0], "simulation": [0, 0]}
     for r in results:
-        cls = r.verdict.split()[0]
+        counts = r.counts()
+        cells = []
+        for kind in ("model", "simulation"):
+            c = counts[kind]
+            has = any(cl.kind == kind for cl in r.claims)
+            cells.append(html.escape(c.short()) if has else "")
+            sums[kind][0] += c.reproduced
+            sums[kind][1] += c.testable
         parts.append(
-            f"<tr><td><a href='#{r.name}'>{html.escape(r.title)}</a></td><td>{html.escape(r.source)}</td>"
-            f"<td class='verdict {cls}'>{r.verdict}</td><td>{r.runtime_s:.1f} s</td></tr>"
+            f"<tr><td><a href='#{r.name}' title='{html.escape(r.source)}'>{html.escape(r.title)}</a></td>"
+            f"<td>{cells[0]}</td><td>{cells[1]}</td>"
+            f"<td class='verdict'>{html.escape(r.verdict)}</td><td>{r.runtime_s:.1f} s</td></tr>"
         )
-    parts.append("</table>")
+    parts.append(
+        f"<tr><th>all</th><th>{sums['model'][0]}/{sums['model'][1]}</th>"
+        f"<th>{sums['simulation'][0]}/{sums['simulation'][1]}</th><th></th><th>{total:.0f} s</th></tr></table>"
+    )
+    printed: set[str] = set()
     for r in results:
-        cls = r.verdict.split()[0]
         parts.append(f"<section id='{r.name}'><h2>{html.escape(r.title)}</h2>")
-        parts.append(_md_table_to_html(r.markdown()))
-        for f in r.figures:
-            rel = f.relative_to(out).as_posix()
-            parts.append(f"<figure><img src='{html.escape(rel)}' alt='{html.escape(f.stem)}'><figcaption>{html.escape(f.stem)}</figcaption></figure>")
+        setup = _md_table_to_html(r.setup)
+        if r.assumptions:
+            key, title, text = r.assumptions
+            anchor = f"assumptions-{key}"
+            if key not in printed:
+                printed.add(key)
+                parts.append(f"<details id='{anchor}'><summary>{html.escape(title)} (shared by this paper's "
+                             f"sections)</summary>{_md_table_to_html(text)}</details>")
+            setup += f"<p>Shared assumptions: <a href='#{anchor}'>{html.escape(title)}</a>.</p>"
+        parts.append(f"<details><summary><i>Source: {html.escape(r.source)}.</i> Setup and assumptions</summary>"
+                     f"{setup}</details>")
+        counts = r.counts()
+        kinds = [k for k in ("model", "simulation") if any(c.kind == k for c in r.claims)]
+        line = "; ".join(f"{k} {counts[k].sentence()}" for k in kinds)
+        parts.append(f"<p><span class='verdict {_verdict_class(r.verdict.split(': ')[-1])}'>Verdict: "
+                     f"{html.escape(r.verdict)}.</span> Headline claims: {html.escape(line)}.</p>")
         links = " · ".join(f"<a href='{html.escape(p.relative_to(out).as_posix())}'>{html.escape(k)}</a>" for k, p in r.tables.items())
-        if links:
-            parts.append(f"<p>Data: {links}</p>")
-        parts.append(f"<p class='verdict {cls}'>Run time {r.runtime_s:.1f} s.</p></section>")
-    # Records on <body> how many figures the browser could load (checked by the test suite
-    # in a headless browser).
+        claims_csv = out / r.name / "claims.csv"
+        if claims_csv.exists():
+            links = f"<a href='{html.escape(claims_csv.relative_to(out).as_posix())}'>claims</a>" + (f" · {links}" if links else "")
+        parts.append(_claims_html(r, f"Data: {links}. Run time {r.runtime_s:.1f} s."))
+        # The discussion beside the figures: a section is as tall as the longer of the two.
+        text = _discussion_html(r.discussion)
+        figs = "".join(_figure_html(out, r.figures))
+        parts.append(f"<div class='body'><div class='text'>{text}</div><div class='figs'>{figs}</div></div>")
+        if r.tick_overlaps:
+            parts.append(f"<p>Overlapping tick labels: {html.escape('; '.join(r.tick_overlaps))}</p>")
+        parts.append("</section>")
+    # Records on <body> how many figures the browser could load and how tall the page is (the
+    # test suite checks both in a headless browser).
     parts.append(
         "<script>window.addEventListener('load', () => { const imgs = [...document.images]; "
         "document.body.dataset.imagesTotal = imgs.length; "
-        "document.body.dataset.imagesLoaded = imgs.filter(i => i.complete && i.naturalWidth > 0).length; });</script>"
+        "document.body.dataset.imagesLoaded = imgs.filter(i => i.complete && i.naturalWidth > 0).length; "
+        "document.body.dataset.pageHeight = document.documentElement.scrollHeight; });</script>"
     )
     parts.append("</body></html>")
     index = out / "index.html"

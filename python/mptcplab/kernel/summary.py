@@ -117,6 +117,7 @@ def build_result(
                 "rtos": si["total_rto"] if si else 0,
                 "recovery_episodes": si["total_rto_recoveries"] if si else 0,
                 "idle_restarts": 0,
+                "penalisations": 0,
                 "syn_retransmits": 0,
                 "srtt_s": si["srtt_s"] if si else None,
                 "min_rtt_s": si["min_rtt_s"] if si else None,

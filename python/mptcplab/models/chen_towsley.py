@@ -38,9 +38,12 @@ What the equations give versus what the paper states (checked in tests/python/te
   per-packet S(k) of Eq. (5) reweights towards early losses once (1-p)^d becomes small.
   Taking Δ = γ rounds instead (as if Eq. (1) counted RTTs of the second flow once) gives
   47.0 / 79.7 (γ = 3.9), 79.7 / 127.2 (γ = 4.4) and 192.4 (γ = 6.0) — closer in magnitude but
-  still not the printed values. The sentence in §IV may report measured per-carrier averages
-  rather than model values; footnote 2 also says R_1 is measured under load during Δ, which
-  the model's round counting does not capture. We implement what is printed and do not tune.
+  still not the printed values. Taking Δ = γ rounds *and* the binomial probability of exactly
+  one lost packet in round k (Eq. (5) times d_ss(k), see ``fig2_alternative_reading``) gives
+  66.9 / 82.6 / 138.6, the closest reading we found; it is a reading, not the printed model.
+  The sentence in §IV may report measured per-carrier averages rather than model values;
+  footnote 2 also says R_1 is measured under load during Δ, which the model's round counting
+  does not capture. We implement what is printed and do not tune.
 - Fig. 5: μ = 10 Mbit/s and τ = 15 ms give μτ = 12.5 packets of 1500 bytes ("roughly 12").
   With μτ = 12: B = 0 → F = 12 → N = 139 → 0.72 %; B = μτ → F = 24 → N = 493 → 0.203 %;
   B = 8μτ → F = 108 → N = 9019 → 0.0111 %: the printed 0.7 % → 0.2 % → 0.01 % are reproduced.
@@ -64,6 +67,8 @@ __all__ = [
     "delta_rounds",
     "expected_packets_at_rounds",
     "expected_packets_before_second_flow",
+    "expected_packets_exactly_one_loss",
+    "fig2_alternative_reading",
     "increment_efficiency",
     "increment_underestimation",
     "lia_alpha",
@@ -186,6 +191,60 @@ def expected_packets_before_second_flow(
         return e_lo
     e_hi = expected_packets_at_rounds(hi, p, iw, b)
     return e_lo + (delta - lo) * (e_hi - e_lo)
+
+
+def expected_packets_exactly_one_loss(delta: int, p: float, iw: float = 10, b: float = 2) -> float:
+    """Eq. (9) for an integer Δ with Eq. (5) read as the probability of exactly one lost packet
+    in round k (packets). *Not the printed equation* — an alternative reading.
+
+    Eq. (5) as printed, S(k) = p (1-p)^{d_ss(k)-1} Π_{i<k} (1-p)^{d_ss(i)}, is the probability
+    that one *given* packet of round k is the one lost. The event Eq. (8) conditions on (its
+    "−1": exactly one packet lost, in round k) can hit any of the d_ss(k) packets of that
+    round, so its probability carries the binomial factor d_ss(k):
+
+        S'(k) = d_ss(k) · p (1-p)^{d_ss(k)-1} · Π_{i<k} (1-p)^{d_ss(i)}.
+
+    Everything else is as printed: C(k) of Eq. (6), S(0) = (1-p)^d, the normalisation Q of
+    Eq. (7) and d(k) of Eq. (8). (Reading S'(k) as "at least one loss in round k",
+    1 - (1-p)^{d_ss(k)}, the paper's "multiple losses in one round trip are one loss event",
+    gives nearly the same values: 43.4 instead of 43.5 at Δ = 3, 141.0 instead of 138.6 at
+    Δ = 6.)
+    """
+    _check_rounds(delta)
+    _check_p(p)
+    if delta == 0:
+        return 0.0
+    q = 1.0 - p
+    d = loss_free_packets_at_rounds(delta, iw, b)
+    weights = [q**d]  # S(0)·C(0)
+    for k in range(1, delta + 1):
+        n_k = d_ss(k, iw, b)
+        s_k = n_k * p * q ** (n_k - 1.0) * math.prod(q ** d_ss(i, iw, b) for i in range(1, k))
+        c_k = 1.0 if k == delta else math.prod(q ** d_ca(j, k, iw, b) for j in range(k + 1, delta + 1))
+        weights.append(s_k * c_k)
+    total = sum(weights)
+    return sum(w / total * packets_given_loss_round(k, delta, iw, b) for k, w in enumerate(weights))
+
+
+def fig2_alternative_reading(gamma: float, p: float = 0.009, iw: float = 10, b: float = 2) -> float:
+    """The closest reading of §IV we found to the paper's "67, 88 and 130 packets" (packets).
+    *Not the paper's model*: it departs from the printed text twice.
+
+    1. Δ = γ rounds of R_1 (that is, Δ = R_2), where Eq. (1) prints Δ = 2R_2 = 2γ rounds;
+    2. Eq. (5) with the binomial factor d_ss(k) (``expected_packets_exactly_one_loss``).
+
+    A non-integer γ is interpolated linearly between ⌊γ⌋ and ⌈γ⌉ rounds, as the
+    ``"continuous"`` rounding of ``expected_packets_before_second_flow``. At the paper's median
+    γ = 3.9 / 4.4 / 6.0 (p = 0.009, I_w = 10, b = 2) it gives 66.9 / 82.6 / 138.6.
+    """
+    if gamma <= 0:
+        raise ValueError(f"RTT ratio gamma = {gamma} must be > 0")
+    lo, hi = math.floor(gamma), math.ceil(gamma)
+    e_lo = expected_packets_exactly_one_loss(lo, p, iw, b)
+    if hi == lo:
+        return e_lo
+    e_hi = expected_packets_exactly_one_loss(hi, p, iw, b)
+    return e_lo + (gamma - lo) * (e_hi - e_lo)
 
 
 def bdp_packets(rate_bps: float, tau_s: float, packet_bytes: int = 1500) -> float:

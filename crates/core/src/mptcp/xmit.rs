@@ -465,6 +465,7 @@ impl Endpoint {
                 if prior >= h.w.ssthresh {
                     h.w.ssthresh = (h.w.ssthresh / 2).max(2 * h.w.smss);
                 }
+                h.stats.penalisations += 1;
                 self.views[j] = view_of(now, h, &self.sfq[j], charge);
                 self.snd.penalisations += 1;
                 self.last_rbuf_opti[sf] = Some(now);

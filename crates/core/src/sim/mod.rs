@@ -47,8 +47,18 @@ pub struct Simulation {
     host_of: Vec<([u32; 2], crate::units::Dur)>,
 }
 
-const SF_METRICS: [&str; 7] =
-    ["cwnd_bytes", "ssthresh_bytes", "srtt_s", "in_flight_bytes", "dsn_sent_bytes", "rto_s", "retransmitted_segments"];
+/// Per-subflow series; `retransmitted_segments` and `penalisations` (M2 halvings of the
+/// subflow's window) are cumulative counts.
+const SF_METRICS: [&str; 8] = [
+    "cwnd_bytes",
+    "ssthresh_bytes",
+    "srtt_s",
+    "in_flight_bytes",
+    "dsn_sent_bytes",
+    "rto_s",
+    "retransmitted_segments",
+    "penalisations",
+];
 const CONN_METRICS: [&str; 4] = ["data_acked_bytes", "delivered_bytes", "rcv_ooo_bytes", "alpha"];
 const LINK_METRICS: [&str; 2] = ["queue_packets", "queue_bytes"];
 
@@ -369,6 +379,7 @@ impl Simulation {
                 push(&mut self.ts, ids[4], s.stats.dsn_sent_end as f64);
                 push(&mut self.ts, ids[5], s.rtt.rto().secs_f64());
                 push(&mut self.ts, ids[6], s.stats.retrans_segments as f64);
+                push(&mut self.ts, ids[7], s.stats.penalisations as f64);
             }
             let ids = self.conn_series[c];
             push(&mut self.ts, ids[0], snd.snd.data_una.0 as f64);

@@ -92,6 +92,8 @@ pub struct SubflowStats {
     pub rtos: u64,
     pub recoveries: u64,
     pub idle_restarts: u64,
+    /// Times the minRTT penalisation (M2) halved this subflow's congestion window.
+    pub penalisations: u64,
     pub syn_retransmits: u64,
     pub established_at: Option<Time>,
     pub first_data_at: Option<Time>,
