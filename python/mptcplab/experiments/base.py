@@ -54,6 +54,7 @@ __all__ = [
     "NOT_TESTABLE",
     "REPRODUCED",
     "Claim",
+    "ClaimRow",
     "Context",
     "Measured",
     "Result",
@@ -320,6 +321,45 @@ def section_verdict(claims: Sequence[Claim], measured: Mapping[str, Measured]) -
     return out
 
 
+@dataclass(frozen=True)
+class ClaimRow:
+    """One claim as the report prints it, in plain text (each renderer escapes and marks up):
+    the verdict (with "inside / outside tolerance" for the classes that are never counted),
+    tags, the quantity with its unit, the paper's and our values, the tolerance and the note."""
+
+    claim: Claim
+    verdict: str
+    tags: list[str]
+    label: str
+    paper: str
+    ours: str
+    tolerance: str
+    note: str
+
+    @staticmethod
+    def of(c: Claim, m: Measured) -> ClaimRow:
+        v = claim_verdict(c, m)
+        inside = within_tolerance(c, m)
+        if v in (CALIBRATION, ALTERNATIVE) and inside is not None:
+            v += " (inside tolerance)" if inside else " (outside tolerance)"
+        tags = []
+        if c.check == "consistency":
+            tags.append("paper's equation vs its own number")
+        if c.alternative_of:
+            tags.append(f"alternative reading of [{c.alternative_of}]")
+        unit = f" ({c.unit})" if c.unit and c.unit not in ("ratio", "fraction") else ""
+        return ClaimRow(
+            claim=c,
+            verdict=v,
+            tags=tags,
+            label=f"{c.quantity}{unit}",
+            paper="—" if c.paper is None else (c.printed or fmt_value(c.paper, c.unit)),
+            ours=_fmt_ours(m, c.unit),
+            tolerance=c.tolerance.describe(c.unit) if c.tolerance else "—",
+            note="; ".join(x for x in (c.not_testable or m.not_testable, m.note) if x),
+        )
+
+
 @dataclass
 class Context:
     """How to run: where to write, how many repetitions, parallel jobs, progress reports."""
@@ -414,37 +454,26 @@ class Result:
             })
         return pd.DataFrame(rows)
 
+    def rows(self) -> list[ClaimRow]:
+        """Every claim as the report prints it, in declaration order."""
+        return [ClaimRow.of(c, self.measured[c.id]) for c in self.claims]
+
     def claims_markdown(self) -> str:
         """The claims table: one row per claim, tolerance and verdict beside the numbers."""
         lines = ["| claim | kind | paper | ours (n) | tolerance | verdict | note |", "|---|---|---|---|---|---|---|"]
-        for c in self.claims:
-            m = self.measured[c.id]
-            v = claim_verdict(c, m)
-            tags = []
-            if not c.headline:
-                tags.append("supporting")
-            if c.check == "consistency":
-                tags.append("paper's equation vs its own number")
-            if c.alternative_of:
-                tags.append(f"alternative reading of {c.alternative_of}")
-            unit = f" ({c.unit})" if c.unit and c.unit not in ("ratio", "fraction") else ""
-            claim = f"{c.quantity}{unit} [{c.id}]" + (f" ({'; '.join(tags)})" if tags else "") + f"<br>*{c.source}*"
-            paper = "—" if c.paper is None else (c.printed or fmt_value(c.paper, c.unit))
-            ours = _fmt_ours(m, c.unit)
-            tol = f"{c.tolerance.describe(c.unit)}: {c.tolerance.reason}" if c.tolerance else "—"
-            inside = within_tolerance(c, m)
-            if v in (CALIBRATION, ALTERNATIVE) and inside is not None:
-                v += " (inside tolerance)" if inside else " (outside tolerance)"
-            why = c.not_testable or m.not_testable
-            note = "; ".join(x for x in (why, m.note) if x)
-            lines.append(f"| {claim} | {c.kind} | {paper} | {ours} | {tol} | **{v}** | {note} |")
+        for r in self.rows():
+            c = r.claim
+            tags = ([] if c.headline else ["supporting"]) + r.tags
+            claim = f"{r.label} [{c.id}]" + (f" ({'; '.join(tags)})" if tags else "") + f"<br>*{c.source}*"
+            tol = f"{r.tolerance}: {c.tolerance.reason}" if c.tolerance else "—"
+            lines.append(f"| {claim} | {c.kind} | {r.paper} | {r.ours} | {tol} | **{r.verdict}** | {r.note} |")
         return "\n".join(lines)
 
-    def markdown(self, shared_assumptions: bool = True) -> str:
-        """The report section: setup, claims table, verdict with counts, discussion.
-        ``shared_assumptions=False`` leaves the shared block out (the index prints it once)."""
+    def markdown(self) -> str:
+        """The section as a standalone file: setup with the shared assumptions, claims table,
+        verdict with counts, discussion."""
         lines = [f"## {self.title}", "", f"*Source: {self.source}.*", "", self.setup.strip(), ""]
-        if self.assumptions and shared_assumptions:
+        if self.assumptions:
             lines += [f"**{self.assumptions[1]}**", "", self.assumptions[2].strip(), ""]
         lines += [self.claims_markdown(), ""]
         counts = self.counts()

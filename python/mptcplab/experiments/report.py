@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mptcplab.experiments import load
-from mptcplab.experiments.base import Claim, Context, Result
+from mptcplab.experiments.base import ClaimRow, Context, Result
 
 __all__ = ["run_reproductions", "write_index"]
 
@@ -176,53 +176,39 @@ def _claims_html(r: Result, data: str) -> str:
     Each tolerance carries a numbered reason listed under the table (most claims of a section
     share one), each claim its source as a hover title (all sources are in ``claims.csv``
     and ``section.md``)."""
-    from mptcplab.experiments.base import ALTERNATIVE, CALIBRATION, claim_verdict, fmt_value, within_tolerance
-    from mptcplab.experiments.base import _fmt_ours as fmt_ours
-
     reasons: list[str] = []
     referenced = {c.alternative_of for c in r.claims if c.alternative_of}
 
-    def row(c: Claim) -> str:
-        m = r.measured[c.id]
-        v = claim_verdict(c, m)
-        inside = within_tolerance(c, m)
-        if v in (CALIBRATION, ALTERNATIVE) and inside is not None:
-            v += " (inside tolerance)" if inside else " (outside tolerance)"
-        tags = []
-        if c.check == "consistency":
-            tags.append("paper's equation vs its own number")
-        if c.alternative_of:
-            tags.append(f"alternative reading of [{c.alternative_of}]")
-        unit = f" ({c.unit})" if c.unit and c.unit not in ("ratio", "fraction") else ""
+    def row(x: ClaimRow) -> str:
+        c = x.claim
         # Ids are shown where another row refers to them (alternative readings); every id is
         # in the row's hover title and in claims.csv.
-        claim = f"{_inline(c.quantity)}{html.escape(unit)}"
+        claim = f"{_inline(x.label)}"
         if c.id in referenced:
             claim += f" <i>[{html.escape(c.id)}]</i>"
-        if tags:
-            claim += f"<br><i>{html.escape('; '.join(tags))}</i>"
-        paper = "—" if c.paper is None else html.escape(c.printed or fmt_value(c.paper, c.unit))
-        tol = "—"
+        if x.tags:
+            claim += f"<br><i>{html.escape('; '.join(x.tags))}</i>"
+        tol = html.escape(x.tolerance)
         if c.tolerance is not None:
             if c.tolerance.reason not in reasons:
                 reasons.append(c.tolerance.reason)
-            tol = f"{html.escape(c.tolerance.describe(c.unit))} <sup>{reasons.index(c.tolerance.reason) + 1}</sup>"
-        why = c.not_testable or m.not_testable
-        note = "; ".join(x for x in (why, m.note) if x)
-        return (f"<tr title='{html.escape(c.id)}'><td>{claim}</td><td class='n'>{c.kind}</td><td class='paper' title='{html.escape(c.source)}'>{paper}"
-                f"</td><td>{html.escape(fmt_ours(m, c.unit))}</td><td class='n'>{tol}</td>"
-                f"<td class='verdict {_verdict_class(v)}'>{html.escape(v)}</td><td class='note'>{_inline(note)}</td></tr>")
+            tol += f" <sup>{reasons.index(c.tolerance.reason) + 1}</sup>"
+        return (f"<tr title='{html.escape(c.id)}'><td>{claim}</td><td class='n'>{c.kind}</td>"
+                f"<td class='paper' title='{html.escape(c.source)}'>{html.escape(x.paper)}</td>"
+                f"<td>{html.escape(x.ours)}</td><td class='n'>{tol}</td>"
+                f"<td class='verdict {_verdict_class(x.verdict)}'>{html.escape(x.verdict)}</td>"
+                f"<td class='note'>{_inline(x.note)}</td></tr>")
 
     head = ("<tr><th>claim</th><th>kind</th><th>paper</th><th>ours (n)</th><th>tolerance</th><th>verdict</th>"
             "<th>note</th></tr>")
-    main = [c for c in r.claims if c.headline]
-    rest = [c for c in r.claims if not c.headline]
-    parts = [f"<table class='claims'>{head}{''.join(row(c) for c in main)}</table>"]
+    rows = r.rows()
+    main = [x for x in rows if x.claim.headline]
+    rest = [x for x in rows if not x.claim.headline]
+    parts = [f"<table class='claims'>{head}{''.join(row(x) for x in main)}</table>"]
     if rest:
-        verdicts = r.verdicts()
-        ok = sum(verdicts[c.id] == "reproduced" for c in rest)
+        ok = sum(x.verdict == "reproduced" for x in rest)
         parts.append(f"<details><summary>{len(rest)} supporting claims ({ok} reproduced; not counted)</summary>"
-                     f"<table class='claims'>{head}{''.join(row(c) for c in rest)}</table></details>")
+                     f"<table class='claims'>{head}{''.join(row(x) for x in rest)}</table></details>")
     sources = sorted({c.source for c in r.claims})
     parts.append("<p class='note'>Tolerance reasons: " + " ".join(
         f"<sup>{i + 1}</sup> {_inline(x)}" for i, x in enumerate(reasons)) + "<br>Sources: "

@@ -55,7 +55,7 @@ What the equations give versus what the paper states (checked in tests/python/te
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 __all__ = [
@@ -133,11 +133,15 @@ def loss_free_packets(gamma: float, iw: float = 10, b: float = 2, rounding: Roun
     return loss_free_packets_at_rounds(_round(delta, rounding), iw, b)
 
 
-def loss_round_distribution(delta: int, p: float, iw: float = 10, b: float = 2) -> list[float]:
+def loss_round_distribution(
+    delta: int, p: float, iw: float = 10, b: float = 2, exactly_one: bool = False
+) -> list[float]:
     """Eq. (5)-(7): [P(0), P(1), ..., P(Δ)], the conditional probability that the (single) loss
     event falls in round k, P(0) being "no loss during Δ". Dimensionless, sums to 1.
 
     S(0) = (1-p)^d, C(0) = C(Δ) = 1, S(k) and C(k) as printed in Eq. (5) and (6).
+    ``exactly_one`` is the alternative reading of ``expected_packets_exactly_one_loss``: S(k)
+    times d_ss(k), the probability that exactly one of round k's packets is lost.
     """
     _check_rounds(delta)
     _check_p(p)
@@ -145,7 +149,10 @@ def loss_round_distribution(delta: int, p: float, iw: float = 10, b: float = 2) 
     d = loss_free_packets_at_rounds(delta, iw, b)
     weights = [q**d]  # S(0)·C(0)
     for k in range(1, delta + 1):
-        s_k = p * q ** (d_ss(k, iw, b) - 1.0) * math.prod(q ** d_ss(i, iw, b) for i in range(1, k))
+        n_k = d_ss(k, iw, b)
+        s_k = p * q ** (n_k - 1.0) * math.prod(q ** d_ss(i, iw, b) for i in range(1, k))
+        if exactly_one:
+            s_k *= n_k
         c_k = 1.0 if k == delta else math.prod(q ** d_ca(j, k, iw, b) for j in range(k + 1, delta + 1))
         weights.append(s_k * c_k)
     total = sum(weights)  # Q of Eq. (7)
@@ -165,12 +172,20 @@ def packets_given_loss_round(k: int, delta: int, iw: float = 10, b: float = 2) -
     return slow_start - 1.0 + avoidance
 
 
-def expected_packets_at_rounds(delta: int, p: float, iw: float = 10, b: float = 2) -> float:
-    """Eq. (9) for an integer Δ: E[received packets] = Σ_{k=0}^{Δ} P(k)·d(k) (packets)."""
+def expected_packets_at_rounds(delta: int, p: float, iw: float = 10, b: float = 2, exactly_one: bool = False) -> float:
+    """Eq. (9) for an integer Δ: E[received packets] = Σ_{k=0}^{Δ} P(k)·d(k) (packets).
+    ``exactly_one``: see ``loss_round_distribution``."""
     if delta == 0:
         return 0.0
-    dist = loss_round_distribution(delta, p, iw, b)
+    dist = loss_round_distribution(delta, p, iw, b, exactly_one)
     return sum(pk * packets_given_loss_round(k, delta, iw, b) for k, pk in enumerate(dist))
+
+
+def _interpolated(f: Callable[[int], float], x: float) -> float:
+    """f at a non-integer number of rounds x: linear between f(⌊x⌋) and f(⌈x⌉)."""
+    lo, hi = math.floor(x), math.ceil(x)
+    e_lo = f(lo)
+    return e_lo if hi == lo else e_lo + (x - lo) * (f(hi) - e_lo)
 
 
 def expected_packets_before_second_flow(
@@ -185,12 +200,7 @@ def expected_packets_before_second_flow(
     delta = delta_rounds(gamma)
     if rounding != "continuous":
         return expected_packets_at_rounds(_round(delta, rounding), p, iw, b)
-    lo, hi = math.floor(delta), math.ceil(delta)
-    e_lo = expected_packets_at_rounds(lo, p, iw, b)
-    if hi == lo:
-        return e_lo
-    e_hi = expected_packets_at_rounds(hi, p, iw, b)
-    return e_lo + (delta - lo) * (e_hi - e_lo)
+    return _interpolated(lambda d: expected_packets_at_rounds(d, p, iw, b), delta)
 
 
 def expected_packets_exactly_one_loss(delta: int, p: float, iw: float = 10, b: float = 2) -> float:
@@ -210,20 +220,7 @@ def expected_packets_exactly_one_loss(delta: int, p: float, iw: float = 10, b: f
     gives nearly the same values: 43.4 instead of 43.5 at Δ = 3, 141.0 instead of 138.6 at
     Δ = 6.)
     """
-    _check_rounds(delta)
-    _check_p(p)
-    if delta == 0:
-        return 0.0
-    q = 1.0 - p
-    d = loss_free_packets_at_rounds(delta, iw, b)
-    weights = [q**d]  # S(0)·C(0)
-    for k in range(1, delta + 1):
-        n_k = d_ss(k, iw, b)
-        s_k = n_k * p * q ** (n_k - 1.0) * math.prod(q ** d_ss(i, iw, b) for i in range(1, k))
-        c_k = 1.0 if k == delta else math.prod(q ** d_ca(j, k, iw, b) for j in range(k + 1, delta + 1))
-        weights.append(s_k * c_k)
-    total = sum(weights)
-    return sum(w / total * packets_given_loss_round(k, delta, iw, b) for k, w in enumerate(weights))
+    return expected_packets_at_rounds(delta, p, iw, b, exactly_one=True)
 
 
 def fig2_alternative_reading(gamma: float, p: float = 0.009, iw: float = 10, b: float = 2) -> float:
@@ -239,12 +236,7 @@ def fig2_alternative_reading(gamma: float, p: float = 0.009, iw: float = 10, b: 
     """
     if gamma <= 0:
         raise ValueError(f"RTT ratio gamma = {gamma} must be > 0")
-    lo, hi = math.floor(gamma), math.ceil(gamma)
-    e_lo = expected_packets_exactly_one_loss(lo, p, iw, b)
-    if hi == lo:
-        return e_lo
-    e_hi = expected_packets_exactly_one_loss(hi, p, iw, b)
-    return e_lo + (gamma - lo) * (e_hi - e_lo)
+    return _interpolated(lambda d: expected_packets_exactly_one_loss(d, p, iw, b), gamma)
 
 
 def bdp_packets(rate_bps: float, tau_s: float, packet_bytes: int = 1500) -> float:
