@@ -50,6 +50,9 @@ FILE_ERRORS = {
     "unknown cubic idle rule": (('cc = "lia"', 'cc = "cubic"\ncc_params = { cubic = { idle = "sometimes" } }'),
                                 "connections[0].cc_params.cubic.idle",
                                 ["unknown variant `sometimes`", "`restart`", "`shift`"]),
+    # Linux's socket buffers are C ints: a buffer above INT_MAX bytes cannot exist.
+    "buffer above INT_MAX": (('cc = "lia"', 'cc = "lia"\nrcvbuf = 72057594037927936'), "connections[0].rcvbuf",
+                             ["2147483647 B"]),
 }
 
 

@@ -18,6 +18,13 @@ use serde::{Deserialize, Serialize};
 
 use super::ByteSize;
 
+/// The largest size a buffer may be written with: `INT_MAX` bytes. Linux keeps `sk_sndbuf`,
+/// `sk_rcvbuf` and the `tcp_wmem`/`tcp_rmem` entries in C `int`s (and clamps `SO_SNDBUF` /
+/// `SO_RCVBUF` to `INT_MAX / 2` before doubling, `__sock_set_rcvbuf`), so no larger buffer
+/// exists on a real host; the bound also keeps the window arithmetic (size × scaling ratio)
+/// far from 64-bit overflow.
+pub const BUF_MAX: u64 = i32::MAX as u64;
+
 /// A `tcp_wmem`/`tcp_rmem`-style triple (bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,12 +64,23 @@ impl BufSize {
         matches!(self, BufSize::Auto(_))
     }
 
-    /// Semantic checks: sizes > 0, `min <= default <= max`, every size at least one segment
-    /// (`seg` bytes). The error is (key below the buffer's key, message).
+    /// Semantic checks: sizes > 0 and at most [`BUF_MAX`], `min <= default <= max`, every
+    /// size at least one segment (`seg` bytes). The error is (key below the buffer's key,
+    /// message).
     pub fn check(&self, seg: u64) -> Result<(), (&'static str, String)> {
         let sized = |key: &'static str, b: ByteSize| -> Result<(), (&'static str, String)> {
             if b.0 == 0 {
                 return Err((key, "must be > 0".into()));
+            }
+            if b.0 > BUF_MAX {
+                return Err((
+                    key,
+                    format!(
+                        "{} B is above {BUF_MAX} B, the largest socket buffer Linux can hold (sk_sndbuf, \
+                         sk_rcvbuf and the tcp_wmem/tcp_rmem entries are C ints)",
+                        b.0
+                    ),
+                ));
             }
             if b.0 < seg {
                 return Err((key, format!("{} B is smaller than one segment ({seg} B)", b.0)));

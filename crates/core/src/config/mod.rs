@@ -792,6 +792,12 @@ mod tests {
         assert_eq!((e.path.as_str(), e.message.as_str()), ("connections[0].sndbuf", "must be > 0"));
         let e = with("sndbuf = -1").unwrap_err();
         assert_eq!(e.path, "connections[0].sndbuf");
+        // The config fuzzer's find: a fixed `rcvbuf` of 2^56 B overflowed size × scaling ratio.
+        // Linux's buffers are C ints, so INT_MAX = 2 147 483 647 B is the largest accepted.
+        let e = with("rcvbuf = { min = \"4KB\", default = \"64KB\", max = \"1000GB\" }").unwrap_err();
+        assert_eq!(e.path, "connections[0].rcvbuf.max");
+        assert!(e.message.contains("2147483647 B"), "{}", e.message);
+        assert!(with("sndbuf = 2147483648").is_err() && with("sndbuf = 2147483647").is_ok());
         let e = with("rcvbuf = { min = \"4KB\", default = \"64KB\" }").unwrap_err();
         assert_eq!(e.path, "connections[0].rcvbuf");
         assert!(e.message.contains("max"), "{}", e.message);
