@@ -53,6 +53,13 @@ FILE_ERRORS = {
     # Linux's socket buffers are C ints: a buffer above INT_MAX bytes cannot exist.
     "buffer above INT_MAX": (('cc = "lia"', 'cc = "lia"\nrcvbuf = 72057594037927936'), "connections[0].rcvbuf",
                              ["2147483647 B"]),
+    # TCP small queues need each packet's departure when it is queued; CoDel decides it later.
+    "host queue with CoDel": (('queue = "50 packets"', 'queue = "50 packets"\nqueue_at = "host"\naqm = { kind = "codel" }'),
+                              "paths[1].queue_at", ["drop-tail or RED", "CoDel"]),
+    "unknown TSQ rule": (('cc = "lia"', 'cc = "lia"\ntcp = { tsq = "linux_5" }'), "connections[0].tcp.tsq",
+                         ["`off`", "`linux_4`", "`linux_6`"]),
+    "unknown stack": (('cc = "lia"', 'cc = "lia"\nstack = "v0.9x"'), "connections[0].stack",
+                      ["`classic`", "`linux`", "`linux-v0.9x`"]),
 }
 
 

@@ -290,6 +290,23 @@ def test_settings_the_kernel_cannot_honour_are_refused(key: str, value: str | bo
     assert len(cli.stderr.strip().splitlines()) == 1 and key in cli.stderr
 
 
+@pytest.mark.parametrize(("key", "value", "shown", "words"), [
+    ("paths.p0.queue_at", "host", "paths[0].queue_at", "not emulated"),
+    ("connections.mptcp.stack", "linux-v0.9x", "connections.mptcp.stack", "not this kernel's"),
+])
+def test_stacks_and_host_queues_the_kernel_cannot_run_are_refused(key: str, value: str, shown: str, words: str) -> None:
+    """The kernel backend's link emulator is a router, and its stack is upstream Linux: a queue
+    in the sending host and the out-of-tree v0.9x profile are refused, never replaced."""
+    from mptcplab.kernel.support import check_supported
+
+    sc = load_scenario(KERNEL_SCENARIOS / "kernel-equal-paths.toml")
+    path = sc.resolved["paths"][0]["name"]
+    with pytest.raises(ConfigError) as e:
+        check_supported(load_scenario(KERNEL_SCENARIOS / "kernel-equal-paths.toml",
+                                      {key.replace("p0", path): value}))
+    assert shown in str(e.value) and words in str(e.value)
+
+
 def test_linux_loss_recovery_written_explicitly_is_accepted() -> None:
     """Writing what the kernel does (RACK-TLP and PRR) is honoured, not refused."""
     from mptcplab.kernel.support import check_supported

@@ -257,13 +257,16 @@ def test_fig8_download_times_per_configuration(tmp_path, monkeypatch) -> None:
     assert (t["download_time_s"] > 16e6 * 8 / 30e6).all() and (t["download_time_s"] < 16).all()
     assert not res.tick_overlaps
     v, m = res.verdicts(), res.measured
-    # Penalisation halves the subflow holding the oldest segment only if its SRTT is the larger:
-    # the cellular SRTT (≥ 80 ms base) always exceeds WiFi's (≈ 30 ms), so WiFi is never penalised.
+    # Finding: mptcp_rcv_buf_optimization (v0.88–v0.9x mptcp_sched.c / mptcp_output.c)
+    # penalises only while the peer's window blocks data waiting to be sent, or while the writer
+    # waits with the send buffer still full (`penal`, !sk_stream_memory_free). In Fig. 8's
+    # downloads the writer waits after DATA_ACKs have freed part of the buffer and the window
+    # does not bind, so no window is ever halved: "w/ penl." differs from "w/o penl." by the
+    # opportunistic retransmissions alone, and the paper's penalisation of WiFi is not shown.
     pen = t[t["penalisation"]]
-    assert (pen["penalisations_wifi"] == 0).all() and pen["penalisations_cell"].sum() > 0
-    assert m["penl-subflow"].value == "cellular" and v["penl-subflow"] == NOT_REPRODUCED
-    # Penalisation shortens the downloads (the paper: it helps).
-    assert m["penl-helps"].value == SHORTER and v["penl-helps"] == REPRODUCED
+    assert (pen["penalisations_wifi"] == 0).all() and (pen["penalisations_cell"] == 0).all()
+    assert m["penl-subflow"].value == "neither" and v["penl-subflow"] == NOT_REPRODUCED
+    assert m["penl-helps"].value != SHORTER and v["penl-helps"] == NOT_REPRODUCED
 
 
 def test_fig8_idle_restart_is_a_no_op_when_the_starved_wifi_window_is_below_iw(tmp_path, monkeypatch) -> None:

@@ -339,6 +339,23 @@ pub fn parse_prob(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// Linux's clock tick (`CONFIG_HZ` = 250 on the measured hosts and on the Ubuntu and Debian
+/// kernels the seeds ran: `jiffies` advance every 4 ms).
+pub const JIFFY: Dur = Dur(4_000_000);
+
+/// The time between `from` and `to` as the jiffies clock counts it (whole ticks crossed, the
+/// ticks falling on multiples of [`JIFFY`] since time zero). Deviation: the clock's phase
+/// relative to the run's time origin is fixed at 0.
+pub fn jiffies_between(from: Time, to: Time) -> Dur {
+    let ticks = (to.0 / JIFFY.0).saturating_sub(from.0 / JIFFY.0);
+    Dur(ticks * JIFFY.0)
+}
+
+/// Linux `usecs_to_jiffies`: a duration as whole jiffies, rounded up.
+pub fn to_jiffies(d: Dur) -> Dur {
+    Dur(d.0.div_ceil(JIFFY.0) * JIFFY.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -301,6 +301,8 @@ fn prr_spreads_the_reduction_over_the_recovery_round() {
             quickack: false,
             cwnd_limited: Default::default(),
             tso_defer: false,
+            cwv: false,
+            tsq: mptcplab_core::config::TsqRule::Off,
         };
         let mut s = Subflow::new(0, 0, false, State::Established, p);
         let mut cc = cc::build(CcKind::Reno, &CcParams::default(), mptcplab_core::rng::Rng::stream(1, "cc"));

@@ -233,9 +233,11 @@ def run(ctx: Context) -> Result:
         penl_subflow = Measured(None, n=0, not_testable="the engine does not report penalisations per subflow")
     else:
         wifi, cell = int(pen_counts["wifi"].sum()), int(pen_counts["cell"].sum())
-        penl_subflow = (Measured(None, n=0, not_testable="no penalisation in any run") if wifi + cell == 0 else
-                        Measured("WiFi" if wifi > cell else "cellular", n=len(pen),
-                                 note=f"halvings over {len(pen)} runs: WiFi {wifi}, cellular {cell}"))
+        # No halving at all is a measured outcome: mptcp_rcv_buf_optimization penalises only
+        # while the peer's window blocks waiting data or the writer waits with the send buffer
+        # still full (its `penal` test, sk_stream_memory_free).
+        which = "neither" if wifi + cell == 0 else "WiFi" if wifi > cell else "cellular"
+        penl_subflow = Measured(which, n=len(pen), note=f"halvings over {len(pen)} runs: WiFi {wifi}, cellular {cell}")
     rst = ev[ev["restart_on"]]
     on = table[table["restart"]]
     vanilla = table[table["config"] == "RST w/o penl."]

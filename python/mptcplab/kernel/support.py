@@ -88,6 +88,11 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
         return "links", "general [[links]] topologies are not supported; use two-host [[paths]]"
     if len(resolved["paths"]) > 8:
         return "paths", "at most 8 paths (the kernel path manager's subflow limit)"
+    for i, p in enumerate(resolved["paths"]):
+        for at, spec in ((f"paths[{i}]", p), (f"paths[{i}].up", p.get("up") or {}), (f"paths[{i}].down", p.get("down") or {})):
+            if spec.get("queue_at") == "host":
+                return f"{at}.queue_at", ("the link emulator is a router between the namespaces; a queue in the sending "
+                                          "host (with TCP small queues acting on it) is not emulated")
     if (data.get("output") or {}).get("pcap"):
         return "output.pcap", "the simulator's captures do not apply; use --pcap to capture the real interfaces"
     mptcp_sets: list[tuple[str, ...]] = []
@@ -100,6 +105,9 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
             return _conn_key(c, "paths"), "a path listed twice (several subflows on one path) is not supported"
         if rc["kind"] == "tcp" and len(paths) != 1:
             return _conn_key(c, "paths"), "a TCP connection uses exactly one path"
+        if c.get("stack") == "linux-v0.9x":
+            return _conn_key(c, "stack"), ("the out-of-tree multipath-tcp.org v0.9x stack is not this kernel's (upstream "
+                                           "Linux MPTCP); use stack = \"linux\"")
         sched = c.get("scheduler")
         if rc["kind"] == "mptcp" and sched is not None and sched != "default":
             return _conn_key(c, "scheduler"), f"upstream Linux has only the `default` scheduler, not `{sched}`"

@@ -74,7 +74,7 @@
 
 use super::{additive_increase_gently, slow_start, Ack, CongestionControl, PeerView, Window};
 use crate::config::{CubicIdle, CubicParams};
-use crate::units::{Dur, Seq, Time};
+use crate::units::{jiffies_between, Dur, Seq, Time};
 
 /// cnt when the target is not above cwnd (segments acknowledged per segment of increase, per
 /// segment of cwnd): "very small increment".
@@ -253,17 +253,6 @@ impl CongestionControl for Cubic {
         *self.path(sf) =
             PathState { round_end: Some(snd_nxt), round_start: now, last_ack: now, ..PathState::default() };
     }
-}
-
-/// Linux's clock tick on the measured hosts (`CONFIG_HZ` = 250: `tcp_jiffies32` advances
-/// every 4 ms).
-const JIFFY: Dur = Dur(4_000_000);
-
-/// The time between `from` and `to` as the jiffies clock counts it (whole ticks crossed, the
-/// ticks falling on multiples of [`JIFFY`] since time zero).
-fn jiffies_between(from: Time, to: Time) -> Dur {
-    let ticks = (to.0 / JIFFY.0).saturating_sub(from.0 / JIFFY.0);
-    Dur(ticks * JIFFY.0)
 }
 
 /// HyStart's minimum samples per round and the window (segments) below which it is off.

@@ -360,6 +360,25 @@ pub enum CwndLimited {
     Linux,
 }
 
+/// TCP small queues: how many bytes a subflow may hold in its own host's queues before it
+/// waits for them to leave ([`crate::tcp::tsq`]). It only acts on a path whose queue sits at
+/// the sending host (`queue_at = "host"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TsqRule {
+    /// No limit.
+    Off,
+    /// Linux 3.16–4.19 (the out-of-tree MPTCP v0.9x kernels): `tcp_limit_output_bytes` =
+    /// 262 144; the default, for the seeds' kernels.
+    #[default]
+    #[serde(rename = "linux_4")]
+    Linux4,
+    /// Upstream Linux 6.x: `tcp_limit_output_bytes` = 4 194 304 (6.18's default), and a
+    /// subflow with at most one packet unacknowledged is never throttled.
+    #[serde(rename = "linux_6")]
+    Linux6,
+}
+
 /// Loss detection of the TCP sender. The default stays RFC 6675 (the engine's model before
 /// RACK-TLP existed here): with Linux's RACK-TLP + PRR two seed reproductions change (see
 /// docs/scenarios.md, "Loss recovery").

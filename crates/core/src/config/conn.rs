@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::algorithms::{CaCounting, CcKind, CcParams, CwndLimited, Recovery, SchedKind, SchedParams, SlowStart};
+use super::algorithms::{
+    CaCounting, CcKind, CcParams, CwndLimited, Recovery, SchedKind, SchedParams, SlowStart, TsqRule,
+};
 use super::{BufSize, ByteSize, RouteCfg, Stack};
 use crate::units::Dur;
 
@@ -154,6 +156,17 @@ pub struct TcpCfg {
     /// waits for the ACK; off (default): it sends whatever the window admits at once.
     #[serde(default)]
     pub tso_defer: bool,
+    /// RFC 2861 §3 as Linux `tcp_cwnd_application_limited`: a window not filled for an RTO
+    /// (`tcp_cwnd_validate`'s "network starves") decays halfway to the most it used, with
+    /// ssthresh kept at ¾ of it, unless the writer is waiting for send-buffer space
+    /// (`SOCK_NOSPACE`). Linux gates it, as the idle restart, with
+    /// `tcp_slow_start_after_idle`, so it needs `idle_restart` too. Off (default): an
+    /// unused window keeps its size until the connection idles.
+    #[serde(default)]
+    pub cwv: bool,
+    /// TCP small queues ([`TsqRule`]), for paths whose queue is at the sending host.
+    #[serde(default)]
+    pub tsq: TsqRule,
 }
 
 impl Default for TcpCfg {
@@ -177,6 +190,8 @@ impl Default for TcpCfg {
             quickack: false,
             cwnd_limited: CwndLimited::default(),
             tso_defer: false,
+            cwv: false,
+            tsq: TsqRule::default(),
         }
     }
 }

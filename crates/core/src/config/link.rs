@@ -152,6 +152,11 @@ macro_rules! link_fields {
             /// Queue limit at the link's entrance (default 1000 packets).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub queue: Option<QueueLimit>,
+            /// Where the queue sits: in a router (default) or in the sending host (a `tc`
+            /// rate limit on the sender's own interface), where TCP small queues hold the
+            /// backlog in the sender's sockets ([`QueueAt`]).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub queue_at: Option<QueueAt>,
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub aqm: Option<Aqm>,
             /// Mean loss probability per packet.
@@ -192,6 +197,19 @@ link_fields!(
     }
 );
 
+/// Where a link's queue sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueAt {
+    /// In a router between the hosts: a TCP sender sees it only through its RTT.
+    #[default]
+    Router,
+    /// In the sending host (`tc` on its interface): each packet counts against its sender's
+    /// TCP small queues until the link has sent it ([`crate::tcp::tsq`]). Paths only; the
+    /// queue must be drop-tail or RED (a CoDel queue decides departures when they happen).
+    Host,
+}
+
 /// Where a link's capacity comes from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Capacity {
@@ -214,6 +232,8 @@ pub struct LinkParams {
     pub drop: Vec<u64>,
     pub schedule: Vec<ScheduleStep>,
     pub schedule_period: Option<Dur>,
+    /// The queue is in the sending host ([`QueueAt::Host`]).
+    pub at_host: bool,
 }
 
 impl LinkParams {
@@ -339,6 +359,7 @@ impl PathCfg {
             drop,
             schedule,
             schedule_period: period,
+            at_host: Self::pick(&o.queue_at, &self.queue_at) == Some(QueueAt::Host),
         }
     }
 
@@ -466,6 +487,15 @@ impl PathCfg {
             if !(b >= 1.0 && b.is_finite()) {
                 return Err(ConfigError::new(at("loss_burst"), format!("{b} must be a mean burst length >= 1 packet")));
             }
+        }
+        if Self::pick(&o.queue_at, &self.queue_at) == Some(QueueAt::Host)
+            && matches!(Self::pick(&o.aqm, &self.aqm), Some(Aqm::Codel { .. }))
+        {
+            return Err(ConfigError::new(
+                at("queue_at"),
+                "a host queue needs a drop-tail or RED queue: CoDel decides departures as they happen, \
+                 and TCP small queues must know when each packet leaves",
+            ));
         }
         match Self::pick(&o.aqm, &self.aqm) {
             Some(Aqm::Codel { target, interval }) if target == Dur::ZERO || interval == Dur::ZERO => {

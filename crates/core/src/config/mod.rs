@@ -114,7 +114,7 @@ mod topology;
 pub use algorithms::*;
 pub use buffer::{BufSize, BufTriple};
 pub use conn::*;
-pub use link::{Aqm, Capacity, JitterCfg, LinkParams, LinkSpec, PathCfg, QueueLimit, ScheduleStep, Traces};
+pub use link::{Aqm, Capacity, JitterCfg, LinkParams, LinkSpec, PathCfg, QueueAt, QueueLimit, ScheduleStep, Traces};
 pub use preset::{presets, PresetInfo};
 pub use profile::Stack;
 pub use topology::{LinkCfg, RouteCfg, RouteTable};
@@ -337,6 +337,13 @@ impl Scenario {
         }
         for (i, l) in self.links.iter().enumerate() {
             l.as_path().check(&format!("links[{i}]"), "", &LinkSpec::default(), &mut traces)?;
+            if l.queue_at == Some(QueueAt::Host) {
+                return Err(ConfigError::new(
+                    format!("links[{i}].queue_at"),
+                    "a host queue is modelled on paths only (the first link a host's packets take); \
+                     use a path, or `router`",
+                ));
+            }
         }
         self.route_table()?;
         self.traces = traces;

@@ -104,6 +104,7 @@ fn top(p: &PathCfg) -> LinkSpec {
         delay: p.delay,
         jitter: p.jitter,
         queue: p.queue,
+        queue_at: p.queue_at,
         aqm: p.aqm,
         loss: p.loss,
         loss_burst: p.loss_burst,
@@ -134,7 +135,7 @@ fn fill(target: &mut LinkSpec, outer: &LinkSpec, p: &LinkSpec) {
             })*
         };
     }
-    fill_keys!(delay, jitter, queue, aqm, loss, loss_burst, drop);
+    fill_keys!(delay, jitter, queue, queue_at, aqm, loss, loss_burst, drop);
     if !has_capacity(target) && !has_capacity(outer) && has_capacity(p) {
         target.rate = p.rate;
         target.trace = p.trace.clone();

@@ -18,7 +18,25 @@
 //!   the MPTCP-level retransmission timer, joins opened by the
 //!   in-kernel path manager once the connection is fully established (the kernel backend's
 //!   `subflow` endpoints), the DSS sizes Linux writes, and the hosts' processing jitter as
-//!   measured on the kernel backend (mean 33 µs).
+//!   measured on the kernel backend (mean 33 µs), and TCP small queues as 6.x has them.
+//! - `linux-v0.9x`: the out-of-tree multipath-tcp.org stack the seeds ran (v0.88–v0.94 on
+//!   Linux 3.11–4.14; `net/mptcp/mptcp_sched.c`, `mptcp_output.c` of that tree) where it
+//!   differs from `classic`: the default scheduler (`minrtt`: lowest SRTT among subflows with
+//!   window room that TCP small queues do not throttle) with `mptcp_rcv_buf_optimization`'s
+//!   opportunistic retransmission and penalisation on (`mptcp_rbuf_opti`; both switchable,
+//!   [`crate::config::MinRttParams`]); joins opened by the full-mesh path manager once the
+//!   connection is established; PRR (Linux ≥ 3.2) with RFC 6675 loss detection; the
+//!   receiver's quick-ACK mode and `tcp_grow_window`; `tcp_cwnd_validate`'s rule for a used
+//!   window with RFC 2861's decay of an application-limited one
+//!   (`tcp_cwnd_application_limited`); TCP small queues with 4.x's 256 KiB limit. The
+//!   connection-level send and reinjection queues, the writer's blocking and wake-up and the
+//!   reinjection on a subflow's RTO are `classic`'s already. Deviations: buffers count
+//!   payload bytes (v0.9x charges the meta socket's skbs, 1–2 % more with 64 KiB TSO
+//!   buffers, and up to +60 % with one segment per skb); the meta socket's send-buffer
+//!   auto-tuning (`tcp_sndbuf_expand` on the meta socket) and that era's receive-buffer
+//!   auto-tuning are not modelled (a `{ min, default, max }` buffer tunes as `classic`'s);
+//!   RACK as 4.4 had it (lost retransmissions only) and TLP are not modelled; DSS options
+//!   keep `classic`'s sizes; congestion control stays what the scenario names.
 //!
 //! A profile is applied to the scenario text before the schema reads it: every key of the
 //! profile that the connection does not write is filled in (tables merged key by key), so
@@ -34,10 +52,12 @@ pub enum Stack {
     #[default]
     Classic,
     Linux,
+    #[serde(rename = "linux-v0.9x")]
+    LinuxV09x,
 }
 
 impl Stack {
-    pub const NAMES: &'static [&'static str] = &["classic", "linux"];
+    pub const NAMES: &'static [&'static str] = &["classic", "linux", "linux-v0.9x"];
 }
 
 /// The `linux` profile: the connection keys it sets (see the module documentation).
@@ -63,6 +83,23 @@ pub fn linux_profile() -> Value {
             "quickack": true,
             "cwnd_limited": "linux",
             "tso_defer": true,
+            "tsq": "linux_6",
+        },
+    })
+}
+
+/// The `linux-v0.9x` profile: the connection keys it sets (see the module documentation).
+pub fn linux_v09x_profile() -> Value {
+    json!({
+        "scheduler": "minrtt",
+        "sched_params": { "minrtt": { "opportunistic_retransmission": true, "penalisation": true } },
+        "join": "fully_established",
+        "tcp": {
+            "prr": true,
+            "quickack": true,
+            "cwnd_limited": "linux",
+            "cwv": true,
+            "tsq": "linux_4",
         },
     })
 }
@@ -90,6 +127,7 @@ pub fn apply_profiles(scenario: &mut Value) {
         let Value::Object(m) = c else { continue };
         let profile = match m.get("stack").and_then(Value::as_str) {
             Some("linux") => linux_profile(),
+            Some("linux-v0.9x") => linux_v09x_profile(),
             _ => continue,
         };
         // `tcp` must be a table to merge into; anything else is left for the schema to refuse.

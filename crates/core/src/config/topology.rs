@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::link::{JitterCfg, LinkSpec, QueueLimit, ScheduleStep};
+use super::link::{JitterCfg, LinkSpec, QueueAt, QueueLimit, ScheduleStep};
 use super::{did_you_mean, Aqm, ConfigError, ConnCfg, Prob, Scenario};
 use crate::units::{Dur, Rate};
 
@@ -37,6 +37,7 @@ impl LinkCfg {
             delay: s.delay.or(Some(Dur::ZERO)),
             jitter: s.jitter,
             queue: s.queue.or(Some(QueueLimit::Packets(1000))),
+            queue_at: s.queue_at,
             aqm: s.aqm,
             loss: s.loss.or(Some(Prob(0.0))),
             loss_burst: s.loss_burst,
@@ -56,6 +57,7 @@ impl LinkCfg {
             delay: self.delay,
             jitter: self.jitter,
             queue: self.queue,
+            queue_at: self.queue_at,
             aqm: self.aqm,
             loss: self.loss,
             loss_burst: self.loss_burst,

@@ -105,6 +105,11 @@ pub struct Endpoint {
     pub(crate) sndbuf_cfg: BufSize,
     pub(crate) rtx_at: Option<Time>,
     pub(crate) rtx_ival: crate::units::Dur,
+    /// Whether the first queue each subflow's packets enter is in this host
+    /// (`queue_at = "host"`): its data packets then count against TCP small queues.
+    host_queue: Vec<bool>,
+    /// Scratch: each subflow's `segments_sent` when a push began.
+    pub(crate) sent_before: Vec<u64>,
 }
 
 impl Endpoint {
@@ -135,6 +140,8 @@ impl Endpoint {
             quickack: t.quickack,
             cwnd_limited: t.cwnd_limited,
             tso_defer: t.tso_defer,
+            cwv: t.cwv,
+            tsq: t.tsq,
         };
         let start = Time::ZERO + cfg.start;
         let warmup = Time::ZERO + sc.output.warmup;
@@ -188,6 +195,21 @@ impl Endpoint {
             sndbuf_cfg: cfg.sndbuf,
             rtx_at: None,
             rtx_ival: t.rto_min,
+            host_queue: vec![false; subflows.len()],
+            sent_before: Vec::new(),
+        }
+    }
+
+    /// Marks subflow `sf`'s first queue as one in this host (set by the simulator).
+    pub fn set_host_queue(&mut self, sf: usize, at_host: bool) {
+        self.host_queue[sf] = at_host;
+    }
+
+    /// The oldest of subflow `sf`'s packets still in this host's queue leaves it at `at` (the
+    /// simulator reports each packet a host queue took or dropped, in sending order).
+    pub fn host_departure(&mut self, sf: usize, at: Time) {
+        if let Some(s) = self.subflows[sf].as_mut() {
+            s.tsq.departs(at);
         }
     }
 
@@ -254,6 +276,10 @@ impl Endpoint {
         p.seq = seg.seq;
         p.payload = seg.len;
         p.dsn = seg.dsn;
+        if self.host_queue[sf] {
+            let s = self.subflows[sf].as_mut().expect("sending subflow exists");
+            s.tsq.charge(now, seg.len as u64 + crate::mptcp::sfqueue::TX_SKB_HEAD);
+        }
         out.push(p.sized(self.ts_len));
     }
 

@@ -36,7 +36,7 @@ use crate::mptcp::sfqueue::{wmem_truesize, SubflowQueue};
 use crate::net::packet::{flags, MpOption, Packet};
 use crate::tcp::subflow::{CaState, State, Subflow};
 use crate::tcp::tso::{self, Defer, DeferCtx};
-use crate::units::{Dsn, Time};
+use crate::units::{jiffies_between, to_jiffies, Dsn, Time};
 
 /// Size of the MPTCP socket's data fragments (`struct mptcp_data_frag`): data is copied
 /// into 32 KiB page fragments (`SKB_FRAG_PAGE_ORDER` = 3), one fragment per page.
@@ -132,6 +132,8 @@ impl Endpoint {
             }
         }
         self.snd.app_write(now);
+        self.sent_before.clear();
+        self.sent_before.extend(self.subflows.iter().map(|s| s.as_ref().map_or(0, |s| s.stats.segments_sent)));
         for i in 0..self.subflows.len() {
             while let Some(s) = self.subflows[i].as_mut().filter(|s| s.established() && s.pacer.open(now)) {
                 let Some(seg) = s.retransmit_next(now, false) else {
@@ -238,6 +240,14 @@ impl Endpoint {
                 if s.established() && !s.has_room() {
                     s.cwnd_validate(true);
                 }
+            }
+        }
+        // Linux `tcp_cwnd_validate` closing each push that sent on a subflow (`tcp_write_xmit`,
+        // and `mptcp_write_xmit` for the subflows it pushed): RFC 2861's record and decay.
+        let nospace = self.snd.app_blocked();
+        for (s, &before) in self.subflows.iter_mut().zip(&self.sent_before) {
+            if let Some(s) = s.as_mut().filter(|s| s.stats.segments_sent > before) {
+                s.cwnd_app_check(now, nospace);
             }
         }
         // Linux `tcp_new_space` after an ACK freed data: the send buffer grows unless the
@@ -437,38 +447,65 @@ impl Endpoint {
         }
     }
 
-    /// M1/M2 of the out-of-tree Linux MPTCP (`mptcp_rcv_buf_optimization`), when new data is
-    /// blocked by the receive window or by a full send buffer and subflow `sf` has room.
-    /// Returns true if it sent something.
+    /// M1/M2 of the out-of-tree Linux MPTCP (`mptcp_rcv_buf_optimization`, v0.9x
+    /// `mptcp_sched.c`), called when subflow `sf` has room but no new data may go: the
+    /// connection's receive window is full while data waits (`mptcp_next_segment`, with
+    /// penalisation), or nothing is left to send and the writer waits for send-buffer space
+    /// (`__mptcp_next_segment`, penalisation only while the send buffer is still full,
+    /// `!sk_stream_memory_free`). Nothing happens unless data is outstanding. Returns true if
+    /// it sent something.
+    /// - M2: unless a penalisation by `sf` happened less than its SRTT ago (in jiffies, the
+    ///   clock starting when the subflow was set up: `defsched_init`), the first other subflow
+    ///   holding the oldest unacknowledged data is looked at, and if it has a larger SRTT and
+    ///   is in the Open state its cwnd is halved (at least one segment), and its ssthresh
+    ///   unless it was in slow start (at least two segments).
+    /// - M1: if that data was never sent on `sf`, it is sent there when a holder's window is
+    ///   at most 4 segments, or when every holder looked at before has more than 4 × `sf`'s
+    ///   SRTT (the first holder within 4 × stops the search).
+    ///
+    /// Subflows are looked at newest first, as Linux walks its `connection_list`.
     fn receive_buffer_optimisation(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) -> bool {
         let (m1, m2) = self.sched.receive_buffer_optimisation();
         if !(m1 || m2) {
             return false;
         }
         let smss = self.params[sf].smss;
-        let blocked = self.snd.rwnd_blocked(smss) || (self.snd.unsent() == 0 && self.snd.app_blocked());
-        if !blocked {
+        let penal = if self.snd.unsent() > 0 {
+            self.snd.rwnd_blocked(smss)
+        } else if self.snd.app_blocked() {
+            self.snd.queued() >= self.snd.sndbuf
+        } else {
+            return false;
+        };
+        if self.snd.unsent() > 0 && !penal {
             return false;
         }
         let una = self.snd.data_una;
+        if self.snd.snd_nxt <= una {
+            return false;
+        }
         let holds = |s: &Subflow| s.sb.find_dsn(una).is_some();
-        let fast_srtt = self.subflows[sf].as_ref().and_then(|s| s.rtt.srtt()).unwrap_or_default();
-        if m2 && self.last_rbuf_opti[sf].is_none_or(|t| now.since(t) >= fast_srtt) {
+        let fast = self.subflows[sf].as_ref().expect("picked subflow exists");
+        let fast_srtt = fast.rtt.srtt().unwrap_or_default();
+        let set_up = fast.stats.established_at.unwrap_or(Time::ZERO);
+        let last = *self.last_rbuf_opti[sf].get_or_insert(set_up);
+        let n_subflows = self.subflows.len();
+        let others = move || (0..n_subflows).rev().filter(move |&j| j != sf);
+        if m2 && penal && jiffies_between(last, now) >= to_jiffies(fast_srtt) {
             let charge = self.charge();
-            for j in 0..self.subflows.len() {
-                let Some(h) = self.subflows[j].as_mut() else { continue };
-                if j == sf || !holds(h) || h.ca != CaState::Open || h.rtt.srtt().is_none_or(|r| r <= fast_srtt) {
-                    continue;
+            if let Some(j) = others().find(|&j| self.subflows[j].as_ref().is_some_and(holds)) {
+                let h = self.subflows[j].as_mut().expect("holder exists");
+                if h.rtt.srtt().is_some_and(|r| r > fast_srtt) && h.ca == CaState::Open {
+                    let prior = h.w.cwnd;
+                    h.w.cwnd = (h.w.cwnd / 2).max(h.w.smss);
+                    if prior >= h.w.ssthresh {
+                        h.w.ssthresh = (h.w.ssthresh / 2).max(2 * h.w.smss);
+                    }
+                    h.stats.penalisations += 1;
+                    self.views[j] = view_of(now, h, &self.sfq[j], charge);
+                    self.snd.penalisations += 1;
+                    self.last_rbuf_opti[sf] = Some(now);
                 }
-                let prior = h.w.cwnd;
-                h.w.cwnd = (h.w.cwnd / 2).max(h.w.smss);
-                if prior >= h.w.ssthresh {
-                    h.w.ssthresh = (h.w.ssthresh / 2).max(2 * h.w.smss);
-                }
-                h.stats.penalisations += 1;
-                self.views[j] = view_of(now, h, &self.sfq[j], charge);
-                self.snd.penalisations += 1;
-                self.last_rbuf_opti[sf] = Some(now);
             }
         }
         if !m1 {
@@ -480,20 +517,23 @@ impl Endpoint {
         if holds(fast) || self.snd.m1_copies.contains(&(una, sf as u8)) {
             return false;
         }
-        // As `mptcp_rcv_buf_optimization`: only worth it on a subflow much faster than the one
-        // holding the segment (4·SRTT below the holder's), or if the holder's window is tiny.
-        let Some((seg, holder_ok)) = self.subflows.iter().enumerate().find_map(|(j, s)| {
-            let s = s.as_ref().filter(|_| j != sf)?;
-            let seg = s.sb.find_dsn(una)?;
-            let small = s.w.cwnd <= 4 * s.w.smss;
-            let slow = s.rtt.srtt().is_some_and(|r| r.0 > 4 * fast_srtt.0);
-            Some((*seg, small || slow))
-        }) else {
+        let mut retrans = None;
+        for j in others() {
+            let Some(h) = self.subflows[j].as_ref() else { continue };
+            let Some(seg) = h.sb.find_dsn(una) else { continue };
+            if h.w.cwnd <= 4 * h.w.smss {
+                retrans = Some(*seg);
+                break;
+            }
+            if h.rtt.srtt().is_none_or(|r| r.0 <= 4 * fast_srtt.0) {
+                retrans = None;
+                break;
+            }
+            retrans = Some(*seg);
+        }
+        let Some(seg) = retrans else {
             return false;
         };
-        if !holder_ok {
-            return false;
-        }
         let n = (seg.dsn + seg.len as u64).dist(una).min(smss);
         self.send_on(now, sf, una, n, out);
         self.snd.opportunistic_retransmissions += 1;
@@ -554,7 +594,10 @@ impl Endpoint {
             };
         }
         for s in self.subflows.iter().flatten() {
-            for d in [s.hs_at, s.delack_at, s.xmit_timer_at()].into_iter().flatten() {
+            // A subflow TCP small queues hold back may send once enough has left the host.
+            let tsq =
+                (self.is_sender && s.tsq_throttled(now)).then(|| s.tsq.unthrottle_at(now, s.tsq_limit())).flatten();
+            for d in [s.hs_at, s.delack_at, s.xmit_timer_at(), tsq].into_iter().flatten() {
                 t = Some(t.map_or(d, |x| x.min(d)));
             }
         }

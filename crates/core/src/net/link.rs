@@ -242,6 +242,11 @@ impl<P: WireLen> Link<P> {
         }
     }
 
+    /// When the transmitter finishes the last packet it took (FIFO mode: known on arrival).
+    pub fn tx_end(&self) -> Time {
+        self.free_at
+    }
+
     /// Packets and bytes waiting for the transmitter at `now`.
     pub fn backlog(&mut self, now: Time) -> (u64, u64) {
         match &mut self.mode {

@@ -76,6 +76,16 @@ impl Simulation {
             })
             .collect();
         let n_links = topo.links.len();
+        let mut eps = eps;
+        for (c, pair) in eps.iter_mut().enumerate() {
+            for (side, ep) in pair.iter_mut().enumerate() {
+                // The client sends on a route's uplinks, the server on its downlinks.
+                for (sf, &(route, _)) in table.subflows[c].iter().enumerate() {
+                    let first = topo.routes[route][side][0] as usize;
+                    ep.set_host_queue(sf, topo.links[first].params.at_host);
+                }
+            }
+        }
         let mut sim = Simulation {
             sc: sc.clone(),
             now: Time::ZERO,
@@ -342,7 +352,18 @@ impl Simulation {
             cap.record(Point::Link(l as u32), now, &p, route);
         }
         let uid = p.uid;
+        // A data packet entering a queue in its sender's host: tell the sender when it leaves
+        // (TCP small queues): when the link has sent it, or now if it was dropped.
+        let host_queue = (p.hop == 0 && p.payload > 0 && self.topo.links[l].params.at_host)
+            .then(|| (p.conn as usize, usize::from(!p.to_server), p.subflow as usize));
         let r = self.topo.links[l].offer(now, p);
+        if let Some((c, side, sf)) = host_queue {
+            let left = match r {
+                Offer::Accepted | Offer::Lost => self.topo.links[l].tx_end(),
+                Offer::QueueDrop | Offer::AqmDrop => now,
+            };
+            self.eps[c][side].host_departure(sf, left);
+        }
         if let Some(d) = self.digest.as_mut() {
             d.record(now, TraceEvent::Enqueue { link: l as u32, uid });
             match r {

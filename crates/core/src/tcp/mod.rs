@@ -10,3 +10,4 @@ pub mod scoreboard;
 pub mod subflow;
 pub mod tlp;
 pub mod tso;
+pub mod tsq;

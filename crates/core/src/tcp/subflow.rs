@@ -24,13 +24,14 @@
 //!   `tcp_slow_start_after_idle_check`).
 
 use crate::cc::{Ack, CongestionControl, PeerView, RateAck, Window};
-use crate::config::{CaCounting, CwndLimited, Recovery, SlowStart};
+use crate::config::{CaCounting, CwndLimited, Recovery, SlowStart, TsqRule};
 use crate::tcp::pacing::Pacer;
 use crate::tcp::prr::Prr;
 use crate::tcp::receiver::SubflowReceiver;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::{Scoreboard, SentSeg, EVER_RETRANS};
 use crate::tcp::tlp::{Tlp, TlpAck};
+use crate::tcp::tsq::Tsq;
 use crate::units::{Dsn, Dur, Seq, Time};
 
 /// Per-subflow TCP parameters (resolved from the scenario).
@@ -56,6 +57,10 @@ pub struct TcpParams {
     pub cwnd_limited: CwndLimited,
     /// Linux's TSO deferral for data sent from the subflow's queue ([`crate::tcp::tso`]).
     pub tso_defer: bool,
+    /// RFC 2861 §3 decay of an application-limited window (`tcp.cwv`).
+    pub cwv: bool,
+    /// TCP small queues (`tcp.tsq`), acting when the path's queue is in this host.
+    pub tsq: TsqRule,
 }
 
 /// Connection-setup state of the subflow.
@@ -92,6 +97,8 @@ pub struct SubflowStats {
     pub rtos: u64,
     pub recoveries: u64,
     pub idle_restarts: u64,
+    /// Times RFC 2861's decay shrank an application-limited window (`tcp.cwv`).
+    pub cwv_decays: u64,
     /// Times the minRTT penalisation (M2) halved this subflow's congestion window.
     pub penalisations: u64,
     pub syn_retransmits: u64,
@@ -153,6 +160,13 @@ pub struct Subflow {
     cwnd_usage_seq: Seq,
     max_out: u64,
     is_cwnd_limited: bool,
+    /// RFC 2861 §3 bookkeeping (Linux `snd_cwnd_used`, `snd_cwnd_stamp`): the most bytes
+    /// outstanding since the window was last full, and when it was last full, restarted or
+    /// decayed (None before the first check).
+    cwnd_used: u64,
+    cwnd_stamp: Option<Time>,
+    /// What the subflow holds in its host's queues (TCP small queues).
+    pub tsq: Tsq,
     // --- handshake ---
     /// Handshake retransmission timer (SYN, SYN/ACK, MP_JOIN third ACK).
     pub hs_at: Option<Time>,
@@ -173,6 +187,7 @@ impl Subflow {
         sb.rack.enabled = p.recovery == Recovery::RackTlp;
         let mut rcv = SubflowReceiver::default();
         rcv.quickack = p.quickack;
+        let tsq_rule = p.tsq;
         Subflow {
             idx,
             path,
@@ -201,6 +216,9 @@ impl Subflow {
             cwnd_usage_seq: Seq(0),
             max_out: 0,
             is_cwnd_limited: false,
+            cwnd_used: 0,
+            cwnd_stamp: None,
+            tsq: Tsq::new(tsq_rule),
             hs_at: None,
             hs_sent_at: Time::ZERO,
             hs_retransmitted: false,
@@ -234,9 +252,32 @@ impl Subflow {
         self.established() && self.sb.in_flight() + self.w.smss <= self.w.cwnd
     }
 
-    /// Room in the window and the pacing gate open at `now`: a segment may leave.
+    /// Room in the window, the pacing gate open and TCP small queues not throttling at
+    /// `now`: a segment may leave.
     pub fn can_send(&self, now: Time) -> bool {
-        self.has_room() && self.pacer.open(now)
+        self.has_room() && self.pacer.open(now) && !self.tsq_throttled(now)
+    }
+
+    /// Linux's pacing rate (bytes/s), which sets the TSQ limit: the rate-based controller's,
+    /// else `tcp_update_pacing_rate`, max(cwnd, `packets_out`) / SRTT × 200 % while cwnd <
+    /// ssthresh / 2, × 120 % otherwise (SRTT taken as 1 s before any sample).
+    pub fn linux_pacing_rate(&self) -> f64 {
+        if self.pacer.rate > 0 {
+            return self.pacer.rate as f64;
+        }
+        let srtt = self.rtt.srtt().map_or(1.0, |d| d.secs_f64()).max(1e-9);
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2 { 2.0 } else { 1.2 };
+        ratio * self.w.cwnd.max(self.snd_nxt.dist(self.snd_una)).max(1) as f64 / srtt
+    }
+
+    /// The TSQ limit for the next transmission ([`crate::tcp::tsq`]): one segment is one skb.
+    pub fn tsq_limit(&self) -> u64 {
+        self.tsq.limit(self.linux_pacing_rate(), self.w.smss + crate::mptcp::sfqueue::TX_SKB_HEAD)
+    }
+
+    /// TCP small queues hold this subflow's next transmission back.
+    pub fn tsq_throttled(&self, now: Time) -> bool {
+        self.tsq.throttled(now, self.tsq_limit(), self.sb.len() as u64)
     }
 
     /// Makes the subflow's congestion control rate-based (`cc::CongestionControl::rate_based`):
@@ -324,6 +365,42 @@ impl Subflow {
         }
     }
 
+    /// The second half of Linux `tcp_cwnd_validate`, after a push that sent data on this
+    /// subflow: a full window ("network is fed fully") resets the record; otherwise the most
+    /// bytes outstanding is kept and, once the window has not been full for an RTO, RFC 2861
+    /// §3's decay runs (`tcp_cwnd_application_limited`, with `tcp.cwv` and `idle_restart`):
+    /// in the Open state and unless the writer waits for send-buffer space (`nospace`,
+    /// `SOCK_NOSPACE` on the socket the subflow shares with the connection), cwnd falls
+    /// halfway to the larger of that record and the initial window, and ssthresh to at least
+    /// ¾ of cwnd (`tcp_current_ssthresh`). The time of the check moves on either way.
+    /// Deviation: Linux also restarts the clock when a recovery ends; here only a full
+    /// window, an idle restart or a decay does.
+    pub fn cwnd_app_check(&mut self, now: Time, nospace: bool) {
+        let stamp = *self.cwnd_stamp.get_or_insert(now);
+        if self.cwnd_limited() {
+            self.cwnd_used = 0;
+            self.cwnd_stamp = Some(now);
+            return;
+        }
+        self.cwnd_used = self.cwnd_used.max(self.snd_nxt.dist(self.snd_una));
+        if !(self.p.cwv && self.p.idle_restart) || now.since(stamp) < self.rtt.rto() {
+            return;
+        }
+        if self.ca == CaState::Open && !nospace {
+            let smss = self.w.smss;
+            // In whole segments, as Linux counts them.
+            let used = self.cwnd_used.div_ceil(smss).max(self.p.iw);
+            let cwnd = self.w.cwnd / smss;
+            if used < cwnd {
+                self.w.ssthresh = self.w.ssthresh.max(self.w.cwnd / 2 + self.w.cwnd / 4);
+                self.w.cwnd = ((cwnd + used) / 2) * smss;
+                self.stats.cwv_decays += 1;
+            }
+            self.cwnd_used = 0;
+        }
+        self.cwnd_stamp = Some(now);
+    }
+
     /// RFC 2861 / Linux `tcp_cwnd_restart`, checked before sending data.
     /// Returns true if the window was restarted.
     pub fn maybe_idle_restart(&mut self, now: Time) -> bool {
@@ -348,6 +425,7 @@ impl Subflow {
         }
         self.w.cwnd = cwnd.max(restart);
         self.w.cnt = 0;
+        self.cwnd_stamp = Some(now);
         self.stats.idle_restarts += 1;
         true
     }
@@ -719,6 +797,8 @@ mod tests {
             quickack: false,
             cwnd_limited: rule,
             tso_defer: false,
+            cwv: false,
+            tsq: crate::config::TsqRule::Off,
         };
         Subflow::new(0, 0, false, State::Established, p)
     }
@@ -734,6 +814,59 @@ mod tests {
             let dsn = Dsn(s.snd_nxt.0);
             s.send_new(Time::ZERO, 1000, dsn);
         }
+    }
+
+    /// Linux `tcp_cwnd_validate` → `tcp_cwnd_application_limited`, worked by hand with
+    /// 1000-byte segments, IW 10 and the initial RTO of 1 s: a 100-segment window in
+    /// congestion avoidance (ssthresh 50) of which at most 20 segments are used. The first
+    /// check starts the clock; one within the RTO changes nothing; one after it sets ssthresh
+    /// to max(50, ¾ × 100) = 75 and cwnd to (100 + max(20, 10)) / 2 = 60 segments. A writer
+    /// waiting for send-buffer space (`SOCK_NOSPACE`) keeps the window; a full window resets
+    /// the clock.
+    #[test]
+    fn an_application_limited_window_decays_halfway_to_what_it_used_after_an_rto() {
+        let mk = || {
+            let mut s = subflow(CwndLimited::Linux);
+            s.p.cwv = true;
+            s.p.idle_restart = true;
+            s.w.cwnd = 100_000;
+            s.w.ssthresh = 50_000;
+            send(&mut s, 20);
+            s
+        };
+        let t = |ms| Time::ZERO + Dur::from_ms(ms);
+        let mut s = mk();
+        s.cwnd_app_check(t(0), false);
+        s.cwnd_app_check(t(999), false);
+        assert_eq!((s.w.cwnd, s.w.ssthresh), (100_000, 50_000));
+        s.cwnd_app_check(t(1000), false);
+        assert_eq!((s.w.cwnd, s.w.ssthresh, s.stats.cwv_decays), (60_000, 75_000, 1));
+        // The clock restarted at the decay: the next one is an RTO later.
+        s.cwnd_app_check(t(1999), false);
+        assert_eq!(s.w.cwnd, 60_000);
+        s.cwnd_app_check(t(2000), false);
+        assert_eq!(s.w.cwnd, 40_000, "(60 + 20) / 2 segments");
+
+        let mut s = mk();
+        s.cwnd_app_check(t(0), true);
+        s.cwnd_app_check(t(1500), true);
+        assert_eq!((s.w.cwnd, s.stats.cwv_decays), (100_000, 0), "the writer waits for memory");
+
+        let mut s = mk();
+        s.cwnd_app_check(t(0), false);
+        s.w.cwnd = 20_000;
+        s.w.ssthresh = 10_000;
+        s.cwnd_validate(true); // a transmit attempt found the window full
+        s.cwnd_app_check(t(900), false);
+        s.w.cwnd = 100_000;
+        s.w.ssthresh = 50_000;
+        s.cwnd_validate(false);
+        ack_all(&mut s);
+        send(&mut s, 20);
+        s.cwnd_app_check(t(1500), false);
+        assert_eq!(s.w.cwnd, 100_000, "the clock restarted at 0.9 s, when the window was full");
+        s.cwnd_app_check(t(1900), false);
+        assert_eq!(s.w.cwnd, 60_000);
     }
 
     #[test]
