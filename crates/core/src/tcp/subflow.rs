@@ -277,7 +277,8 @@ impl Subflow {
 
     /// TCP small queues hold this subflow's next transmission back.
     pub fn tsq_throttled(&self, now: Time) -> bool {
-        self.tsq.throttled(now, self.tsq_limit(), self.sb.len() as u64)
+        // Most subflows never hold anything in their host: skip the limit's arithmetic.
+        !self.tsq.is_empty() && self.tsq.throttled(now, self.tsq_limit(), self.sb.len() as u64)
     }
 
     /// Makes the subflow's congestion control rate-based (`cc::CongestionControl::rate_based`):

@@ -94,6 +94,11 @@ impl Tsq {
         }
     }
 
+    /// Nothing was ever charged or everything charged has been forgotten.
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
     /// Bytes still in the host at `now`.
     pub fn held(&self, now: Time) -> u64 {
         let gone: u64 = self.timed.iter().take_while(|&&(t, _)| t <= now).map(|&(_, b)| b).sum();
