@@ -269,6 +269,7 @@ def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
     ("connections.mptcp.tcp.cwnd_limited", "rounds", "tcp_cwnd_validate"),
     ("connections.mptcp.tcp.tso_defer", False, "tcp_tso_should_defer"),
     ("connections.mptcp.tcp.quickack", False, "quick-ACK"),
+    ("connections.mptcp.tcp.cwv", False, "tcp_cwnd_application_limited"),
     ("connections.mptcp.join", "add_addr", "fully_established"),
     ("connections.mptcp.option_sizes", "classic", "need `linux`"),
     ("connections.mptcp.host_jitter", "33us", "own timing"),

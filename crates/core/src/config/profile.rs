@@ -18,7 +18,8 @@
 //!   the MPTCP-level retransmission timer, joins opened by the
 //!   in-kernel path manager once the connection is fully established (the kernel backend's
 //!   `subflow` endpoints), the DSS sizes Linux writes, and the hosts' processing jitter as
-//!   measured on the kernel backend (mean 33 µs), and TCP small queues as 6.x has them.
+//!   measured on the kernel backend (mean 33 µs), RFC 2861's decay of an application-limited
+//!   window (`tcp_cwnd_application_limited`), and TCP small queues as 6.x has them.
 //! - `linux-v0.9x`: the out-of-tree multipath-tcp.org stack the seeds ran (v0.88–v0.94 on
 //!   Linux 3.11–4.14; `net/mptcp/mptcp_sched.c`, `mptcp_output.c` of that tree) where it
 //!   differs from `classic`: the default scheduler (`minrtt`: lowest SRTT among subflows with
@@ -84,6 +85,7 @@ pub fn linux_profile() -> Value {
             "cwnd_limited": "linux",
             "tso_defer": true,
             "tsq": "linux_6",
+            "cwv": true,
         },
     })
 }
