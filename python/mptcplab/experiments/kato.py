@@ -11,7 +11,8 @@ runs, as the paper's.
 
 Assumptions the paper leaves open: the qdisc limit (1000 packets on both paths, Linux's
 default ``txqueuelen``), the congestion control (LIA, the MPTCP coupled default) and the fast
-path's propagation delay (50 µs). Nothing is fitted: the claims are predictions of this one
+path's propagation delay (50 µs), and the hosts' timing noise (the processing jitter measured
+on the kernel backend, mean 33 µs). Nothing is fitted: the claims are predictions of this one
 set of parameters. Reported beside the claims and never counted: an ablation that switches
 the stack's mechanisms off one at a time (TCP small queues, RFC 2861's decay, M2, M1, the
 queues moved into a router, a fixed receive buffer), the send-buffer sweep repeated with
@@ -245,7 +246,7 @@ def run(ctx: Context) -> Result:
     fast_srtt = dict(srtt_ms["fast"])
     acted_above = sum(fast_srtt.get(t, math.nan) > slow_srtt[t] for t in acted)
 
-    # Ablation: the stack's mechanisms off one at a time, at 1 MiB (deterministic: one run each).
+    # Ablation: the stack's mechanisms off one at a time, at 1 MiB (one run each, the scenario's seed).
     abl_rows = []
     for label, ov in ABLATIONS:
         d = mptcplab.run(mp.with_overrides(ov)).metrics()
@@ -261,7 +262,7 @@ def run(ctx: Context) -> Result:
     abl_csv = ctx.path("ablation_1MiB.csv")
     abl.to_csv(abl_csv, index=False)
 
-    # Send-buffer sweep under both queue assumptions (deterministic: one run per point).
+    # Send-buffer sweep under both queue assumptions (one run per point, the scenario's seed).
     rows = []
     for queue in QUEUES:
         mpq, tcpq = _scenarios(queue)
@@ -488,7 +489,7 @@ def run(ctx: Context) -> Result:
         "each subflow's data, so its limit hardly matters). The paper's explanation (the writer asleep in "
         "sk_stream_wait_memory while the RP mechanism runs only on ACKs) rests on Linux's process structure, which "
         "the engine does not model beyond the wake-up rule.",
-        "Ablation (not counted; one run each at 1 MiB): " + "; ".join(
+        "Ablation (not counted; one run each at 1 MiB, the scenario's seed): " + "; ".join(
             f"{r['variant']}: {fmt(r['mptcp_goodput_bps'] / 1e6)} Mbit/s (fast {fmt(r['fast_goodput_bps'] / 1e6)}, "
             f"slow {fmt(r['slow_goodput_bps'] / 1e6)}; fast RTT {fmt(r['fast_mean_rtt_s'] * 1e3)} ms; "
             f"{int(r['starvations'])} starvations; M2 on the slow subflow {int(r['slow_penalisations'])}, "
@@ -514,12 +515,14 @@ def run(ctx: Context) -> Result:
         f"window, TCP small queues of Linux 4.x). {runs} runs, as the paper's; run 4 (the paper's Figs. 4–6, 9, 10) "
         "with a 10 ms time series.\n\n"
         "Assumed where the paper is silent: qdisc limits of 1000 packets on both paths (Linux's default txqueuelen), "
-        "LIA congestion control (the MPTCP coupled default), 50 µs one way on the fast path. Nothing is fitted: every claim is a prediction with these values. Single-path TCP for the regimes is "
+        "LIA congestion control (the MPTCP coupled default), 50 µs one way on the fast path, and the hosts' timing "
+        "noise: the processing jitter measured on this project's kernel backend (mean 33 µs per packet), so that "
+        "runs differ as the paper's did. Nothing is fitted: every claim is a prediction with these values. Single-path TCP for the regimes is "
         "Reno over the fast path with the same send buffer; the regimes are classified against it (more than 2 % "
         "above: above one link; more than 2 % below with the slow subflow carrying at least 0.5 % of the data, or "
         "about equal with at least 5 %: both paths, below single-path TCP; otherwise fast path only). Sensitivity "
-        f"analyses, not counted: the send-buffer sweep ({', '.join(SNDBUFS)}, one run each, the scenario has no "
-        f"random component) repeated with 100-packet queues, and the queue size scanned over "
+        f"analyses, not counted: the send-buffer sweep ({', '.join(SNDBUFS)}, one run each with the scenario's "
+        f"seed) repeated with 100-packet queues, and the queue size scanned over "
         f"{', '.join(str(q) for q in QUEUE_SCAN)} packets at 1 MiB. Which subflow M2 penalised is read from the "
         "engine's per-subflow counts of window halvings."
     )
