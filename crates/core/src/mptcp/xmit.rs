@@ -55,10 +55,9 @@ fn sched_ctx<'a>(now: Time, views: &'a [SchedView], snd: &ConnSender) -> SchedCt
     }
 }
 
-/// Linux's default `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio` (200 %, 120 %), which size
-/// its transmit skbs (`tcp_tso_autosize`).
-const PACING_SS_RATIO: f64 = 2.0;
-const PACING_CA_RATIO: f64 = 1.2;
+// Linux's default `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio`, which size its transmit
+// skbs (`tcp_tso_autosize`).
+use crate::tcp::pacing::{CA_RATIO as PACING_CA_RATIO, SS_RATIO as PACING_SS_RATIO};
 
 /// How a subflow's data is charged to its memory: payload bytes, or skb truesize with the
 /// largest window the peer offered (which bounds the write-queue buffers).
@@ -471,15 +470,16 @@ impl Endpoint {
         }
         let smss = self.params[sf].smss;
         let penal = if self.snd.unsent() > 0 {
-            self.snd.rwnd_blocked(smss)
+            // Data waits: only a full receive window brings us here with penalisation.
+            if !self.snd.rwnd_blocked(smss) {
+                return false;
+            }
+            true
         } else if self.snd.app_blocked() {
             self.snd.queued() >= self.snd.sndbuf
         } else {
             return false;
         };
-        if self.snd.unsent() > 0 && !penal {
-            return false;
-        }
         let una = self.snd.data_una;
         if self.snd.snd_nxt <= una {
             return false;

@@ -17,6 +17,25 @@
 
 use crate::units::{Dur, Time};
 
+/// Linux's default `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio` (200 %, 120 %).
+pub const SS_RATIO: f64 = 2.0;
+pub const CA_RATIO: f64 = 1.2;
+
+/// Linux's pacing rate (bytes/s): the rate-based controller's (`controller`, 0 = none), else
+/// `tcp_update_pacing_rate`, max(cwnd, `packets_out`) / SRTT times `ss_ratio` while cwnd <
+/// ssthresh / 2 and `ca_ratio` otherwise (SRTT taken as 1 s before any sample). `out` counts
+/// everything sent and not cumulatively acknowledged (`packets_out`, in bytes), so during a
+/// recovery, where SACKed data leaves the pipe but not `packets_out`, the rate stays at the
+/// flight the subflow had.
+pub fn linux_rate(controller: u64, cwnd: u64, ssthresh: u64, out: u64, srtt: Option<Dur>, ratios: (f64, f64)) -> f64 {
+    if controller > 0 {
+        return controller as f64;
+    }
+    let srtt = srtt.map_or(1.0, |d| d.secs_f64()).max(1e-9);
+    let ratio = if cwnd < ssthresh / 2 { ratios.0 } else { ratios.1 };
+    ratio * cwnd.max(out).max(1) as f64 / srtt
+}
+
 /// Segments a socket sends before pacing applies (Linux `tcp_update_skb_after_send`:
 /// `tp->data_segs_out >= 10`, so that the initial window leaves at once).
 pub const UNPACED_SEGMENTS: u64 = 10;

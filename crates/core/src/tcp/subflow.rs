@@ -25,7 +25,7 @@
 
 use crate::cc::{Ack, CongestionControl, PeerView, RateAck, Window};
 use crate::config::{CaCounting, CwndLimited, Recovery, SlowStart, TsqRule};
-use crate::tcp::pacing::Pacer;
+use crate::tcp::pacing::{self, Pacer};
 use crate::tcp::prr::Prr;
 use crate::tcp::receiver::SubflowReceiver;
 use crate::tcp::rtt::RttEstimator;
@@ -258,21 +258,19 @@ impl Subflow {
         self.has_room() && self.pacer.open(now) && !self.tsq_throttled(now)
     }
 
-    /// Linux's pacing rate (bytes/s), which sets the TSQ limit: the rate-based controller's,
-    /// else `tcp_update_pacing_rate`, max(cwnd, `packets_out`) / SRTT × 200 % while cwnd <
-    /// ssthresh / 2, × 120 % otherwise (SRTT taken as 1 s before any sample).
-    pub fn linux_pacing_rate(&self) -> f64 {
-        if self.pacer.rate > 0 {
-            return self.pacer.rate as f64;
-        }
-        let srtt = self.rtt.srtt().map_or(1.0, |d| d.secs_f64()).max(1e-9);
-        let ratio = if self.w.cwnd < self.w.ssthresh / 2 { 2.0 } else { 1.2 };
-        ratio * self.w.cwnd.max(self.snd_nxt.dist(self.snd_una)).max(1) as f64 / srtt
-    }
-
-    /// The TSQ limit for the next transmission ([`crate::tcp::tsq`]): one segment is one skb.
+    /// The TSQ limit for the next transmission ([`crate::tcp::tsq`]): one segment is one skb,
+    /// the pacing rate Linux's with its default ratios.
     pub fn tsq_limit(&self) -> u64 {
-        self.tsq.limit(self.linux_pacing_rate(), self.w.smss + crate::mptcp::sfqueue::TX_SKB_HEAD)
+        let out = self.snd_nxt.dist(self.snd_una);
+        let rate = pacing::linux_rate(
+            self.pacer.rate,
+            self.w.cwnd,
+            self.w.ssthresh,
+            out,
+            self.rtt.srtt(),
+            (pacing::SS_RATIO, pacing::CA_RATIO),
+        );
+        self.tsq.limit(rate, self.w.smss + crate::mptcp::sfqueue::TX_SKB_HEAD)
     }
 
     /// TCP small queues hold this subflow's next transmission back.

@@ -65,19 +65,17 @@ impl SchedView {
         self.cwnd.saturating_sub(self.in_flight)
     }
 
-    /// The subflow's pacing rate (bytes/s): the rate-based controller's, else Linux's
-    /// `tcp_update_pacing_rate`, max(cwnd, `packets_out`) / SRTT times `ss_ratio` while cwnd <
-    /// ssthresh / 2 and `ca_ratio` otherwise (SRTT taken as 1 s before any sample).
-    /// `packets_out` counts everything sent and not cumulatively acknowledged, so during a
-    /// recovery, where SACKed data leaves the pipe but not `packets_out`, the rate stays at
-    /// the flight the subflow had.
+    /// The subflow's pacing rate (bytes/s) with the given ratios
+    /// ([`crate::tcp::pacing::linux_rate`]).
     pub fn linux_pacing_rate(&self, ss_ratio: f64, ca_ratio: f64) -> f64 {
-        if self.pacing_rate > 0 {
-            return self.pacing_rate as f64;
-        }
-        let srtt = self.srtt_s().unwrap_or(1.0).max(1e-9);
-        let ratio = if self.cwnd < self.ssthresh / 2 { ss_ratio } else { ca_ratio };
-        ratio * self.cwnd.max(self.out).max(1) as f64 / srtt
+        crate::tcp::pacing::linux_rate(
+            self.pacing_rate,
+            self.cwnd,
+            self.ssthresh,
+            self.out,
+            self.srtt,
+            (ss_ratio, ca_ratio),
+        )
     }
 
     /// Smoothed RTT (seconds), if measured.
