@@ -321,9 +321,10 @@ def test_kato_ablation_shows_the_sender_side_queue_with_tsq_carrying_the_slow_su
     in the sender's qdisc), the fast path's queueing delay stays below 262 144 B × 8 / 100 Mbit/s
     = 21 ms over its 0.1 ms base RTT, far under the slow path's 80 ms, and the slow subflow
     carries data. Without TSQ a queue in the sender is, for TCP, the same as a queue in a router:
-    the two variants give identical runs, and in both the fast subflow's 1000-packet queue lifts
-    its RTT to the slow path's, so minRTT's ranking no longer favours it and it carries almost
-    everything."""
+    the two variants give identical runs, and in both the fast subflow's queue holds all the data
+    the send buffer has (241 skbs, 342 220 B: at most 27.4 ms at 100 Mbit/s, so its RTT stays
+    under the slow path's 80 ms); its window never fills, minRTT never turns to the slow
+    subflow, and the fast one carries almost everything."""
     import pandas as pd
 
     abl = pd.read_csv(kato.tables["ablation at 1 MiB"]).set_index("variant")
@@ -332,4 +333,16 @@ def test_kato_ablation_shows_the_sender_side_queue_with_tsq_carrying_the_slow_su
     assert full["slow_goodput_bps"] > 0.1 * full["mptcp_goodput_bps"]
     off, router = abl.loc["TCP small queues off"], abl.loc["queues in a router"]
     assert off.equals(router.rename(off.name))
-    assert off["slow_goodput_bps"] < 0.01 * off["mptcp_goodput_bps"] and off["fast_mean_rtt_s"] > 0.04
+    assert off["slow_goodput_bps"] < 0.01 * off["mptcp_goodput_bps"]
+    # Base RTT + the send buffer's data queued + one 1500-byte packet in service.
+    assert full["fast_mean_rtt_s"] < off["fast_mean_rtt_s"] < 0.0001 + (342_220 + 1500) * 8 / 100e6
+    # The meta socket's skb charge: a full 1 MiB buffer holds ceil(1048576 / 4352) = 241 skbs of
+    # 1420 B, 342 220 B of data, where charged in payload bytes it holds 1 048 576 B. Data
+    # sent after a segment on the 80 ms path waits for its DATA_ACK, so a buffer holding three
+    # times as much data cannot move less; and in both runs the writer still starves.
+    payload = abl.loc["send buffer charged in payload bytes"]
+    assert payload["mptcp_goodput_bps"] > full["mptcp_goodput_bps"]
+    assert full["starvations"] > 0 and payload["starvations"] > 0
+    # M2 without a blocking window acts only in calls that find the send buffer full.
+    assert full["rbuf_calls_full"] <= full["rbuf_calls"]
+    assert full["slow_penalisations"] + full["fast_penalisations"] <= full["rbuf_calls"]

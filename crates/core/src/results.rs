@@ -46,6 +46,12 @@ pub struct ConnResult {
     /// minRTT add-ons: opportunistic retransmissions (M1) and penalisations (M2).
     pub opportunistic_retransmissions: u64,
     pub penalisations: u64,
+    /// Calls of the receive-buffer optimisation (`mptcp_rcv_buf_optimization`, M1/M2) that
+    /// could penalise (a blocking window, or a writer waiting on the send buffer), and of
+    /// those, the ones made with the send buffer full: without a blocking window, M2 acts
+    /// only in those.
+    pub rbuf_calls: u64,
+    pub rbuf_calls_full: u64,
     /// Payload bytes received more than once at connection level.
     pub duplicate_bytes: u64,
     /// Times the application found the send buffer full.

@@ -303,6 +303,7 @@ fn prr_spreads_the_reduction_over_the_recovery_round() {
             tso_defer: false,
             cwv: false,
             tsq: mptcplab_core::config::TsqRule::Off,
+            tx_skb_truesize: None,
         };
         let mut s = Subflow::new(0, 0, false, State::Established, p);
         let mut cc = cc::build(CcKind::Reno, &CcParams::default(), mptcplab_core::rng::Rng::stream(1, "cc"));

@@ -25,7 +25,8 @@ from mptcplab.scenario import Scenario
 __all__ = ["build_result"]
 
 NOT_MEASURED = [
-    "opportunistic_retransmissions", "penalisations", "duplicate_bytes", "sndbuf_blocked_episodes",
+    "opportunistic_retransmissions", "penalisations", "rbuf_calls", "rbuf_calls_full", "duplicate_bytes",
+    "sndbuf_blocked_episodes",
     "sndbuf_blocked_time_s", "ooo_delay", "max_rcv_ooo_bytes", "idle_restarts", "syn_retransmits",
 ]
 
@@ -144,7 +145,8 @@ def build_result(
             "download_time_s": (last - start) if (size is not None and completed) else None,
             "completed": completed,
             "reinjected_bytes": mptcp_info.get("bytes_retrans", 0),
-            "opportunistic_retransmissions": 0, "penalisations": 0, "duplicate_bytes": 0,
+            "opportunistic_retransmissions": 0, "penalisations": 0, "rbuf_calls": 0, "rbuf_calls_full": 0,
+            "duplicate_bytes": 0,
             "sndbuf_blocked_episodes": 0, "sndbuf_blocked_time_s": 0.0,
             "sndbuf_limited_time_s": sum(s["sndbuf_limited_s"] for s in snd_subs.values()),
             "rwnd_limited_time_s": sum(s["rwnd_limited_s"] for s in snd_subs.values()),

@@ -214,6 +214,13 @@ pub enum BufferAccounting {
     /// charged its skb truesize (payload plus the kernel's per-buffer overhead), so the
     /// payload a buffer holds is its size times the payload/truesize ratio.
     Truesize,
+    /// As the out-of-tree multipath-tcp.org stack charges its meta socket's send buffer: in
+    /// whole one-MSS skbs of 4352 B truesize each at MSS 1448 (DSS checksums on, that stack's
+    /// default, rule out scatter-gather and GSO; [`crate::mptcp::sendbuf::MetaCharge`]); TCP
+    /// small queues charge each packet the same. A fixed `sndbuf` is the socket's `sk_sndbuf`
+    /// as `tcp_wmem` sets it, not doubled (a program's `SO_SNDBUF` value is, by the kernel:
+    /// write twice it). Receive buffers count payload bytes, as with `payload`.
+    Skb,
 }
 
 /// Which subflows carry a window update when the receiving application frees buffer space.

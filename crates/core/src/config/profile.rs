@@ -29,13 +29,17 @@
 //!   connection is established; PRR (Linux ≥ 3.2) with RFC 6675 loss detection; the
 //!   receiver's quick-ACK mode and `tcp_grow_window`; `tcp_cwnd_validate`'s rule for a used
 //!   window with RFC 2861's decay of an application-limited one
-//!   (`tcp_cwnd_application_limited`); TCP small queues with 4.x's 256 KiB limit. The
+//!   (`tcp_cwnd_application_limited`); TCP small queues with 4.x's 256 KiB limit; the meta
+//!   socket's send buffer charged in whole one-MSS skbs of their truesize, as DSS checksums
+//!   (on by default there) make it (`buffer_accounting = "skb"`: 4352 B per 1420-byte skb on
+//!   a distribution build), auto-tuned as `mptcp_update_sndbuf` does (the subflows' sum, at
+//!   most `tcp_wmem[2]`, never shrinking). The
 //!   connection-level send and reinjection queues, the writer's blocking and wake-up and the
-//!   reinjection on a subflow's RTO are `classic`'s already. Deviations: buffers count
-//!   payload bytes (v0.9x charges the meta socket's skbs, 1–2 % more with 64 KiB TSO
-//!   buffers, and up to +60 % with one segment per skb); the meta socket's send-buffer
-//!   auto-tuning (`tcp_sndbuf_expand` on the meta socket) and that era's receive-buffer
-//!   auto-tuning are not modelled (a `{ min, default, max }` buffer tunes as `classic`'s);
+//!   reinjection on a subflow's RTO are `classic`'s already. Deviations: the subflows' own
+//!   send buffers, which that sum adds up, grow with the per-segment memory of this host's
+//!   6.18 build (2304 B, where a 4.x distribution build has 4352 B); receive buffers count
+//!   payload bytes and that era's receive-buffer auto-tuning is not modelled (a
+//!   `{ min, default, max }` receive buffer tunes as `classic`'s);
 //!   RACK as 4.4 had it (lost retransmissions only) and TLP are not modelled; DSS options
 //!   keep `classic`'s sizes; congestion control stays what the scenario names.
 //!
@@ -96,6 +100,7 @@ pub fn linux_v09x_profile() -> Value {
         "scheduler": "minrtt",
         "sched_params": { "minrtt": { "opportunistic_retransmission": true, "penalisation": true } },
         "join": "fully_established",
+        "buffer_accounting": "skb",
         "tcp": {
             "prr": true,
             "quickack": true,

@@ -38,7 +38,7 @@ use crate::mptcp::pm::{PathManager, PmAction};
 use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace, DEFAULT_SCALING_RATIO};
 use crate::mptcp::reassembly::ConnReceiver;
 use crate::mptcp::sched::{self, SchedView, Scheduler};
-use crate::mptcp::sendbuf::ConnSender;
+use crate::mptcp::sendbuf::{v09x_skb_truesize, ConnSender, MetaCharge};
 use crate::mptcp::sfqueue::SubflowQueue;
 use crate::net::packet::{flags, optlen, MpOption, Packet, SackBlocks, IP_TCP_HEADER};
 use crate::rng::Rng;
@@ -123,6 +123,10 @@ impl Endpoint {
         let mp_len = if mptcp { optlen::dss(ack64, true) } else { 0 };
         let smss = t.mss.min(t.mtu - IP_TCP_HEADER as u64 - ts_len as u64 - mp_len as u64);
         let paths: Vec<(usize, bool)> = subflows.to_vec();
+        // The out-of-tree stack's one-MSS skbs: `smss` of payload in a buffer allocated for
+        // the subflow's `mss_cache` (without the DSS option), `mptcp_select_size`.
+        let skb_charge = (mptcp && cfg.buffer_accounting == BufferAccounting::Skb)
+            .then(|| (smss, v09x_skb_truesize(smss + mp_len as u64)));
         let p = TcpParams {
             smss,
             iw: t.iw,
@@ -142,6 +146,7 @@ impl Endpoint {
             tso_defer: t.tso_defer,
             cwv: t.cwv,
             tsq: t.tsq,
+            tx_skb_truesize: skb_charge.map(|(_, truesize)| truesize),
         };
         let start = Time::ZERO + cfg.start;
         let warmup = Time::ZERO + sc.output.warmup;
@@ -150,6 +155,9 @@ impl Endpoint {
         let initial_rwnd = space.window_for(0);
         let mut snd = ConnSender::new(App::from_cfg(&cfg.app, start), conn_sndbuf(cfg.sndbuf, truesize), initial_rwnd);
         snd.fill_tail = mptcp && cfg.window_tail == WindowTail::Fill;
+        if let Some((payload, truesize)) = skb_charge {
+            snd.charge = MetaCharge::Skb { payload, truesize };
+        }
         let mut rcv = ConnReceiver::new(space, warmup).full_window(cfg.rcvbuf_window == RcvbufWindow::Full);
         rcv.count_subflow_ooo = !truesize;
         Endpoint {
@@ -278,7 +286,8 @@ impl Endpoint {
         p.dsn = seg.dsn;
         if self.host_queue[sf] {
             let s = self.subflows[sf].as_mut().expect("sending subflow exists");
-            s.tsq.charge(now, seg.len as u64 + crate::mptcp::sfqueue::TX_SKB_HEAD);
+            let truesize = s.tx_truesize(seg.len as u64);
+            s.tsq.charge(now, truesize);
         }
         out.push(p.sized(self.ts_len));
     }
@@ -361,11 +370,19 @@ impl Endpoint {
     /// plus the sum of its subflows' (each auto-tuned by `tcp_sndbuf_expand`; read back on
     /// 6.18 with `ss -M`: 4096 + 2 × 300000 B with two subflows at a 300000 B maximum); a fixed
     /// one stays as set.
+    ///
+    /// The out-of-tree stack (`buffer_accounting = "skb"`) has `mptcp_update_sndbuf` instead:
+    /// the meta socket's buffer is the sum of its subflows', at most `tcp_wmem[2]`, and never
+    /// shrinks; it starts at `tcp_wmem[1]`.
     pub(crate) fn sync_sndbuf(&mut self) {
         if let BufSize::Auto(t) = self.sndbuf_cfg {
             let sum: u64 =
                 self.subflows.iter().zip(&self.sfq).filter(|(s, _)| s.is_some()).map(|(_, q)| q.sndbuf).sum();
-            self.snd.sndbuf = if sum > 0 { t.min.0 + sum } else { t.default.0 };
+            self.snd.sndbuf = match self.snd.charge {
+                MetaCharge::Skb { .. } => self.snd.sndbuf.max(sum.min(t.max.0)),
+                MetaCharge::Payload if sum > 0 => t.min.0 + sum,
+                MetaCharge::Payload => t.default.0,
+            };
         }
     }
 

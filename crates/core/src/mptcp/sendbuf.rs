@@ -13,17 +13,55 @@
 //! the sum of the subflows' auto-tuned buffers (Linux `__mptcp_sync_sndbuf`, set by the
 //! endpoint). The MPTCP socket charges its data fragments at their payload size plus a few
 //! bytes of fragment header (`mptcp_sendmsg`: `frag_truesize`), which this model neglects:
-//! it counts payload bytes.
+//! it counts payload bytes ([`MetaCharge::Payload`]).
+//!
+//! The out-of-tree stack's meta socket is a TCP socket whose write queue holds skbs, each
+//! charged its truesize (`skb_entail`: `sk_wmem_queued += skb->truesize`), and with DSS
+//! checksums on (`mptcp_checksum = 1`, that stack's default) it neither uses scatter-gather
+//! nor GSO (`mptcp_can_sg`, `mptcp_sk_can_gso`): every skb holds one MSS in a linear buffer
+//! (`tcp_sendmsg` with `size_goal = mss_now`, `mptcp_select_size`), so the buffer holds far
+//! less payload than its size ([`MetaCharge::Skb`], [`v09x_skb_truesize`]). The writer adds
+//! an skb while the charge is below the buffer (`sk_stream_memory_free` before each
+//! `sk_stream_alloc_skb`), so it may overshoot by one skb.
 
 use std::collections::VecDeque;
 
 use crate::app::App;
 use crate::units::{Dsn, Time};
 
+/// What the connection's send buffer charges for the data it holds (module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetaCharge {
+    /// Payload bytes.
+    Payload,
+    /// Whole skbs of `payload` bytes each, `truesize` bytes apiece.
+    Skb { payload: u64, truesize: u64 },
+}
+
+/// `MAX_TCP_HEADER` (`128 + MAX_HEADER`) of a Linux 3.x/4.x build with wireless LAN and IP
+/// tunnels configured (`LL_MAX_HEADER` = 128, `MAX_HEADER` = 128 + 48), as Debian's and
+/// Ubuntu's distribution configurations have them: the headroom every transmit skb reserves.
+pub const V09X_MAX_TCP_HEADER: u64 = 304;
+/// `SKB_DATA_ALIGN(sizeof(struct skb_shared_info))` on x86-64.
+const SHINFO: u64 = 320;
+/// `SKB_DATA_ALIGN(sizeof(struct sk_buff))` on x86-64.
+const SKB_STRUCT: u64 = 256;
+
+/// Truesize of a one-MSS transmit skb of the out-of-tree stack (meta socket, and the copy a
+/// subflow sends, `pskb_copy_for_clone`): `sk_stream_alloc_skb(mss)` allocates
+/// `SKB_DATA_ALIGN(mss + MAX_TCP_HEADER) + shinfo` bytes, which kmalloc rounds up to a power of
+/// two (`__alloc_skb` then uses all of it, `ksize`); the truesize is that plus the `sk_buff`.
+/// At MSS 1448: 1792 + 320 = 2112 → 4096, truesize 4352 B (0.33 payload per byte charged).
+pub fn v09x_skb_truesize(mss: u64) -> u64 {
+    ((mss + V09X_MAX_TCP_HEADER).next_multiple_of(64) + SHINFO).next_power_of_two() + SKB_STRUCT
+}
+
 pub struct ConnSender {
     pub app: App,
-    /// Send buffer limit (bytes).
+    /// Send buffer limit (bytes, in the units of [`Self::charge`]).
     pub sndbuf: u64,
+    /// What the buffer charges.
+    pub charge: MetaCharge,
     /// Next byte the application writes.
     pub write_seq: Dsn,
     /// End of the highest data sent on any subflow (bytes below it may still be unsent
@@ -48,6 +86,9 @@ pub struct ConnSender {
     /// M1 retransmissions and M2 window reductions (minRTT add-ons).
     pub opportunistic_retransmissions: u64,
     pub penalisations: u64,
+    /// Receive-buffer optimisation calls that could penalise, and those with the buffer full.
+    pub rbuf_calls: u64,
+    pub rbuf_calls_full: u64,
     /// (DSN, subflow) of M1 copies of the oldest unacknowledged data; cleared as DATA_ACK moves.
     pub m1_copies: Vec<(Dsn, u8)>,
     app_blocked_since: Option<Time>,
@@ -64,6 +105,7 @@ impl ConnSender {
         ConnSender {
             app,
             sndbuf,
+            charge: MetaCharge::Payload,
             write_seq: Dsn(0),
             snd_nxt: Dsn(0),
             sent: VecDeque::new(),
@@ -76,6 +118,8 @@ impl ConnSender {
             reinjected_bytes: 0,
             opportunistic_retransmissions: 0,
             penalisations: 0,
+            rbuf_calls: 0,
+            rbuf_calls_full: 0,
             m1_copies: Vec::new(),
             app_blocked_since: None,
             blocked_episodes: 0,
@@ -90,6 +134,33 @@ impl ConnSender {
     /// Bytes held in the send buffer (written, not DATA_ACKed).
     pub fn queued(&self) -> u64 {
         self.write_seq.dist(self.data_una)
+    }
+
+    /// What the held data costs the send buffer (Linux `sk_wmem_queued`): its payload, or its
+    /// skbs' truesize.
+    pub fn charged(&self) -> u64 {
+        match self.charge {
+            MetaCharge::Payload => self.queued(),
+            MetaCharge::Skb { payload, truesize } => self.queued().div_ceil(payload) * truesize,
+        }
+    }
+
+    /// The send buffer is full (`!sk_stream_memory_free`).
+    pub fn full(&self) -> bool {
+        self.charged() >= self.sndbuf
+    }
+
+    /// Payload the writer may add now: the free charge, or, in skbs, one new skb while the
+    /// charge is below the limit (so up to one skb beyond it) plus the room left in the last.
+    fn room(&self) -> u64 {
+        let free = self.sndbuf.saturating_sub(self.charged());
+        match self.charge {
+            MetaCharge::Payload => free,
+            MetaCharge::Skb { payload, truesize } => {
+                let q = self.queued();
+                q.div_ceil(payload) * payload - q + free.div_ceil(truesize) * payload
+            }
+        }
     }
 
     /// Bytes written and never sent on any subflow.
@@ -152,17 +223,17 @@ impl ConnSender {
 
     /// Lets the application write what it wants and the buffer takes.
     pub fn app_write(&mut self, now: Time) {
-        let queued = self.queued();
-        let free = self.sndbuf.saturating_sub(queued);
+        let charged = self.charged();
+        let free = self.sndbuf.saturating_sub(charged);
         if let Some(since) = self.app_blocked_since {
-            if free < queued / 2 || free == 0 {
+            if free < charged / 2 || free == 0 {
                 return;
             }
             self.blocked_ns += now.since(since).0;
             self.app_blocked_since = None;
         }
         let want = self.app.wants(now, self.write_seq.0);
-        let n = want.min(free);
+        let n = want.min(self.room());
         self.write_seq += n;
         if want > n {
             self.blocked_episodes += 1;
@@ -273,6 +344,34 @@ mod tests {
         assert_eq!(s.write_seq, Dsn(4200));
         assert_eq!(s.blocked_episodes, 2);
         assert_eq!(s.blocked_ns, 30);
+    }
+
+    /// The out-of-tree meta socket at MSS 1448 with DSS checksums: kmalloc(SKB_DATA_ALIGN(1448
+    /// + 304) + 320 = 2112) takes 4096 B, plus the 256-byte `sk_buff`: 4352 B per skb. A
+    /// 1 MiB buffer admits skbs while the charge is below 1048576 B: ceil(1048576 / 4352) =
+    /// 241 skbs (1048832 B, 256 B over), each with 1420 B of payload. The writer wakes once
+    /// the free charge is at least half the charge: with 80 skbs freed, 161 × 4352 = 700672
+    /// charged leaves 347904 free < 350336; with 81 freed, 696320 charged leaves 352256 free
+    /// ≥ 348160.
+    #[test]
+    fn the_meta_socket_charges_whole_skbs_of_their_truesize() {
+        assert_eq!(v09x_skb_truesize(1448), 4352);
+        // A build without the headroom of wireless and tunnel headers would fit kmalloc-2048.
+        assert_eq!(((1448u64 + 224).next_multiple_of(64) + SHINFO).next_power_of_two() + SKB_STRUCT, 2304);
+        let mut s = ConnSender::new(App::Bulk { stop: None }, 1 << 20, 1 << 30);
+        s.charge = MetaCharge::Skb { payload: 1420, truesize: 4352 };
+        s.app_write(Time(0));
+        assert_eq!(s.queued(), 241 * 1420);
+        assert_eq!(s.charged(), 1_048_832);
+        assert!(s.full() && s.app_blocked());
+        s.mark_sent(Dsn(0), 241 * 1420);
+        s.on_data_ack(Dsn(80 * 1420), 1 << 30);
+        s.app_write(Time(5));
+        assert_eq!(s.write_seq, Dsn(241 * 1420), "80 skbs freed: 347904 B free < 350336");
+        s.on_data_ack(Dsn(81 * 1420), 1 << 30);
+        s.app_write(Time(9));
+        assert_eq!(s.write_seq, Dsn(322 * 1420), "81 freed: the writer wakes and refills to 241 skbs");
+        assert_eq!((s.blocked_episodes, s.blocked_ns), (2, 9));
     }
 
     #[test]

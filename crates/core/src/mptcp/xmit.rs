@@ -476,10 +476,12 @@ impl Endpoint {
             }
             true
         } else if self.snd.app_blocked() {
-            self.snd.queued() >= self.snd.sndbuf
+            self.snd.full()
         } else {
             return false;
         };
+        self.snd.rbuf_calls += 1;
+        self.snd.rbuf_calls_full += self.snd.full() as u64;
         let una = self.snd.data_una;
         if self.snd.snd_nxt <= una {
             return false;

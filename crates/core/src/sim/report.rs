@@ -51,6 +51,8 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
             reinjected_bytes: snd.snd.reinjected_bytes,
             opportunistic_retransmissions: snd.snd.opportunistic_retransmissions,
             penalisations: snd.snd.penalisations,
+            rbuf_calls: snd.snd.rbuf_calls,
+            rbuf_calls_full: snd.snd.rbuf_calls_full,
             duplicate_bytes: rcv.rcv.duplicate_bytes,
             sndbuf_blocked_episodes: snd.snd.blocked_episodes,
             sndbuf_blocked_time_s: snd.snd.blocked_ns as f64 * ns,

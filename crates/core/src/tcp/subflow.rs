@@ -61,6 +61,10 @@ pub struct TcpParams {
     pub cwv: bool,
     /// TCP small queues (`tcp.tsq`), acting when the path's queue is in this host.
     pub tsq: TsqRule,
+    /// Truesize TCP small queues charge for every packet whatever its payload (the
+    /// out-of-tree stack's one-MSS skbs, [`crate::mptcp::sendbuf::v09x_skb_truesize`]); none:
+    /// payload plus one skb head ([`crate::mptcp::sfqueue::TX_SKB_HEAD`]).
+    pub tx_skb_truesize: Option<u64>,
 }
 
 /// Connection-setup state of the subflow.
@@ -270,7 +274,12 @@ impl Subflow {
             self.rtt.srtt(),
             (pacing::SS_RATIO, pacing::CA_RATIO),
         );
-        self.tsq.limit(rate, self.w.smss + crate::mptcp::sfqueue::TX_SKB_HEAD)
+        self.tsq.limit(rate, self.tx_truesize(self.w.smss))
+    }
+
+    /// The truesize TCP small queues charge for a packet of `payload` bytes.
+    pub fn tx_truesize(&self, payload: u64) -> u64 {
+        self.p.tx_skb_truesize.unwrap_or(payload + crate::mptcp::sfqueue::TX_SKB_HEAD)
     }
 
     /// TCP small queues hold this subflow's next transmission back.
@@ -798,6 +807,7 @@ mod tests {
             tso_defer: false,
             cwv: false,
             tsq: crate::config::TsqRule::Off,
+            tx_skb_truesize: None,
         };
         Subflow::new(0, 0, false, State::Established, p)
     }
