@@ -18,15 +18,20 @@ adjusted to move a reproduced number towards the paper's.
   carrier alike. Uplink (ACKs): a constant 5 Mbit/s (LTE) or 1 Mbit/s (3G), assumed.
 - Bufferbloated cellular (§V-C, Figs. 7-8): the paper only describes the RTTs it saw
   (80 ms → 800 ms, up to 3.5 s between 20 and 32 s, 400 ms after 35 s). We script a cause,
-  not the RTT: base RTT 80 ms, a deep 3000-packet queue (4.5 MB, deeper than the 4 MiB send
-  buffer, so the loss-free cellular window can grow until the shared send buffer is full of
+  not the RTT: base RTT 80 ms, a deep 3000-packet queue (4.5 MB, more than the 4 MiB send
+  buffer holds, so the loss-free cellular window can grow until the shared send buffer is full of
   cellular data, the flow-starvation condition of §V-C), and a downlink capacity of
   10 Mbit/s that drops to 4 Mbit/s between 20 and 32 s (a scripted capacity dip; all values
   assumed).
 - TCP: Linux 3.11 as measured by the paper: I_w = 10, delayed ACKs b = 2, slow start +1 MSS
   per ACK and congestion avoidance counting ACKs (``tcp.slow_start = ca_counting = per_ack``),
   LIA ("coupled"), minRTT scheduler, 6 MB receive buffer (§V-C), 4 MiB send buffer (Linux's
-  ``tcp_wmem`` maximum; the paper does not give it).
+  ``tcp_wmem`` maximum; the paper does not give it), on the stack the paper ran, MPTCP v0.88:
+  ``stack = "linux-v0.9x"``, whose minRTT has opportunistic retransmission and penalisation on
+  as that release did by default (Fig. 8 switches both), and whose meta socket charges one-MSS
+  skbs of 4352 B truesize, so the 4 MiB hold about 1.37 MB of data. Known difference: v0.88's
+  penalisation halves the holder of the oldest data when its cwnd/SRTT is below the caller's
+  (rate-limited per holder, no Open-state test), where the profile has v0.9x's SRTT test.
 """
 
 from __future__ import annotations
@@ -97,6 +102,7 @@ def mptcp(
     return {
         "name": "mptcp",
         "kind": "mptcp",
+        "stack": "linux-v0.9x",
         "paths": list(paths),
         "cc": "lia",
         "scheduler": "minrtt",

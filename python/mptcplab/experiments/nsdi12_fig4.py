@@ -36,8 +36,8 @@ RCVBUFS_KB = (10, 20, 50, 100, 150, 200, 300, 400, 500, 600, 800, 1000, 2000, 40
 CONFIGS: dict[str, dict[str, Any]] = {
     "TCP over WiFi": {"kind": "tcp", "paths": ["wifi"], "cc": "reno"},
     "TCP over 3G": {"kind": "tcp", "paths": ["3g"], "cc": "reno"},
-    "MPTCP regular": {},
-    "MPTCP + M1": {"sched_params": {"minrtt": {"opportunistic_retransmission": True}}},
+    "MPTCP regular": {"sched_params": {"minrtt": {"opportunistic_retransmission": False, "penalisation": False}}},
+    "MPTCP + M1": {"sched_params": {"minrtt": {"opportunistic_retransmission": True, "penalisation": False}}},
     "MPTCP + M1 + M2": {"sched_params": {"minrtt": {"opportunistic_retransmission": True, "penalisation": True}}},
 }
 JITTER_CONFIGS = ("TCP over WiFi", "TCP over 3G", "MPTCP + M1 + M2")
@@ -316,7 +316,11 @@ def run(ctx: Context) -> Result:
 
     setup = (
         "The bundled scenario `nsdi12-wifi-3g`: WiFi 8 Mbit/s, 10 ms one way, 80 ms of buffer; 3G 2 Mbit/s, 75 ms "
-        "one way, 2 s of buffer; LIA; bulk transfer. Measured as seed 003 did (27 s runs, the first 5 and last 2 s "
+        "one way, 2 s of buffer; LIA; bulk transfer; the out-of-tree stack the replication ran (Linux 3.2 with the "
+        "MPTCP kernel of its time, M1 and M2 switchable by the maintainer's patch: `stack = \"linux-v0.9x\"`, whose "
+        "minRTT, full-mesh joins, PRR (Linux ≥ 3.2), quick-ACK mode, RFC 2861's decay and one-MSS skbs charged to "
+        "the meta socket's send buffer that kernel had; its TCP small queues, from Linux 3.6, never act with the "
+        "queues in the links). Measured as seed 003 did (27 s runs, the first 5 and last 2 s "
         "ignored): 25 s runs, goodput over [5 s, 25 s]. The receive buffer (`tcp_rmem` min = default = max in the "
         "replication) applies to every connection. Lines: single-path TCP (Reno) over WiFi and over 3G, MPTCP with "
         "plain minRTT (regular), + opportunistic retransmission (M1), + M1 and penalisation (M2).\n\n"

@@ -15,6 +15,13 @@ user, one connection each, downloads over ``[[links]]`` with explicit routes.
 - C: N1 multipath users own a link of N1·C1 and share a link of N2·C2 with N2 single-path
   TCP users.
 
+Stack: the measurements ran the MPTCP release for Linux 3.0.0, older than the kernels the
+``linux-v0.9x`` profile describes (no PRR before 3.2, no TCP small queues before 3.6), so the
+scenarios keep the ``classic`` model (RFC 6675 recovery, where 3.0 had rate halving;
+payload-byte buffers). Each user moves a few Mbit/s at most over paths of about 100 ms, far
+below what its 4 MiB send and 6 MiB receive buffers hold, so the profile's buffer-bound
+mechanisms (M1, M2, the meta socket's skb charge) would have nothing to act on.
+
 Assumptions (the scenarios', none on the slides): bottleneck queues hold 100 ms at their rate
 (drop-tail); other links 1 Gbit/s; single-path users run Reno, MPTCP users LIA or OLIA; 120 s
 runs with the first 20 s excluded (60 s in quick mode). Users start at random times within

@@ -361,7 +361,11 @@ def _setup(reps: int) -> str:
     return (
         "The bundled scenario `stms-20ms-200ms`: two 30 Mbit/s paths with 10 and 100 ms one way (20 vs 200 ms RTT; "
         "the 20 vs 20 ms case sets both to 10 ms), 0.01 % random loss on both, 6 MB host (send and receive) buffers "
-        "as the slides' \"big enough (6M)\", LIA, 30 s of bulk transfer. Schedulers: minRTT with M1 + M2 (the "
+        "as the slides' \"big enough (6M)\", LIA, 30 s of bulk transfer, on the stack STMS was built on "
+        "(`stack = \"linux-v0.9x\"`, Linux MPTCP v0.92: full-mesh joins, PRR, quick-ACK mode, RFC 2861's decay, and "
+        "the meta socket's send buffer charged in one-MSS skbs of 4352 B truesize, as DSS checksums, that stack's "
+        "default, make it: 6 MB hold about 1.96 MB of data, the 1.5 MB of the host-buffer claim about 490 KB; receive "
+        "buffers count payload bytes). Schedulers: minRTT with M1 + M2 (the "
         "default of Linux MPTCP v0.92, the slides' \"Default\"), ECF (β = 0.25), STMS with the gap calculated from "
         "cwnd and SRTT, and STMS with the gap adjusted from DATA_ACK bursts. \"SPTCP fast\" is single-path Reno over "
         "the fast path with the same queue. The gain claims are checked on gap adjustment, the slides' own approach "
