@@ -221,25 +221,29 @@ def test_fig7_restart_events_are_read_from_idle_spans_longer_than_the_rto() -> N
     assert (e["cwnd_before"], e["cwnd_after"], bool(e["lowered"])) == (20, 10, True)
 
 
-def test_fig7_bufferbloat_starves_wifi_into_idle_restarts_that_change_nothing(tmp_path, monkeypatch) -> None:
-    from mptcplab.experiments.base import NOT_REPRODUCED, REPRODUCED
-    from mptcplab.experiments.chen_towsley_fig7 import IW, UNCHANGED
+def test_fig7_opportunistic_retransmission_keeps_wifi_from_idling_into_restarts(tmp_path, monkeypatch) -> None:
+    """Finding under the paper's stack (v0.88, opportunistic retransmission on by default):
+    while the writer waits on a send buffer held by cellular data, the WiFi subflow, which has
+    room, re-sends the oldest un-DATA_ACKed segment whenever cellular holds it and cellular's
+    SRTT exceeds 4 × WiFi's (`mptcp_rcv_buf_optimization`). The copy arrives one WiFi round
+    trip later (at most 100 ms: 30 ms of propagation, 30 ms of a full 50-packet queue at
+    20 Mbit/s, a 40 ms delayed ACK), DATA_ACK advances and the next segment is copied: WiFi
+    never stays idle for its RTO (at least 200 ms), so it never restarts its window, where
+    the paper saw 3 restarts. The run's series must agree with the engine's counters, and the
+    restart claims must follow: not reproduced, and nothing to read their effect from."""
+    from mptcplab.experiments.base import NOT_REPRODUCED, NOT_TESTABLE
 
     res = _run("chen-towsley-fig7", tmp_path, monkeypatch, (2, 2))
     t, ev, runs = _table(res, "time series"), _table(res, "idle restarts"), _table(res, "per run")
     assert {"time_s", "wifi_cwnd_packets", "wifi_cwnd_packets_no_restart", "cell_srtt_s"} <= set(t.columns)
     assert not res.tick_overlaps
     v = res.verdicts()
-    # The cellular queue (3000 packets at 10 Mbit/s: 3.6 s when full) lifts the SRTT far above
-    # the paper's 800 ms before the dip and its 3.5 s in the dip (4 Mbit/s: 9 s when full).
-    assert t["cell_srtt_s"].max() > 3.5 * 1.15
-    # The restarts read from the series are the engine's, one for one.
-    assert (runs["restarts"] == runs["restarts_engine"]).all() and v["restarts"] == REPRODUCED
-    # Every restart came with WiFi's window at or below I_w, so the restart window min(w₁, I_w)
-    # is w₁: no restart lowered it, and the run with idle restart off has the same WiFi window.
-    assert (ev["cwnd_before"] <= IW).all() and not ev["lowered"].any()
-    assert runs["wifi_cwnd_same_without_restart"].all()
-    assert res.measured["restart-effect"].value == UNCHANGED and v["restart-effect"] == NOT_REPRODUCED
+    assert (runs["restarts"] == runs["restarts_engine"]).all()
+    assert (runs["restarts"] == 0).all() and ev.empty and v["restarts"] == NOT_REPRODUCED
+    assert v["restart-effect"] == NOT_TESTABLE
+    # The connection is send-buffer-limited (WiFi starved) for part of every run: the
+    # condition under which the optimisation is called.
+    assert (runs["starvation_s"] > 0).all()
 
 
 def test_fig8_download_times_per_configuration(tmp_path, monkeypatch) -> None:
@@ -257,15 +261,16 @@ def test_fig8_download_times_per_configuration(tmp_path, monkeypatch) -> None:
     assert (t["download_time_s"] > 16e6 * 8 / 30e6).all() and (t["download_time_s"] < 16).all()
     assert not res.tick_overlaps
     v, m = res.verdicts(), res.measured
-    # Finding: mptcp_rcv_buf_optimization (v0.88–v0.9x mptcp_sched.c / mptcp_output.c)
-    # penalises only while the peer's window blocks data waiting to be sent, or while the writer
-    # waits with the send buffer still full (`penal`, !sk_stream_memory_free). In Fig. 8's
-    # downloads the writer waits after DATA_ACKs have freed part of the buffer and the window
-    # does not bind, so no window is ever halved: "w/ penl." differs from "w/o penl." by the
-    # opportunistic retransmissions alone, and the paper's penalisation of WiFi is not shown.
+    # Under v0.88's test (the holder's cwnd/SRTT below the caller's) the bloated cellular
+    # subflow, whose window covers at least its 10 Mbit/s link, is never slower than the
+    # loss-limited WiFi one (about 5.0 Mbit/s: 1.22 · 1448 B · 8 / (30 ms · √0.009)): a
+    # halving can hit WiFi only, as the paper describes. The claim follows the counts.
     pen = t[t["penalisation"]]
-    assert (pen["penalisations_wifi"] == 0).all() and (pen["penalisations_cell"] == 0).all()
-    assert m["penl-subflow"].value == "neither" and v["penl-subflow"] == NOT_REPRODUCED
+    assert (pen["penalisations_cell"] == 0).all() and (t[~t["penalisation"]][["penalisations_wifi"]] == 0).all().all()
+    if pen["penalisations_wifi"].sum() > 0:
+        assert m["penl-subflow"].value == "WiFi" and v["penl-subflow"] == REPRODUCED
+    else:
+        assert m["penl-subflow"].value == "neither" and v["penl-subflow"] == NOT_REPRODUCED
     assert m["penl-helps"].value != SHORTER and v["penl-helps"] == NOT_REPRODUCED
 
 

@@ -396,3 +396,36 @@ fn m2_penalises_the_subflow_with_the_larger_srtt_even_on_the_low_delay_path() {
     assert_eq!(n + f, total, "per-subflow counts do not sum to the connection's");
     assert!(n > 0, "the low-delay path with the larger SRTT was never penalised");
 }
+
+/// The v0.86–v0.88 penalisation test (`penalisation_rule = "v0.88"`) compares rates, not
+/// SRTTs (its arithmetic: `xmit::v088_slower`'s unit test). WiFi: 20 Mbit/s, 15 ms one way,
+/// 1 % loss, 50 packets of queue; cellular: 10 Mbit/s, 60 ms one way, 300 packets; a 256 KiB
+/// receive buffer blocks the window. WiFi's SRTT stays below cellular's: every WiFi sample is
+/// at most 30 ms of propagation + 50 · 1500 B · 8 / 20 Mbit/s = 30 ms of queue + a 40 ms
+/// delayed ACK = 100 ms, every cellular one at least 120 ms. So v0.9x's test (the holder's
+/// SRTT above the caller's) never halves WiFi. Expected: no WiFi halving under v0.9x; under
+/// both rules, the per-subflow counts sum to the connection's, and the rules differ in what
+/// they do (different counts or a different subflow halved).
+#[test]
+fn v088_and_v09x_penalisation_rules_differ_and_v09x_never_halves_the_low_srtt_subflow() {
+    let run = |rule: &str| {
+        let s = format!(
+            "duration = \"30s\"\nseed = 3\n\
+             [[paths]]\nname = \"wifi\"\nrate = \"20Mbit\"\ndelay = \"15ms\"\nqueue = \"50 packets\"\nloss = \"1%\"\n\
+             [[paths]]\nname = \"cell\"\nrate = \"10Mbit\"\ndelay = \"60ms\"\nqueue = \"300 packets\"\n\
+             [[connections]]\nname = \"mp\"\nkind = \"mptcp\"\npaths = [\"wifi\", \"cell\"]\ncc = \"lia\"\n\
+             rcvbuf = \"256KiB\"\napp = {{ kind = \"bulk\" }}\n\
+             [connections.sched_params.minrtt]\nopportunistic_retransmission = true\npenalisation = true\n\
+             penalisation_rule = \"{rule}\"\n"
+        );
+        let out = sim(&s);
+        let total = out.summary.connection("mp").penalisations;
+        let (w, c) = (out.summary.subflow("mp", "wifi").penalisations, out.summary.subflow("mp", "cell").penalisations);
+        eprintln!("{rule}: connection {total}, wifi {w}, cell {c}");
+        assert_eq!(w + c, total, "{rule}: per-subflow counts do not sum to the connection's");
+        (w, c)
+    };
+    let (new, old) = (run("v0.9x"), run("v0.88"));
+    assert_eq!(new.0, 0, "v0.9x halved the subflow with the lower SRTT");
+    assert_ne!(new, old, "the two rules acted identically");
+}

@@ -29,9 +29,9 @@ adjusted to move a reproduced number towards the paper's.
   ``tcp_wmem`` maximum; the paper does not give it), on the stack the paper ran, MPTCP v0.88:
   ``stack = "linux-v0.9x"``, whose minRTT has opportunistic retransmission and penalisation on
   as that release did by default (Fig. 8 switches both), and whose meta socket charges one-MSS
-  skbs of 4352 B truesize, so the 4 MiB hold about 1.37 MB of data. Known difference: v0.88's
-  penalisation halves the holder of the oldest data when its cwnd/SRTT is below the caller's
-  (rate-limited per holder, no Open-state test), where the profile has v0.9x's SRTT test.
+  skbs of 4352 B truesize, so the 4 MiB hold about 1.37 MB of data; penalisation as v0.88
+  tests it (``penalisation_rule = "v0.88"``: the holder of the oldest data is halved when its
+  cwnd/SRTT is below the caller's, at most once per holder SRTT, whatever its state).
 """
 
 from __future__ import annotations
@@ -98,7 +98,9 @@ def mptcp(
     tcp: dict[str, Any] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """A 2-flow MPTCP download connection named ``mptcp`` (WiFi first, as in the paper)."""
+    """A 2-flow MPTCP download connection named ``mptcp`` (WiFi first, as in the paper), with
+    v0.88's penalisation test; ``sched_params.minrtt`` keys given in ``extra`` are added to it."""
+    minrtt = {"penalisation_rule": "v0.88", **extra.pop("sched_params", {}).get("minrtt", {})}
     return {
         "name": "mptcp",
         "kind": "mptcp",
@@ -109,6 +111,7 @@ def mptcp(
         "rcvbuf": "6MB",
         "app": app,
         "tcp": {**TCP_LINUX_311, **(tcp or {})},
+        "sched_params": {"minrtt": minrtt},
         **extra,
     }
 

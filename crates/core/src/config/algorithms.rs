@@ -176,6 +176,25 @@ pub struct MinRttParams {
     /// once per SRTT of the fast subflow).
     #[serde(default)]
     pub penalisation: bool,
+    /// Which release's penalisation test M2 applies.
+    #[serde(default)]
+    pub penalisation_rule: PenalisationRule,
+}
+
+/// The out-of-tree stack changed M2's test between releases (`mptcp_rcv_buf_optimization`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum PenalisationRule {
+    /// v0.89 onwards (`mptcp_sched.c`): the holder is halved if its SRTT is above the calling
+    /// subflow's and it is in the Open state, its ssthresh too unless it is in slow start; at
+    /// most once per SRTT of the calling subflow.
+    #[default]
+    #[serde(rename = "v0.9x")]
+    V09x,
+    /// v0.86–v0.88 (`mptcp_output.c`, Linux 3.x): the holder is halved if its rate
+    /// cwnd / SRTT is below the calling subflow's, whatever its state, and its ssthresh is
+    /// set to the halved window; at most once per SRTT of the holder.
+    #[serde(rename = "v0.88")]
+    V088,
 }
 
 /// Round-robin parameters; the default is `mptcp_rr.c`'s module parameter.

@@ -31,8 +31,8 @@
 use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
 use crate::config::{
-    BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, DrsRtt, OptionSizes, RcvbufWindow, Scenario, WindowTail,
-    WindowUpdate,
+    BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, DrsRtt, OptionSizes, PenalisationRule, RcvbufWindow,
+    Scenario, WindowTail, WindowUpdate,
 };
 use crate::mptcp::pm::{PathManager, PmAction};
 use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace, DEFAULT_SCALING_RATIO};
@@ -83,6 +83,9 @@ pub struct Endpoint {
     pub(crate) sfq: Vec<SubflowQueue>,
     /// Last M2 penalisation triggered by each subflow (Linux `last_rbuf_opti`).
     pub(crate) last_rbuf_opti: Vec<Option<Time>>,
+    /// M2's test, and (v0.88) the last time each subflow was penalised.
+    pub(crate) penalisation_rule: PenalisationRule,
+    pub(crate) last_penalised: Vec<Option<Time>>,
     /// Receiver-side RTT estimate of each subflow (receive-buffer auto-tuning).
     rcv_rtt: Vec<RcvRtt>,
     /// `sent_at` of the latest packet received on each subflow (echoed as `ts_echo`).
@@ -191,6 +194,8 @@ impl Endpoint {
             views: Vec::new(),
             sfq: vec![SubflowQueue::default(); subflows.len()],
             last_rbuf_opti: vec![None; subflows.len()],
+            penalisation_rule: cfg.sched_params.minrtt.penalisation_rule,
+            last_penalised: vec![None; subflows.len()],
             rcv_rtt: vec![RcvRtt::default(); subflows.len()],
             ts_recent: vec![Time::ZERO; subflows.len()],
             adv: vec![(0, Seq(0)); subflows.len()],

@@ -346,8 +346,9 @@ mod tests {
         assert_eq!(s.blocked_ns, 30);
     }
 
-    /// The out-of-tree meta socket at MSS 1448 with DSS checksums: kmalloc(SKB_DATA_ALIGN(1448
-    /// + 304) + 320 = 2112) takes 4096 B, plus the 256-byte `sk_buff`: 4352 B per skb. A
+    /// The out-of-tree meta socket at MSS 1448 with DSS checksums: kmalloc of
+    /// SKB_DATA_ALIGN(1448 + 304) + 320 = 2112 B takes 4096 B, plus the 256-byte `sk_buff`:
+    /// 4352 B per skb. A
     /// 1 MiB buffer admits skbs while the charge is below 1048576 B: ceil(1048576 / 4352) =
     /// 241 skbs (1048832 B, 256 B over), each with 1420 B of payload. The writer wakes once
     /// the free charge is at least half the charge: with 80 skbs freed, 161 × 4352 = 700672

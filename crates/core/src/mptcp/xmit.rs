@@ -29,6 +29,7 @@
 //! about 1 ms of data wait); here it goes to another subflow with room, or waits at the
 //! connection level.
 
+use crate::config::PenalisationRule;
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::sched::{Pick, SchedCtx, SchedView};
 use crate::mptcp::sendbuf::ConnSender;
@@ -493,7 +494,9 @@ impl Endpoint {
         let last = *self.last_rbuf_opti[sf].get_or_insert(set_up);
         let n_subflows = self.subflows.len();
         let others = move || (0..n_subflows).rev().filter(move |&j| j != sf);
-        if m2 && penal && jiffies_between(last, now) >= to_jiffies(fast_srtt) {
+        if m2 && penal && self.penalisation_rule == PenalisationRule::V088 {
+            self.penalise_v088(now, sf, una);
+        } else if m2 && penal && jiffies_between(last, now) >= to_jiffies(fast_srtt) {
             let charge = self.charge();
             if let Some(j) = others().find(|&j| self.subflows[j].as_ref().is_some_and(holds)) {
                 let h = self.subflows[j].as_mut().expect("holder exists");
@@ -541,6 +544,37 @@ impl Endpoint {
         self.snd.opportunistic_retransmissions += 1;
         self.snd.m1_copies.push((una, sf as u8));
         true
+    }
+
+    /// M2 as v0.86–v0.88 wrote it (`mptcp_rcv_buf_optimization` in `mptcp_output.c`): the
+    /// first other subflow holding the oldest unacknowledged data (newest first), unless it
+    /// was penalised less than its own SRTT ago (in jiffies), is halved (at least one segment)
+    /// with its ssthresh set to the halved window (at least two segments) if its rate
+    /// cwnd / SRTT is below that of the calling subflow `sf`, in whatever state it is.
+    fn penalise_v088(&mut self, now: Time, sf: usize, una: Dsn) {
+        let caller = self.subflows[sf].as_ref().expect("picked subflow exists");
+        let (c_cwnd, c_srtt) = (caller.w.cwnd, caller.rtt.srtt().unwrap_or_default().0);
+        let Some(j) = (0..self.subflows.len())
+            .rev()
+            .filter(|&j| j != sf)
+            .find(|&j| self.subflows[j].as_ref().is_some_and(|s| s.sb.find_dsn(una).is_some()))
+        else {
+            return;
+        };
+        let charge = self.charge();
+        let h = self.subflows[j].as_mut().expect("holder exists");
+        let h_srtt = h.rtt.srtt().unwrap_or_default();
+        if self.last_penalised[j].is_some_and(|t| jiffies_between(t, now) < to_jiffies(h_srtt)) {
+            return;
+        }
+        if v088_slower(h.w.cwnd, h_srtt.0, c_cwnd, c_srtt) {
+            h.w.cwnd = (h.w.cwnd / 2).max(h.w.smss);
+            h.w.ssthresh = h.w.cwnd.max(2 * h.w.smss);
+            h.stats.penalisations += 1;
+            self.views[j] = view_of(now, h, &self.sfq[j], charge);
+            self.snd.penalisations += 1;
+            self.last_penalised[j] = Some(now);
+        }
     }
 
     /// RACK reordering and tail-loss-probe timers of subflow `i` (`tcp::rack`, `tcp::tlp`).
@@ -679,5 +713,33 @@ impl Endpoint {
         if self.is_sender {
             self.xmit(now, out);
         }
+    }
+}
+
+/// v0.88's penalisation test: the holder's rate `cwnd / srtt` is below the caller's, compared
+/// crosswise without division (`tp_it->snd_cwnd * tp->srtt < tp->snd_cwnd * tp_it->srtt`).
+/// A window of 0 SRTT (no sample yet) compares as a rate of nothing.
+pub(crate) fn v088_slower(holder_cwnd: u64, holder_srtt_ns: u64, caller_cwnd: u64, caller_srtt_ns: u64) -> bool {
+    (holder_cwnd as u128) * (caller_srtt_ns as u128) < (caller_cwnd as u128) * (holder_srtt_ns as u128)
+}
+
+#[cfg(test)]
+mod v088_tests {
+    use super::v088_slower;
+
+    /// Chen & Towsley's case: WiFi (30 ms, a loss-limited 10-segment window: 10 · 1448 B /
+    /// 30 ms = 3.9 Mbit/s) holds the oldest data, cellular (600 ms under bufferbloat, 800
+    /// segments: 15.4 Mbit/s) calls. v0.88 halves WiFi although its SRTT is 20 times lower;
+    /// v0.9x's test (holder SRTT above the caller's) would not. The other way round, cellular
+    /// holding and WiFi calling, cellular's rate is higher: not halved.
+    #[test]
+    fn the_holder_is_halved_when_its_rate_is_below_the_callers() {
+        let (wifi, cell) = ((10 * 1448, 30_000_000), (800 * 1448, 600_000_000));
+        assert!(v088_slower(wifi.0, wifi.1, cell.0, cell.1));
+        assert!(!v088_slower(cell.0, cell.1, wifi.0, wifi.1));
+        // Equal rates (twice the window over twice the SRTT): not below, not halved.
+        assert!(!v088_slower(20 * 1448, 60_000_000, 10 * 1448, 30_000_000));
+        // Windows of a few GB and SRTTs of minutes do not overflow the products.
+        assert!(v088_slower(u32::MAX as u64, 120_000_000_000, u32::MAX as u64 + 1, 120_000_000_000));
     }
 }
