@@ -351,10 +351,61 @@ def run(ctx: Context) -> Result:
         f"{fmt(cell('both', '30KB', '200ms', STMS).ooo_mean_ms)} vs {fmt(cell('both', '30KB', '200ms', 'minRTT').ooo_mean_ms)} ms; "
         f"gap calculation {fmt(cell('both', '30KB', '200ms', 'STMS calc').ooo_mean_ms)} ms")
 
+    abl = _ablation(base)
+    abl_csv = ctx.path("ablation.csv")
+    abl.to_csv(abl_csv, index=False)
     discussion = _discussion(cell, util, net_gain, host_gain, host, dyn, measured)
+    discussion += "\n\n**Ablation** (not counted; " + f"{ABLATION_REPS} paired runs per cell): " + "; ".join(
+        f"{r.variant}: minRTT {fmt(r.minrtt_aggregate_30kb_mbps)} Mbit/s ({fmt(r.minrtt_fast_30kb_mbps)} on the fast "
+        f"path) with 30 KB on both paths, {STMS} {fmt(r.stms_gain_host_pct)} % over minRTT with {HOST_LIMITED} host "
+        "buffers" for r in abl.itertuples()) + "."
     setup = _setup(reps)
     return Result(NAME, TITLE, SOURCE, setup, CLAIMS, measured, discussion,
-                  {"tables": table_csv, "host-buffer sweep": host_csv, "changing paths": dyn_csv}, figs)
+                  {"tables": table_csv, "host-buffer sweep": host_csv, "changing paths": dyn_csv,
+                   "ablation": abl_csv}, figs)
+
+
+#: The ablation: the stack's mechanisms off one at a time (connection keys), on minRTT and STMS.
+ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("linux-v0.9x (as run)", {}),
+    ("send buffer charged in payload bytes", {"buffer_accounting": "payload"}),
+    ("RFC 2861 decay off", {"tcp": {"cwv": False}}),
+    ("PRR off", {"tcp": {"prr": False}}),
+    ("quick-ACK mode off", {"tcp": {"quickack": False}}),
+)
+#: Runs per ablation cell (common random numbers, as the claims').
+ABLATION_REPS = 3
+
+
+def _ablation(base: Any) -> Any:
+    """Per variant: minRTT's aggregate and fast-path goodput with 30 KB on both paths and 6 MB
+    host buffers (the utilisation and RTT-table cells), and STMS's gain over minRTT with the
+    host-buffer claim's buffers; means over ``ABLATION_REPS`` paired runs."""
+    import pandas as pd
+
+    import mptcplab
+    from mptcplab.sweep import repeat_seed
+
+    def goodputs(label: str, change: dict[str, Any], paths: list[dict[str, Any]], host: str | None) -> list[Any]:
+        c = _conn(base, label, host)[0]
+        for k, v in change.items():
+            c[k] = {**c.get(k, {}), **v} if isinstance(v, dict) else v
+        sc = base.with_overrides({"paths": paths, "connections": [c]})
+        return [mptcplab.run(sc, seed=repeat_seed(base.seed, r)).metrics() for r in range(ABLATION_REPS)]
+
+    rows = []
+    for label, change in ABLATIONS:
+        util = goodputs("minRTT", change, _paths(base, 30, "both"), None)
+        mr = goodputs("minRTT", change, _paths(base, int(_kb(HOST_CLAIM_NET)), "fast"), HOST_LIMITED)
+        st = goodputs(STMS, change, _paths(base, int(_kb(HOST_CLAIM_NET)), "fast"), HOST_LIMITED)
+        gains = [100 * (a["conn.mptcp.goodput_bps"] / b["conn.mptcp.goodput_bps"] - 1) for a, b in zip(st, mr)]
+        rows.append({
+            "variant": label,
+            "minrtt_aggregate_30kb_mbps": sum(d["conn.mptcp.goodput_bps"] for d in util) / len(util) / 1e6,
+            "minrtt_fast_30kb_mbps": sum(d["sf.mptcp.fast.goodput_bps"] for d in util) / len(util) / 1e6,
+            "stms_gain_host_pct": sum(gains) / len(gains),
+        })
+    return pd.DataFrame(rows)
 
 
 def _setup(reps: int) -> str:
