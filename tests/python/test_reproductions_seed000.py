@@ -61,12 +61,15 @@ def test_fig2_packets_grow_with_gamma_and_stay_below_the_loss_free_model(tmp_pat
     for carrier in ("att", "verizon", "sprint"):
         assert v[f"eq9-{carrier}"] == INCONSISTENT
         assert v[f"alt-{carrier}"] == ALTERNATIVE
-    # The join opens when the first SYN/ACK arrives (t0 + R1) and its first data reaches the
-    # client 2 R2 later, while WiFi's first data arrives at t0 + 2 R1 (base RTTs): Δ = 2 R2 − R1,
-    # so Δ/R1 − 2γ = −R1_base/R1_mean, between −1 (no queueing) and −0.8 (WiFi's mean RTT up to
-    # t4 at most 37.5 ms against its 30 ms base: its queue holds at most 30 ms).
-    assert -1.0 <= res.measured["delta"].value <= -0.8
-    assert v["delta"] == NOT_REPRODUCED
+    # v0.88's full-mesh path manager (the profile's fully_established join) opens the join when
+    # the first data packet arrives (t0 + 2 R1), and the join's first data reach the client
+    # 2 R2 later, so Δ = 2 R2 at base RTTs and Δ/R1 − 2γ is Eq. (1)'s 0 up to queueing: the
+    # join's handshake and first data see at most WiFi's and cellular's queueing during the
+    # join (the WiFi queue holds at most 30 ms against its 30 ms base, one R1), so |Δ/R1 − 2γ|
+    # stays below 1 round, and the claim's ±0.5-round tolerance decides the verdict.
+    d = res.measured["delta"].value
+    assert abs(d) < 1.0
+    assert (v["delta"] == REPRODUCED) == (abs(d) <= 0.5)
 
 
 def test_fig2_eq9_as_printed_misses_the_papers_numbers_and_the_alternative_reading_is_close() -> None:
@@ -173,12 +176,15 @@ def test_fig6_the_srtt_lag_not_alphas_update_causes_the_underestimation(tmp_path
     s, r = _table(res, "ramp samples"), _table(res, "per run")
     assert {"policy", "seed", "gamma_true", "gamma_srtt", "beta", "eff_used", "eff_fresh", "eff_true"} <= set(s.columns)
     for (_p, _seed), g in s.groupby(["policy", "seed"]):
-        # The ramp starts at the first sample with a cellular queue: the 80 ms base RTT plus what
-        # one 10 ms step adds (slow start sends at most twice the drain rate, so the queue grows
-        # by at most the drained amount: ≤ 10 ms of delay per step); WiFi's SRTT is at least its
-        # 30 ms base RTT, so γ starts at most at 90/30 = 3 …
-        assert 0.080 < g["R2_true_s"].iloc[0] <= 0.090 and (g["R1_s"] >= 0.030).all()
-        assert g["R2_true_s"].diff().max() <= 0.010 and g["gamma_true"].iloc[0] <= 3.0
+        # The ramp starts at the first sample with a cellular queue: the 80 ms base RTT plus at
+        # most the cellular window's bytes (nothing else can be queued; a subflow RTO on WiFi
+        # reinjects its data onto cellular as one burst, so the first step can be large); WiFi's
+        # SRTT is at least its 30 ms base RTT. Within the ramp, slow start sends at most twice
+        # the drain rate, so the queue grows by at most the drained amount: ≤ 10 ms of delay per
+        # 10 ms step …
+        w0 = g["w2_bytes"].iloc[0]
+        assert 0.080 < g["R2_true_s"].iloc[0] <= 0.080 + w0 * 8 / 10e6 and (g["R1_s"] >= 0.030).all()
+        assert g["R2_true_s"].iloc[1:].diff().max() <= 0.010
         # … and ends at the first sample with γ ≥ 8, by the same bound at most 10 ms past it.
         assert 8 <= g["gamma_true"].iloc[-1] <= 8 + 0.010 / g["R1_s"].iloc[-1]
         # The SRTT averages RTT samples that each left one RTT ago, so on a growing queue it is
