@@ -152,6 +152,8 @@ impl ConnSender {
 
     /// Payload the writer may add now: the free charge, or, in skbs, one new skb while the
     /// charge is below the limit (so up to one skb beyond it) plus the room left in the last.
+    /// Deviation: Linux appends to the last skb only while it is unsent (`tcp_send_head`); a
+    /// writer that fills the buffer at once, as the bulk one does, leaves no partial skb.
     fn room(&self) -> u64 {
         let free = self.sndbuf.saturating_sub(self.charged());
         match self.charge {
@@ -348,12 +350,11 @@ mod tests {
 
     /// The out-of-tree meta socket at MSS 1448 with DSS checksums: kmalloc of
     /// SKB_DATA_ALIGN(1448 + 304) + 320 = 2112 B takes 4096 B, plus the 256-byte `sk_buff`:
-    /// 4352 B per skb. A
-    /// 1 MiB buffer admits skbs while the charge is below 1048576 B: ceil(1048576 / 4352) =
-    /// 241 skbs (1048832 B, 256 B over), each with 1420 B of payload. The writer wakes once
-    /// the free charge is at least half the charge: with 80 skbs freed, 161 × 4352 = 700672
-    /// charged leaves 347904 free < 350336; with 81 freed, 696320 charged leaves 352256 free
-    /// ≥ 348160.
+    /// 4352 B per skb. A 1 MiB buffer admits skbs while the charge is below 1048576 B:
+    /// ceil(1048576 / 4352) = 241 skbs (1048832 B, 256 B over), each with 1420 B of payload.
+    /// The writer wakes once the free charge is at least half the charge: with 80 skbs freed,
+    /// 161 × 4352 = 700672 charged leaves 347904 free < 350336; with 81 freed, 696320 charged
+    /// leaves 352256 free ≥ 348160.
     #[test]
     fn the_meta_socket_charges_whole_skbs_of_their_truesize() {
         assert_eq!(v09x_skb_truesize(1448), 4352);
