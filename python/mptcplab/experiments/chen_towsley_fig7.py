@@ -4,9 +4,9 @@ under severe bufferbloat, with the WiFi flow's idle restarts.
 A 2-flow MPTCP bulk transfer for 45 s on the paper's stack (MPTCP v0.88: LIA, minRTT with
 opportunistic retransmission and penalisation on, the meta socket's send buffer charged in
 one-MSS skbs; Linux 3.11 window growth, idle restart on as Linux's default
-``tcp_slow_start_after_idle = 1``, 4 MiB send buffer, 6 MB receive buffer) over WiFi (30 ms, 0.9 % loss) and the scripted bufferbloated cellular link (80 ms
-base RTT, 3000-packet queue, 10 Mbit/s with a dip to 4 Mbit/s between 20 and 32 s), sampled
-every 10 ms. Each run is repeated with idle restart off and the same seed, as a control.
+``tcp_slow_start_after_idle = 1``, 4 MiB send buffer, 6 MB receive buffer) over WiFi (30 ms,
+0.9 % loss) and the scripted bufferbloated cellular link (80 ms base RTT, 3000-packet queue,
+10 Mbit/s with a dip to 4 Mbit/s between 20 and 32 s), sampled every 10 ms. Each run is repeated with idle restart off and the same seed, as a control.
 
 How the mechanism is read from the series. The engine restarts a subflow's window
 (RFC 2861, Linux ``tcp_cwnd_restart``) when it sends after having had nothing in flight for
