@@ -16,8 +16,8 @@ path's propagation delay (50 µs), and the hosts' timing noise (the processing j
 on the kernel backend, mean 33 µs). Nothing is fitted: the claims are predictions of this one
 set of parameters. Reported beside the claims and never counted: an ablation that switches
 the stack's mechanisms off one at a time (the skb charge of the send buffer, TCP small queues,
-RFC 2861's decay, M2, M1, the queues moved into a router, a fixed receive buffer), the
-send-buffer sweep repeated with
+RFC 2861's decay, M2, M1, the queues moved into a router, a fixed receive buffer) and, beside
+it, the upstream Linux stack with the same sysctls, the send-buffer sweep repeated with
 100-packet queues, and a scan of the queue size at 1 MiB. Single-path TCP for the regimes is
 Reno over the fast path with the same send buffer and stack.
 
@@ -68,6 +68,12 @@ ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("opportunistic retransmission (M1) off", {"connections.mptcp.sched_params.minrtt.opportunistic_retransmission": False}),
     ("queues in a router", {"paths.fast.queue_at": "router", "paths.slow.queue_at": "router"}),
     ("receive buffer fixed at 6 291 456 B", {"connections.mptcp.rcvbuf": "6291456B"}),
+    # Not a switch but the other stack, beside the paper's: upstream Linux MPTCP with the same
+    # sysctls (tcp_wmem 1 MiB for min, default and max; the paper's tcp_rmem) and its own
+    # defaults (the `default` scheduler, CUBIC: upstream has no coupled controller).
+    ("upstream Linux stack instead (same sysctls)",
+     {"connections.mptcp.stack": "linux", "connections.mptcp.cc": "cubic",
+      "connections.mptcp.sndbuf": {"min": 1 << 20, "default": 1 << 20, "max": 1 << 20}}),
 )
 #: Queue sizes of the sensitivity scan at 1 MiB (packets, both paths).
 QUEUE_SCAN = (10, 20, 50, 100, 200, 500, 1000)
