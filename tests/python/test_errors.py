@@ -56,6 +56,11 @@ FILE_ERRORS = {
     # TCP small queues need each packet's departure when it is queued; CoDel decides it later.
     "host queue with CoDel": (('queue = "50 packets"', 'queue = "50 packets"\nqueue_at = "host"\naqm = { kind = "codel" }'),
                               "paths[1].queue_at", ["drop-tail or RED", "CoDel"]),
+    "unknown penalisation rule": (('cc = "lia"', 'cc = "lia"\nscheduler = "minrtt"\n'
+                                                 'sched_params = { minrtt = { penalisation_rule = "v0.87" } }'),
+                                  "connections[0].sched_params.minrtt.penalisation_rule", ["`v0.9x`", "`v0.88`"]),
+    "unknown buffer accounting": (('cc = "lia"', 'cc = "lia"\nbuffer_accounting = "skbs"'),
+                                  "connections[0].buffer_accounting", ["`payload`", "`truesize`", "`skb`"]),
     "unknown TSQ rule": (('cc = "lia"', 'cc = "lia"\ntcp = { tsq = "linux_5" }'), "connections[0].tcp.tsq",
                          ["`off`", "`linux_4`", "`linux_6`"]),
     "unknown stack": (('cc = "lia"', 'cc = "lia"\nstack = "v0.9x"'), "connections[0].stack",

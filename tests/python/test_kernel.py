@@ -274,6 +274,7 @@ def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
     ("connections.mptcp.option_sizes", "classic", "need `linux`"),
     ("connections.mptcp.host_jitter", "33us", "own timing"),
     ("connections.mptcp.buffer_accounting", "payload", "truesize"),
+    ("connections.mptcp.buffer_accounting", "skb", "truesize"),
     ("connections.mptcp.window_update", "receiving_subflow", "every subflow"),
     ("connections.mptcp.mptcp_retransmit", False, "retransmission timer"),
     ("connections.mptcp.rcvbuf_window", "full", "free space"),

@@ -33,6 +33,7 @@ interval is shown beside it, so a reader sees when a verdict rests on a noisy me
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -64,6 +65,7 @@ __all__ = [
     "fmt",
     "mean_ci95",
     "measured_mean",
+    "merge_into",
     "overlapping_tick_labels",
     "repeated",
     "save_figure",
@@ -597,6 +599,20 @@ def save_figure(ctx: Context, fig: Any, stem: str) -> list[Path]:
         out.append(p)
     plt.close(fig)
     return out
+
+
+def merge_into(target: dict[str, Any], change: Mapping[str, Any]) -> dict[str, Any]:
+    """Writes ``change`` into ``target`` (a scenario table, e.g. one connection), table by table:
+    a nested table is merged key by key into a copy of it (tables the target shares with other
+    objects, such as a section's constant variants, are never modified), any other value
+    replaces the target's. Returns ``target``. The ablations switch one key deep inside a
+    connection this way."""
+    for k, v in change.items():
+        if isinstance(v, Mapping) and isinstance(target.get(k), dict):
+            target[k] = merge_into(dict(target[k]), v)
+        else:
+            target[k] = json.loads(json.dumps(v)) if isinstance(v, Mapping) else v
+    return target
 
 
 def repeated(

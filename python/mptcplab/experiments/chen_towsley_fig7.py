@@ -36,6 +36,7 @@ from mptcplab.experiments.base import (
     fmt,
     mean_ci95,
     measured_mean,
+    merge_into,
 )
 from mptcplab.models import paper_values as pv
 
@@ -168,11 +169,7 @@ def _ablation() -> pd.DataFrame:
     rows = []
     for label, change in ABLATIONS:
         sc = scenario(True)
-        c = sc["connections"][0]
-        for k, v in change.items():
-            c[k] = {**c[k], **v} if isinstance(v, dict) and isinstance(c.get(k), dict) else v
-        if "sched_params" in change:
-            c["sched_params"]["minrtt"] = {"penalisation_rule": "v0.88", **change["sched_params"]["minrtt"]}
+        merge_into(sc["connections"][0], change)
         res = mptcplab.run(sc, seed=1)
         sf = {x["path"]: x for x in res.summary["subflows"]}
         srtt = wide(res)["mptcp/cell:srtt_s"]

@@ -22,6 +22,7 @@ from mptcplab.experiments.base import (
     fmt,
     mean_ci95,
     measured_mean,
+    merge_into,
     repeated,
     save_figure,
 )
@@ -182,9 +183,7 @@ def _ablation(base: Any) -> Any:
 
     rows = []
     for label, change in ABLATIONS:
-        c = _conn(base, "MPTCP + M1 + M2")[0]
-        for k, v in change.items():
-            c[k] = {**c.get(k, {}), **v} if isinstance(v, dict) else v
+        c = merge_into(_conn(base, "MPTCP + M1 + M2")[0], change)
         for kb in ABLATION_KB:
             sc = base.with_overrides({"paths": _paths(base, QUEUES["time"]), "connections": [c],
                                       "connections.mptcp.rcvbuf": f"{kb}KB"})

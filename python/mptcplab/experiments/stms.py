@@ -23,6 +23,7 @@ from mptcplab.experiments.base import (
     fmt,
     mean_ci95,
     measured_mean,
+    merge_into,
     repeated,
     save_figure,
 )
@@ -387,9 +388,7 @@ def _ablation(base: Any) -> Any:
     from mptcplab.sweep import repeat_seed
 
     def goodputs(label: str, change: dict[str, Any], paths: list[dict[str, Any]], host: str | None) -> list[Any]:
-        c = _conn(base, label, host)[0]
-        for k, v in change.items():
-            c[k] = {**c.get(k, {}), **v} if isinstance(v, dict) else v
+        c = merge_into(_conn(base, label, host)[0], change)
         sc = base.with_overrides({"paths": paths, "connections": [c]})
         return [mptcplab.run(sc, seed=repeat_seed(base.seed, r)).metrics() for r in range(ABLATION_REPS)]
 

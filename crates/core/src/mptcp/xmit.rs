@@ -470,6 +470,7 @@ impl Endpoint {
             return false;
         }
         let smss = self.params[sf].smss;
+        let full = self.snd.full();
         let penal = if self.snd.unsent() > 0 {
             // Data waits: only a full receive window brings us here with penalisation.
             if !self.snd.rwnd_blocked(smss) {
@@ -477,12 +478,12 @@ impl Endpoint {
             }
             true
         } else if self.snd.app_blocked() {
-            self.snd.full()
+            full
         } else {
             return false;
         };
         self.snd.rbuf_calls += 1;
-        self.snd.rbuf_calls_full += self.snd.full() as u64;
+        self.snd.rbuf_calls_full += full as u64;
         let una = self.snd.data_una;
         if self.snd.snd_nxt <= una {
             return false;
