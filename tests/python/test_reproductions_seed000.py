@@ -216,6 +216,17 @@ def test_fig6_the_srtt_lag_not_alphas_update_causes_the_underestimation(tmp_path
     by = r.pivot_table(index="seed", columns="policy", values="underestimation")
     assert (by["per_rtt"] - by["per_ack"]).abs().max() < 0.02
     assert res.measured["cause-alpha"].value == NO_EFFECT
+    # The ablation changes WiFi's random loss only. The ramp is in the cellular subflow's first
+    # slow start in every variant, so α's timing stays below the same 2 %; and the cellular
+    # window grows per ACK there, uncoupled from WiFi, while random loss can only cut WiFi's:
+    # β = w₂/w₁ is larger with the declared loss than without.
+    from mptcplab.experiments.chen_towsley_fig6 import ABLATIONS
+
+    abl = _table(res, "ablation").set_index("variant")
+    assert list(abl.index) == [a[0] for a in ABLATIONS] and (abl["runs_reaching_gamma_8"] > 0).all()
+    assert (abl["cell_slow_start_fraction"] == 1).all() and (abl["by_alpha_update"].abs() < 0.02).all()
+    assert abl["beta_median"].iloc[0] > abl["beta_median"].iloc[-1]
+    assert "**Ablation** (not counted" in res.discussion
 
 
 def test_fig7_restart_events_are_read_from_idle_spans_longer_than_the_rto() -> None:
