@@ -31,6 +31,7 @@ stated ±15 % default is used.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 from mptcplab.experiments import _chen_towsley_links as links
 from mptcplab.experiments.base import (
@@ -43,10 +44,14 @@ from mptcplab.experiments.base import (
     fmt,
     mean_ci95,
     measured_mean,
+    merge_into,
     repeated,
 )
 from mptcplab.models import chen_towsley as ct
 from mptcplab.models import paper_values as pv
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 NAME = "chen-towsley-fig2"
 TITLE = "Packets received on WiFi before the cellular flow starts (Chen & Towsley, Fig. 2)"
@@ -144,6 +149,163 @@ def _eq9(gamma: float) -> dict[str, float]:
     return {rd: ct.expected_packets_before_second_flow(gamma, P_WIFI, IW, B, rd) for rd in ROUNDINGS}
 
 
+#: The ablation (not counted in any verdict): the claims' grid and seeds, one change per variant.
+#: (label, change to the connection, change to the WiFi path). :data:`HALF` re-cuts the as-run runs
+#: at t₂ + Δ/2: the packets received over γ rounds of R₁, the Δ of the alternative reading.
+AS_RUN = "v0.88 (as run)"
+HALF = "as run, counted over γ rounds (to t₂ + Δ/2)"
+LOSS_FREE = "WiFi without random loss"
+_WIFI_MBIT = float(links.WIFI["rate"].removesuffix("Mbit"))
+ABLATIONS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
+    (AS_RUN, {}, {}),
+    ("join opened at the first SYN/ACK (join = at_once)", {"join": "at_once"}, {}),
+    ("the classic stack profile instead of linux-v0.9x", {"stack": "classic"}, {}),
+    (LOSS_FREE, {}, {"loss": "0%"}),
+    (f"WiFi {_WIFI_MBIT / 2:g} Mbit/s", {}, {"rate": f"{_WIFI_MBIT / 2:g}Mbit"}),
+    (f"WiFi {2 * _WIFI_MBIT:g} Mbit/s", {}, {"rate": f"{2 * _WIFI_MBIT:g}Mbit"}),
+    ("WiFi queue 1000 packets", {}, {"queue": "1000 packets"}),
+    ("slow start by bytes acked (tcp.slow_start = linux)", {"tcp": {"slow_start": "linux"}}, {}),
+)
+
+
+def _sample(sc: dict, seed: int, label: str) -> list[dict[str, Any]]:
+    """One sample as the claims take it (module doc) under a variant; for the as-run variant also
+    its :data:`HALF` row. Empty when the cellular subflow sent no data."""
+    import mptcplab
+
+    res = mptcplab.run(sc, seed=seed)
+    sf = {s["path"]: s for s in res.summary["subflows"]}
+    t2, t4 = sf["wifi"]["first_data_s"], sf["cell"]["first_data_s"]
+    if t4 is None or not math.isfinite(t4):
+        return []
+    rate = next(x["rate_bps"] for x in res.summary["links"] if x["name"] == "wifi.down")
+    packets, r1 = _packets_before_t4(sc, seed, t4)
+    r2 = sf["cell"]["min_rtt_s"]
+    base = {"cell_base_rtt_ms": 2 * float(str(sc["paths"][1]["delay"]).removesuffix("ms")), "seed": seed,
+            "t2_s": t2, "t4_s": t4, "R1_s": r1, "R2_s": r2, "gamma": r2 / r1, "wifi_rate_bps": float(rate)}
+    windows = [(label, t4 - t2, packets)]
+    if label == AS_RUN:
+        windows.append((HALF, (t4 - t2) / 2, _packets_before_t4(sc, seed, t2 + (t4 - t2) / 2)[0]))
+    return [{"variant": lab, **base, "window_s": w, "window_rounds": w / r1, "packets": pk,
+             "eq9_at_window": ct.expected_packets_before_second_flow(w / r1 / 2, P_WIFI, IW, B)}
+            for lab, w, pk in windows]
+
+
+def _ablation(first: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every variant at the claims' (cellular delay, seed) pairs: the per-run samples, and per
+    variant the claims' statistics (packets near each median γ, Δ/R₁ − 2γ, ρ, the share at or
+    below Eq. (3)) with Eq. (9) at the runs' own window."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    for label, conn, wifi in ABLATIONS:
+        for delay, seed in zip(first["paths.cell.delay"], first["seed"], strict=True):
+            sc = scenario()
+            sc["paths"] = [merge_into(dict(sc["paths"][0]), wifi), {**sc["paths"][1], "delay": delay}]
+            merge_into(sc["connections"][0], conn)
+            rows += _sample(sc, int(seed), label)
+    runs = pd.DataFrame(rows)
+    out = []
+    for label, g in runs.groupby("variant", sort=False):
+        row: dict[str, Any] = {"variant": label, "runs": len(g), "gamma_min": g["gamma"].min(),
+                               "gamma_max": g["gamma"].max(), "R1_ms": 1e3 * g["R1_s"].mean(),
+                               "window_minus_2gamma": (g["window_rounds"] - 2 * g["gamma"]).mean()}
+        for p in pv.CT_FIG2:
+            k, gm = _key(p.carrier), p.gamma_median.value
+            near = g[(g["gamma"] - gm).abs() <= WINDOW * gm]
+            row[f"packets_{k}"] = near["packets"].mean() if len(near) else math.nan
+            row[f"n_{k}"] = len(near)
+            row[f"eq9_{k}"] = near["eq9_at_window"].mean() if len(near) else math.nan
+        row["spearman_rho"] = (float(g[["gamma", "packets"]].corr(method="spearman").iloc[0, 1]) if len(g) > 2
+                               else math.nan)
+        row["below_eq3"] = float((g["packets"] <= g["gamma"].map(lambda x: ct.loss_free_packets(x, IW, B))).mean())
+        out.append(row)
+    return pd.DataFrame(out), runs
+
+
+def _ablation_text(abl: pd.DataFrame) -> str:
+    """The ablation paragraphs: each variant's numbers, then what they show about the failing
+    claims, stated only where the rows support it."""
+    tol = DEFAULT_TOLERANCE
+    band = tol.describe()
+    a = abl.set_index("variant")
+    ks = [_key(p.carrier) for p in pv.CT_FIG2]
+    paper = {_key(p.carrier): p.packets.value for p in pv.CT_FIG2}
+    medians = " / ".join(f"{p.gamma_median.value:g}" for p in pv.CT_FIG2)
+
+    def trio(v: str, col: str = "packets") -> str:
+        return " / ".join("—" if not math.isfinite(x := a.loc[v, f"{col}_{k}"]) else fmt(x) for k in ks)
+
+    def ratios(v: str) -> list[float]:
+        return [a.loc[v, f"packets_{k}"] / paper[k] for k in ks if math.isfinite(a.loc[v, f"packets_{k}"])]
+
+    def fits(v: str) -> list[str]:
+        return [p.carrier for p in pv.CT_FIG2 if math.isfinite(x := a.loc[v, f"packets_{_key(p.carrier)}"])
+                and tol.holds(p.packets.value, x)]
+
+    def names(xs: list[str]) -> str:
+        return " and ".join(xs) if len(xs) < 3 else ", ".join(xs[:-1]) + " and " + xs[-1]
+
+    def span(xs: list[float]) -> str:
+        return "—" if not xs else fmt(min(xs)) if fmt(min(xs)) == fmt(max(xs)) else f"{fmt(min(xs))}–{fmt(max(xs))}"
+
+    listing = (f"**Ablation** (not counted; the claims' grid and seeds, one change at a time; packets are the "
+               f"means of the runs with γ within ±{WINDOW:.0%} of {medians}, the paper's "
+               + " / ".join(fmt(paper[k]) for k in ks) + "): " + "; ".join(
+                   f"{v}: {trio(v)} packets (Eq. (9) at the same runs' window: {trio(v, 'eq9')}), "
+                   f"window/R₁ − 2γ = {fmt(r.window_minus_2gamma)} rounds, ρ = {fmt(r.spearman_rho)}, "
+                   f"{fmt(100 * r.below_eq3)} % at or below Eq. (3) ({r.runs} runs)"
+                   for v, r in zip(a.index, a.itertuples(), strict=True)) + ".")
+
+    parts = []
+    # The simulated counts (sim-att, sim-verizon, sim-sprint): the counting window.
+    r_run, r_half = ratios(AS_RUN), ratios(HALF)
+    text = (f"**What the ablation shows.** As run, the simulated counts are {span(r_run)}× the paper's, with the "
+            "second flow's delay at Eq. (1)'s 2γ rounds (window/R₁ − 2γ = "
+            f"{fmt(a.loc[AS_RUN, 'window_minus_2gamma'])}). Counted over γ rounds of R₁ instead (to t₂ + Δ/2, the Δ "
+            f"of the alternative reading), the same runs give {trio(HALF)} packets, {span(r_half)}× the paper's"
+            + (f"; within {band}: {names(fits(HALF))}" if fits(HALF) else "") + ".")
+    if r_run and r_half and max(abs(math.log(x)) for x in r_half) < min(abs(math.log(x)) for x in r_run):
+        text += (" Halving the window brings every count closer to the paper's than any as-run count: the paper's "
+                 "numbers are nearer a count over γ rounds than over the 2γ rounds that its Eq. (1) defines and the "
+                 "simulation reproduces, as the model's alternative reading (Δ = γ) already suggests. What stops "
+                 "these claims is then the paper's numbers against its own Eq. (1), not a missing mechanism of the "
+                 "simulator; the paper does not say which Δ its counts used, so this stays a reading.")
+    configs = [v for v, _, _ in ABLATIONS if v not in (AS_RUN, LOSS_FREE)]
+    rel = [a.loc[v, f"packets_{k}"] / a.loc[AS_RUN, f"packets_{k}"] for v in configs for k in ks
+           if math.isfinite(a.loc[v, f"packets_{k}"]) and math.isfinite(a.loc[AS_RUN, f"packets_{k}"])]
+    full = [v for v in configs if len(fits(v)) == len(ks)]
+    text += (f" The link and stack assumptions (join timing, stack profile, WiFi rate and queue, slow-start "
+             f"counting) move the counts to {span(rel)}× the as-run ones; "
+             + (f"all three within {band}: {', '.join(full)}." if full else
+                f"none puts all three within {band}."))
+    parts.append(text)
+
+    # The trend (rising) and the share below Eq. (3): random loss.
+    rho, rho0 = a.loc[AS_RUN, "spearman_rho"], a.loc[LOSS_FREE, "spearman_rho"]
+    rising = next(c for c in CLAIMS if c.id == "rising").tolerance
+    strong = rising.a if rising else math.nan  # the rising claim's threshold
+    text = (f"Without WiFi's random loss the counts are {trio(LOSS_FREE)} (the loss-free Eq. (3) at the medians: "
+            + " / ".join(fmt(ct.loss_free_packets(p.gamma_median.value, IW, B)) for p in pv.CT_FIG2)
+            + f"), ρ = {fmt(rho0)} and {fmt(100 * a.loc[LOSS_FREE, 'below_eq3'])} % of the runs lie at or below "
+              f"Eq. (3), against ρ = {fmt(rho)} and {fmt(100 * a.loc[AS_RUN, 'below_eq3'])} % as run: the "
+              f"{fmt(100 * P_WIFI)} % loss is what holds the counts below Eq. (3)")
+    text += (f", and the scatter it adds (where in the window a run's losses fall) is what pulls the rank "
+             f"correlation below the rising claim's {fmt(strong)}: the trend is there, the random loss hides it."
+             if rho0 >= strong > rho else ".")
+    parts.append(text)
+
+    left = [p.carrier for p in pv.CT_FIG2 if p.carrier not in fits(HALF)]
+    parts.append("**Unexplained.** " + (
+        f"Even counted over γ rounds, {names(left)} stay" + ("s" if len(left) == 1 else "")
+        + f" outside {band} of the paper's numbers"
+        + (", and no variant of the links or the stack puts all three within it; " if not full else "; ")
+        if left else "Counted over γ rounds all three counts are within the tolerance; ")
+        + "the paper does not say how its averages were taken, so the failed claims stay failed with this "
+          "explanation.")
+    return "\n\n".join([listing, *parts])
+
+
 def run(ctx: Context) -> Result:
     import matplotlib
 
@@ -177,6 +339,10 @@ def run(ctx: Context) -> Result:
     table = pd.DataFrame(rows)
     csv = ctx.path("packets_vs_gamma.csv")
     table.to_csv(csv, index=False)
+    abl, abl_runs = _ablation(first)
+    abl_csv, abl_runs_csv = ctx.path("ablation.csv"), ctx.path("ablation_runs.csv")
+    abl.to_csv(abl_csv, index=False)
+    abl_runs.to_csv(abl_runs_csv, index=False)
 
     gs = [1 + k * 0.05 for k in range(181)]
     models = pd.DataFrame({
@@ -300,11 +466,13 @@ def run(ctx: Context) -> Result:
         f"The simulator gives {vals('sim')} packets in runs with γ near 3.9 / 4.4 / 6.0"
         + (f", {fmt(min(ratios))}–{fmt(max(ratios))}× the paper's numbers" if ratios else "")
         + f". {delta_text} The printed Eq. (9) evaluated at each run's own Δ gives {own_delta} for the same "
-        f"runs. {trend} No parameter was fitted."
+        f"runs. {trend} No parameter was fitted.\n\n" + _ablation_text(abl)
     )
     setup = (
         f"{__doc__.strip()}\n\nGrid: cellular base RTT {rtts[0]}-{rtts[-1]} ms in steps of {rtts[1] - rtts[0]} ms, "
-        f"{reps} runs each."
+        f"{reps} runs each. An ablation (not counted) re-runs the same grid and seeds with one link or stack "
+        "assumption changed at a time, and re-counts the as-run runs over half of Δ."
     )
     return Result(NAME, TITLE, SOURCE, setup, CLAIMS, measured, discussion,
-                  {"packets vs gamma": csv, "model curves": model_csv}, figs, assumptions=links.ASSUMPTIONS)
+                  {"packets vs gamma": csv, "model curves": model_csv, "ablation": abl_csv,
+                   "ablation runs": abl_runs_csv}, figs, assumptions=links.ASSUMPTIONS)
