@@ -58,6 +58,13 @@ EXPECTED_COLUMNS = {
     ("nsdi12-fig4", "goodput vs receive buffer"): {"variant", "config", "rcvbuf_kb", "goodput_mbps", "goodput_mbps_ci95"},
     ("olia", "per-user throughput"): {"scenario", "config", "cc", "users", "per_user_mbps", "paper_lia_mbps",
                                       "theory_with_probe_mbps"},
+    ("olia", "ablation (scenario B)"): {"variant", "runs", "red_sp_mbps", "blue_sp_mbps", "red_mp_mbps", "blue_mp_mbps",
+                                        "red_change_mbps", "red_change_ci95", "blue_change_mbps", "blue_change_ci95",
+                                        "direction", "blue_x_sp_mbps", "blue_t_sp_mbps", "blue_x_mp_mbps",
+                                        "blue_t_mp_mbps", "red_t_mp_mbps", "red_xt_mbps", "red_xt_rtos",
+                                        "red_xt_rtt_ms", "red_t_rtt_ms"},
+    ("olia", "ablation (scenario A)"): {"variant", "config", "runs", "type1_mbps", "type2_mbps", "type1_shared_mbps",
+                                        "type1_shared_rtos", "type1_shared_rtt_ms", "type1_own_rtt_ms"},
 }
 
 
@@ -334,6 +341,62 @@ def test_olia_figure_has_a_legend_in_every_panel_and_each_slides_marker_on_its_b
                for x, y in zip(line.get_xdata(), line.get_ydata(), strict=True)}
         assert got == expected and expected
     plt.close(fig)
+
+
+def test_olia_ablation_starts_from_the_runs_the_claims_read(results: dict) -> None:
+    """The ablation's as-run and OLIA rows are the section's own runs (same runs, no random
+    component), so they give the claims' values exactly; every other row changes one thing."""
+    from mptcplab.experiments import olia
+
+    res = results["olia"][0]
+    m = res.measured
+    b = pd.read_csv(res.tables["ablation (scenario B)"]).set_index("variant")
+    a = pd.read_csv(res.tables["ablation (scenario A)"]).set_index(["variant", "config"])
+    assert list(b.index) == [v[0] for v in olia.ABLATIONS]
+    for cid, col in olia.B_CELLS.items():
+        assert b.loc[olia.AS_RUN, col] == pytest.approx(m[cid].value, rel=1e-12)
+    assert b.loc[olia.AS_RUN, "direction"] == m["dir-B"].value
+    for config, short in (("N1=10,N2=10", "A10"), ("N1=30,N2=10", "A30")):
+        for label, cc in ((olia.AS_RUN, "lia"), (olia.OLIA_ROW, "olia")):
+            assert a.loc[(label, config), "type2_mbps"] == pytest.approx(m[f"sim-{short}-{cc}-t2"].value, rel=1e-12)
+    assert "**Ablation** (not counted" in res.discussion
+
+
+def test_olia_ablation_obeys_link_capacities_and_rfc6356s_cap(results: dict) -> None:
+    """The ablation's physics, in every variant.
+
+    Capacity: goodput counts payload, and every packet also carries at least 52 B of headers
+    per 1500 B (3.5 %), so the subflows crossing a link carry less than its rate; in steady
+    state the data a receiver holds out of order when the measurement window opens (delivered
+    inside it) is on average what it holds when the window closes (not delivered), so the
+    window's edges take nothing on average. Scenario B, 15 users of each colour: X (27 Mbit/s)
+    carries blue's x subflows and, with red users multipath, red's second path, which crosses
+    X and then T; T (36 Mbit/s) carries blue's t subflows, red's T path and that second path
+    again. Scenario A: s1-core (N1 Mbit/s) carries both of type-1's paths; shared (10 Mbit/s)
+    carries type-1's second path and the 10 type-2 users. A variant that moved a route off a
+    link, or counted a subflow's bytes on one link only, breaks these.
+
+    RFC 6356 under RED: RED drops each arriving packet with one probability, set by the average
+    queue, whoever sent it; an LIA subflow grows by min(α/w_total, 1/w_i) per acknowledged
+    segment, at most Reno's 1/w_i, and halves on a loss as Reno does. Blue's subflow on T and a
+    red user's TCP flow cross the same links with the same 100 ms base RTT, so with red users
+    on TCP blue's T subflow cannot average more than a red user, delayed ACKs on or off. (Under
+    drop-tail, packet timing decides instead: without delayed ACKs the two are about equal.)
+    """
+    from mptcplab.experiments import olia
+
+    res = results["olia"][0]
+    b = pd.read_csv(res.tables["ablation (scenario B)"]).set_index("variant")
+    a = pd.read_csv(res.tables["ablation (scenario A)"])
+    for v, r in b.iterrows():
+        assert 15 * r["blue_x_sp_mbps"] < 27 and 15 * (r["blue_t_sp_mbps"] + r["red_sp_mbps"]) < 36, v
+        assert 15 * (r["blue_x_mp_mbps"] + r["red_xt_mbps"]) < 27, v
+        assert 15 * (r["blue_t_mp_mbps"] + r["red_t_mp_mbps"] + r["red_xt_mbps"]) < 36, v
+    for _, r in a.iterrows():
+        n1 = int(r["config"].split(",")[0].split("=")[1])
+        assert r["type1_mbps"] < 1 and n1 * r["type1_shared_mbps"] + 10 * r["type2_mbps"] < 10, (r["variant"], n1)
+    for v in (olia.RED_LOW, olia.RED_HIGH, olia.RED_DELACK):
+        assert b.loc[v, "blue_t_sp_mbps"] < b.loc[v, "red_sp_mbps"], v
 
 
 def test_quick_outputs_land_in_their_own_directories(results: dict) -> None:
