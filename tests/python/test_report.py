@@ -47,6 +47,14 @@ def test_every_section_has_claims_tolerances_and_computed_verdicts(report: Path)
     # The summary shows model and simulation counts; no Sphinx markup leaks into the page.
     assert "model claims reproduced / testable" in html and "simulation claims reproduced / testable" in html
     assert ":mod:" not in html and ":func:" not in html
+    # The summary's ablation column links every section's ablation tables.
+    summary = html.split("</table>", 1)[0]
+    assert "<th>ablation</th>" in summary
+    for name in names():
+        tables = json.loads((report / name / "result.json").read_text())["tables"]
+        for key, file in tables.items():
+            if "ablation" in key:
+                assert f"href='{name}/{file}'>{key}</a>" in summary
 
 
 def test_one_image_per_figure(report: Path) -> None:

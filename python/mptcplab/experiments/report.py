@@ -100,7 +100,9 @@ _LEGEND = (
     "other claim is then a prediction), <b>alternative reading</b> (a labelled reinterpretation of an "
     "inconsistent number; never counted). Model claims (the paper's equations evaluated) and simulation "
     "claims are counted separately, over each section's headline claims; a section is reproduced only "
-    "when all of them are."
+    "when all of them are. The ablation column links each section's ablation table, where the stack's "
+    "mechanisms or the setup's assumptions are changed one at a time to show what carries a claim that "
+    "does not reproduce; ablations are reported beside the claims and never counted."
 )
 
 
@@ -272,7 +274,7 @@ def write_index(results: Sequence[Result], out: Path, quick: bool, version: str)
         f"{total:.0f} s of run time.</p>",
         f"<p>{_LEGEND}</p>",
         "<table><tr><th>reproduction</th><th>model claims reproduced / testable</th>"
-        "<th>simulation claims reproduced / testable</th><th>verdict</th><th>run time</th></tr>",
+        "<th>simulation claims reproduced / testable</th><th>verdict</th><th>ablation</th><th>run time</th></tr>",
     ]
     sums = {"model": [0, 0], "simulation": [0, 0]}
     for r in results:
@@ -284,14 +286,16 @@ def write_index(results: Sequence[Result], out: Path, quick: bool, version: str)
             cells.append(html.escape(c.short()) if has else "")
             sums[kind][0] += c.reproduced
             sums[kind][1] += c.testable
+        ablations = " · ".join(f"<a href='{html.escape(p.relative_to(out).as_posix())}'>{html.escape(k)}</a>"
+                               for k, p in r.tables.items() if "ablation" in k) or "—"
         parts.append(
             f"<tr><td><a href='#{r.name}' title='{html.escape(r.source)}'>{html.escape(r.title)}</a></td>"
             f"<td>{cells[0]}</td><td>{cells[1]}</td>"
-            f"<td class='verdict'>{html.escape(r.verdict)}</td><td>{r.runtime_s:.1f} s</td></tr>"
+            f"<td class='verdict'>{html.escape(r.verdict)}</td><td>{ablations}</td><td>{r.runtime_s:.1f} s</td></tr>"
         )
     parts.append(
         f"<tr><th>all</th><th>{sums['model'][0]}/{sums['model'][1]}</th>"
-        f"<th>{sums['simulation'][0]}/{sums['simulation'][1]}</th><th></th><th>{total:.0f} s</th></tr></table>"
+        f"<th>{sums['simulation'][0]}/{sums['simulation'][1]}</th><th></th><th></th><th>{total:.0f} s</th></tr></table>"
     )
     printed: set[str] = set()
     for r in results:
