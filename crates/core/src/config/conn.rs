@@ -347,6 +347,11 @@ pub struct ConnCfg {
     /// What the buffer sizes count: payload bytes or, as Linux, skb truesize.
     #[serde(default)]
     pub buffer_accounting: BufferAccounting,
+    /// With `buffer_accounting = "skb"`: the kernel build's `MAX_TCP_HEADER` (bytes), the
+    /// headroom each one-MSS skb is allocated with, which decides its truesize
+    /// ([`crate::mptcp::sendbuf::v09x_skb_truesize`]). Unset: 304 B, a distribution build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tcp_header: Option<u64>,
     /// Which subflows send a window update when the application reads.
     #[serde(default)]
     pub window_update: WindowUpdate,

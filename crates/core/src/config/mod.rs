@@ -545,6 +545,17 @@ impl Scenario {
             if let Err((key, msg)) = c.sched_params.check() {
                 return Err(ConfigError::new(at(&format!("sched_params.{key}")), msg));
             }
+            if let Some(h) = c.max_tcp_header {
+                if c.buffer_accounting != BufferAccounting::Skb {
+                    return Err(ConfigError::new(
+                        at("max_tcp_header"),
+                        "applies only with buffer_accounting = \"skb\" (the out-of-tree stack's one-MSS skbs)",
+                    ));
+                }
+                if h > 1024 {
+                    return Err(ConfigError::new(at("max_tcp_header"), format!("{h} B is outside 0..=1024 B")));
+                }
+            }
             let t = &c.tcp;
             if !(64..=65_495).contains(&t.mss) {
                 return Err(ConfigError::new(at("tcp.mss"), format!("{} B is outside 64..=65495 B", t.mss)));

@@ -38,7 +38,7 @@ use crate::mptcp::pm::{PathManager, PmAction};
 use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace, DEFAULT_SCALING_RATIO};
 use crate::mptcp::reassembly::ConnReceiver;
 use crate::mptcp::sched::{self, SchedView, Scheduler};
-use crate::mptcp::sendbuf::{v09x_skb_truesize, ConnSender, MetaCharge};
+use crate::mptcp::sendbuf::{v09x_skb_truesize, ConnSender, MetaCharge, V09X_MAX_TCP_HEADER};
 use crate::mptcp::sfqueue::SubflowQueue;
 use crate::net::packet::{flags, optlen, MpOption, Packet, SackBlocks, IP_TCP_HEADER};
 use crate::rng::Rng;
@@ -128,8 +128,9 @@ impl Endpoint {
         let paths: Vec<(usize, bool)> = subflows.to_vec();
         // The out-of-tree stack's one-MSS skbs: `smss` of payload in a buffer allocated for
         // the subflow's `mss_cache` (without the DSS option), `mptcp_select_size`.
-        let skb_charge = (mptcp && cfg.buffer_accounting == BufferAccounting::Skb)
-            .then(|| (smss, v09x_skb_truesize(smss + mp_len as u64)));
+        let skb_charge = (mptcp && cfg.buffer_accounting == BufferAccounting::Skb).then(|| {
+            (smss, v09x_skb_truesize(smss + mp_len as u64, cfg.max_tcp_header.unwrap_or(V09X_MAX_TCP_HEADER)))
+        });
         let p = TcpParams {
             smss,
             iw: t.iw,

@@ -38,9 +38,11 @@ pub enum MetaCharge {
     Skb { payload: u64, truesize: u64 },
 }
 
-/// `MAX_TCP_HEADER` (`128 + MAX_HEADER`) of a Linux 3.x/4.x build with wireless LAN and IP
-/// tunnels configured (`LL_MAX_HEADER` = 128, `MAX_HEADER` = 128 + 48), as Debian's and
-/// Ubuntu's distribution configurations have them: the headroom every transmit skb reserves.
+/// `MAX_TCP_HEADER` (`128 + MAX_HEADER`) of a Linux 3.x/4.x build with wireless LAN mesh and
+/// IP tunnels configured (`LL_MAX_HEADER` = 128, `MAX_HEADER` = 128 + 48), as Debian's and
+/// Ubuntu's distribution configurations have them: the headroom every transmit skb reserves
+/// (the connection key `max_tcp_header` when unset). Without mesh networking `LL_MAX_HEADER`
+/// is 96 (272 B), without wireless LAN 32 (208 B with tunnels, 160 B without).
 pub const V09X_MAX_TCP_HEADER: u64 = 304;
 /// `SKB_DATA_ALIGN(sizeof(struct skb_shared_info))` on x86-64.
 const SHINFO: u64 = 320;
@@ -51,9 +53,10 @@ const SKB_STRUCT: u64 = 256;
 /// subflow sends, `pskb_copy_for_clone`): `sk_stream_alloc_skb(mss)` allocates
 /// `SKB_DATA_ALIGN(mss + MAX_TCP_HEADER) + shinfo` bytes, which kmalloc rounds up to a power of
 /// two (`__alloc_skb` then uses all of it, `ksize`); the truesize is that plus the `sk_buff`.
-/// At MSS 1448: 1792 + 320 = 2112 → 4096, truesize 4352 B (0.33 payload per byte charged).
-pub fn v09x_skb_truesize(mss: u64) -> u64 {
-    ((mss + V09X_MAX_TCP_HEADER).next_multiple_of(64) + SHINFO).next_power_of_two() + SKB_STRUCT
+/// At MSS 1448 and `MAX_TCP_HEADER` 304: 1792 + 320 = 2112 → 4096, truesize 4352 B (0.33
+/// payload per byte charged); with 280 B or less: at most 1728 + 320 = 2048, truesize 2304 B.
+pub fn v09x_skb_truesize(mss: u64, max_tcp_header: u64) -> u64 {
+    ((mss + max_tcp_header).next_multiple_of(64) + SHINFO).next_power_of_two() + SKB_STRUCT
 }
 
 pub struct ConnSender {
@@ -357,7 +360,14 @@ mod tests {
     /// leaves 352256 free ≥ 348160.
     #[test]
     fn the_meta_socket_charges_whole_skbs_of_their_truesize() {
-        assert_eq!(v09x_skb_truesize(1448), 4352);
+        assert_eq!(v09x_skb_truesize(1448, V09X_MAX_TCP_HEADER), 4352);
+        // 1448 + 272 = 1720 → 1728 + 320 = 2048, kmalloc-2048 exactly; 1448 + 160 = 1608 →
+        // 1664 + 320 = 1984 → 2048.
+        assert_eq!(v09x_skb_truesize(1448, 272), 2048 + 256);
+        assert_eq!(v09x_skb_truesize(1448, 160), 2048 + 256);
+        // The boundary: 1448 + 280 = 1728 still fits 2048; 1448 + 281 rounds to 1792.
+        assert_eq!(v09x_skb_truesize(1448, 280), 2048 + 256);
+        assert_eq!(v09x_skb_truesize(1448, 281), 4096 + 256);
         // A build without the headroom of wireless and tunnel headers would fit kmalloc-2048.
         assert_eq!(((1448u64 + 224).next_multiple_of(64) + SHINFO).next_power_of_two() + SKB_STRUCT, 2304);
         let mut s = ConnSender::new(App::Bulk { stop: None }, 1 << 20, 1 << 30);
