@@ -136,9 +136,11 @@ def _ablation_reading(abl: pd.DataFrame) -> str:
     if one["ratio"] <= 2 or rest.empty or ((rest["ratio"] - 1).abs() > 0.25).any():
         return "The scan does not isolate the one-packet queue as the cause."
     text = (f"With {int(rest['buffer_packets'].min())}–{int(rest['buffer_packets'].max())} packets of queue the "
-            f"simulated rate is within 25 % of 1/N ({fmt(rest['ratio'].min())}–{fmt(rest['ratio'].max())}×), against "
+            f"simulated rate is within 25 % of 1/N ({fmt(rest['ratio'].min())}–{fmt(rest['ratio'].max())}×), "
+            "against "
             f"{fmt(one['ratio'])}× with one packet, where a loss recovery every "
-            f"{fmt(one['segments_per_recovery'])} segments ({int(one['rtos'])} timeout{'' if one['rtos'] == 1 else 's'}) keeps the window at a few "
+            f"{fmt(one['segments_per_recovery'])} segments ({int(one['rtos'])} "
+            f"timeout{'' if one['rtos'] == 1 else 's'}) keeps the window at a few "
             f"segments, below μτ, and the link {fmt(100 * one['utilisation'])} % busy")
     if len(deck) and deck.iloc[0]["ratio"] <= 2:
         text += (f"; with delayed ACKs off the one-packet queue gives {fmt(deck.iloc[0]['ratio'])}× the b = 1 model: "
@@ -265,4 +267,5 @@ def run(ctx: Context) -> Result:
     )
     setup = (f"{__doc__.strip()}\n\nSimulated for {fmt(DURATION_S)} s per buffer size, the first slow start "
              "included.")
-    return Result(NAME, TITLE, SOURCE, setup, CLAIMS, measured, discussion, {"loss vs storage": csv, "ablation": abl_csv}, figs)
+    return Result(NAME, TITLE, SOURCE, setup, CLAIMS, measured, discussion,
+                  {"loss vs storage": csv, "ablation": abl_csv}, figs)
