@@ -12,6 +12,7 @@ import pytest
 
 from mptcplab.experiments import load
 from mptcplab.experiments.base import Context, Result
+from mptcplab.units import parse_duration, parse_rate
 
 TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "cellular"
 PACKET_BITS = 1500 * 8  # a full-sized frame: the MTU every path here carries
@@ -29,16 +30,6 @@ def _run(name: str, out: Path, monkeypatch: pytest.MonkeyPatch, reps: tuple[int,
     assert res.claims is mod.CLAIMS
     assert "**Ablation** (not counted" in res.discussion and "**Unexplained.**" in res.discussion
     return mod, res
-
-
-def _ms(text: str) -> float:
-    """'30ms' → 0.030 s."""
-    return float(text.removesuffix("ms")) / 1e3
-
-
-def _mbit(text: str) -> float:
-    """'5Mbit' → 5e6 bit/s."""
-    return float(text.removesuffix("Mbit")) * 1e6
 
 
 def test_fig3_ablation_table_and_bounds_from_the_queue(tmp_path, monkeypatch) -> None:
@@ -62,7 +53,7 @@ def test_fig3_ablation_table_and_bounds_from_the_queue(tmp_path, monkeypatch) ->
     assert as_run["gamma_max"].max() == pytest.approx(res.measured["gamma-high"].value, rel=1e-9)
 
     for net in nets:
-        one_way = _ms(links.CARRIERS[net][1])
+        one_way = parse_duration(links.CARRIERS[net][1])
         rows = by[by["carrier"] == net]
         # Lower bound, every variant: an RTT sample contains the propagation delay both ways.
         assert (rows["mean_rtt_s"] >= 2 * one_way).all(), net
@@ -75,8 +66,8 @@ def test_fig3_ablation_table_and_bounds_from_the_queue(tmp_path, monkeypatch) ->
         t = np.loadtxt(TRACES / links.CARRIERS[net][0])
         rate = len(t) * PACKET_BITS / (t[-1] / 1e3)
         sc = mod.ablation_scenario(net, "mean", 50, {})
-        delack = _ms(mptcplab.load_scenario(sc).resolved["connections"][0]["tcp"]["delack_timeout"])
-        up = _mbit(links.CARRIERS[net][2])
+        delack = parse_duration(mptcplab.load_scenario(sc).resolved["connections"][0]["tcp"]["delack_timeout"])
+        up = parse_rate(links.CARRIERS[net][2])
         assert 80 * 8 / up < PACKET_BITS / rate
         const = rows[rows["capacity"] == "mean"]
         assert set(const["queue_packets"]) == {mod.AS_RUN_QUEUE, *mod.QUEUE_SCAN}
@@ -137,8 +128,8 @@ def test_fig2_ablation_table_and_bounds_from_the_links(tmp_path, monkeypatch) ->
     # first data arrive that much earlier; t₂ itself is unchanged. Median over the pairs, so that a
     # handshake packet lost to the 0.9 % loss (an RTO) in a few runs cannot decide it.
     at_once = runs[runs["variant"] == labels[1]].set_index(["cell_base_rtt_ms", "seed"])
-    wifi_rtt = 2 * _ms(links.WIFI["delay"])
-    ser = PACKET_BITS / _mbit(links.WIFI["rate"])
+    wifi_rtt = 2 * parse_duration(links.WIFI["delay"])
+    ser = PACKET_BITS / parse_rate(links.WIFI["rate"])
     d = (full["t4_s"] - at_once["t4_s"].reindex(full.index)).median()
     assert wifi_rtt <= d <= wifi_rtt + 2 * ser
     assert (full["t2_s"] - at_once["t2_s"].reindex(full.index)).abs().median() == 0

@@ -508,6 +508,11 @@ def fmt(v: float) -> str:
     return s
 
 
+def and_list(xs: Sequence[str]) -> str:
+    """Names in running text: "a", "a and b", "a, b and c"."""
+    return " and ".join(xs) if len(xs) < 3 else ", ".join(xs[:-1]) + " and " + xs[-1]
+
+
 def fmt_value(v: float | str, unit: str = "") -> str:
     """A value with its unit: percentages for fractions are the caller's business."""
     if isinstance(v, str):

@@ -41,6 +41,7 @@ from mptcplab.experiments.base import (
     Measured,
     Result,
     Tolerance,
+    and_list,
     fmt,
     mean_ci95,
     measured_mean,
@@ -49,6 +50,7 @@ from mptcplab.experiments.base import (
 )
 from mptcplab.models import chen_towsley as ct
 from mptcplab.models import paper_values as pv
+from mptcplab.units import parse_duration, parse_rate
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -155,7 +157,7 @@ def _eq9(gamma: float) -> dict[str, float]:
 AS_RUN = "v0.88 (as run)"
 HALF = "as run, counted over γ rounds (to t₂ + Δ/2)"
 LOSS_FREE = "WiFi without random loss"
-_WIFI_MBIT = float(links.WIFI["rate"].removesuffix("Mbit"))
+_WIFI_MBIT = parse_rate(links.WIFI["rate"]) / 1e6
 ABLATIONS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
     (AS_RUN, {}, {}),
     ("join opened at the first SYN/ACK (join = at_once)", {"join": "at_once"}, {}),
@@ -181,7 +183,7 @@ def _sample(sc: dict, seed: int, label: str) -> list[dict[str, Any]]:
     rate = next(x["rate_bps"] for x in res.summary["links"] if x["name"] == "wifi.down")
     packets, r1 = _packets_before_t4(sc, seed, t4)
     r2 = sf["cell"]["min_rtt_s"]
-    base = {"cell_base_rtt_ms": 2 * float(str(sc["paths"][1]["delay"]).removesuffix("ms")), "seed": seed,
+    base = {"cell_base_rtt_ms": 2e3 * parse_duration(sc["paths"][1]["delay"]), "seed": seed,
             "t2_s": t2, "t4_s": t4, "R1_s": r1, "R2_s": r2, "gamma": r2 / r1, "wifi_rate_bps": float(rate)}
     windows = [(label, t4 - t2, packets)]
     if label == AS_RUN:
@@ -243,9 +245,6 @@ def _ablation_text(abl: pd.DataFrame) -> str:
         return [p.carrier for p in pv.CT_FIG2 if math.isfinite(x := a.loc[v, f"packets_{_key(p.carrier)}"])
                 and tol.holds(p.packets.value, x)]
 
-    def names(xs: list[str]) -> str:
-        return " and ".join(xs) if len(xs) < 3 else ", ".join(xs[:-1]) + " and " + xs[-1]
-
     def span(xs: list[float]) -> str:
         return "—" if not xs else fmt(min(xs)) if fmt(min(xs)) == fmt(max(xs)) else f"{fmt(min(xs))}–{fmt(max(xs))}"
 
@@ -264,7 +263,7 @@ def _ablation_text(abl: pd.DataFrame) -> str:
             "second flow's delay at Eq. (1)'s 2γ rounds (window/R₁ − 2γ = "
             f"{fmt(a.loc[AS_RUN, 'window_minus_2gamma'])}). Counted over γ rounds of R₁ instead (to t₂ + Δ/2, the Δ "
             f"of the alternative reading), the same runs give {trio(HALF)} packets, {span(r_half)}× the paper's"
-            + (f"; within {band}: {names(fits(HALF))}" if fits(HALF) else "") + ".")
+            + (f"; within {band}: {and_list(fits(HALF))}" if fits(HALF) else "") + ".")
     if r_run and r_half and max(abs(math.log(x)) for x in r_half) < min(abs(math.log(x)) for x in r_run):
         text += (" Halving the window brings every count closer to the paper's than any as-run count: the paper's "
                  "numbers are nearer a count over γ rounds than over the 2γ rounds that its Eq. (1) defines and the "
@@ -297,7 +296,7 @@ def _ablation_text(abl: pd.DataFrame) -> str:
 
     left = [p.carrier for p in pv.CT_FIG2 if p.carrier not in fits(HALF)]
     parts.append("**Unexplained.** " + (
-        f"Even counted over γ rounds, {names(left)} stay" + ("s" if len(left) == 1 else "")
+        f"Even counted over γ rounds, {and_list(left)} stay" + ("s" if len(left) == 1 else "")
         + f" outside {band} of the paper's numbers"
         + (", and no variant of the links or the stack puts all three within it; " if not full else "; ")
         if left else "Counted over γ rounds all three counts are within the tolerance; ")

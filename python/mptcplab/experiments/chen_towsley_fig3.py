@@ -31,12 +31,14 @@ from mptcplab.experiments.base import (
     Context,
     Measured,
     Result,
+    and_list,
     fmt,
     mean_ci95,
     merge_into,
     repeated,
 )
 from mptcplab.models import paper_values as pv
+from mptcplab.units import parse_duration, parse_queue, parse_size
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -139,12 +141,12 @@ def _trace_gaps_s(net: str, data: str | Path | None) -> tuple[float, float, floa
 #: (label, capacity, downlink queue in packets, change to the connection). Capacity: "trace" (as
 #: run), "mean" (a constant rate at the trace's mean: its delivery gaps removed, its mean kept) or
 #: "other" (another recorded trace of the technology, :data:`OTHER_TRACES`).
-AS_RUN_QUEUE = int(links.CELL_QUEUE.split()[0])
+AS_RUN_QUEUE = parse_queue(links.CELL_QUEUE)[0]
 #: Downlink queues of the scan (packets), besides the as-run one: a sensitivity, never adopted.
 QUEUE_SCAN = (300, 100, 50)
 #: Linux 3.11's ``tcp_rmem`` (the paper's kernel: 6 MB maximum, auto-tuning on, §V-C).
 TCP_RMEM_311: dict[str, str] = {"min": "4096B", "default": "87380B", "max": "6291456B"}
-RCVBUF_DEFAULT_B = int(TCP_RMEM_311["default"].removesuffix("B"))
+RCVBUF_DEFAULT_B = parse_size(TCP_RMEM_311["default"])
 #: The other traces of ``traces/cellular`` of each technology (Verizon LTE has none of its own).
 OTHER_TRACES = {"AT&T": "ATT-LTE-driving.down", "Verizon": "TMobile-LTE-short.down",
                 "Sprint": "TMobile-UMTS-driving.down"}
@@ -238,9 +240,6 @@ def _ablation_text(abl: pd.DataFrame, rates_bps: dict[str, float], gaps_s: tuple
     def paper(net: str, end: str) -> float:
         return _ms(f"{keys[net]}_rtt_{end}")
 
-    def names(xs: list[str]) -> str:
-        return " and ".join(xs) if len(xs) < 3 else ", ".join(xs[:-1]) + " and " + xs[-1]
-
     def span(lo: float, hi: float) -> str:
         return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}–{fmt(hi)}"
 
@@ -300,13 +299,13 @@ def _ablation_text(abl: pd.DataFrame, rates_bps: dict[str, float], gaps_s: tuple
                      + " / ".join(ms(fixed.loc[net, "rtt_max_ms"]) for net in nets)
                      + " (AT&T / Verizon / Sprint): a window limit is the one mechanism here that keeps the "
                      "paper's loss rates, and it leaves "
-                     + (names([n for n in nets if not tol.holds(paper(n, "max"), fixed.loc[n, "rtt_max_ms"])])
+                     + (and_list([n for n in nets if not tol.holds(paper(n, "max"), fixed.loc[n, "rtt_max_ms"])])
                         or "no top") + f" outside {band}.")
         parts.append(text)
 
     # Low ends (verizon-min, sprint-min): the traces' delivery gaps.
     mean = MEAN_RATE
-    base = {net: 2 * float(links.CARRIERS[net][1].removesuffix("ms")) for net in nets}
+    base = {net: 2e3 * parse_duration(links.CARRIERS[net][1]) for net in nets}
     lower = all(a.loc[(mean, net), "rtt_min_ms"] < a.loc[(AS_RUN, net), "rtt_min_ms"] for net in nets)
     parts.append(
         "Without the traces' delivery gaps (a constant rate at each trace's mean) the smallest averages are "
@@ -314,7 +313,7 @@ def _ablation_text(abl: pd.DataFrame, rates_bps: dict[str, float], gaps_s: tuple
         + " / ".join(ms(base[net]) for net in nets) + ", from "
         + " / ".join(ms(a.loc[(AS_RUN, net), "rtt_min_ms"]) for net in nets)
         + f" as run (AT&T / Verizon / Sprint); within {band} of the paper's low ends: "
-        + (names([net for net in nets if tol.holds(paper(net, "min"), a.loc[(mean, net), "rtt_min_ms"])])
+        + (and_list([net for net in nets if tol.holds(paper(net, "min"), a.loc[(mean, net), "rtt_min_ms"])])
            or "none")
         + (". The low ends' excess over the base RTTs is the traces' sparse delivery (Sprint's EVDO trace, recorded "
            f"driving, has gaps of up to {_ms_text(gaps_s[2])} between delivery opportunities), which the paper's "
