@@ -287,7 +287,8 @@ def _ablation_text(abl: pd.DataFrame, rates_bps: dict[str, float], gaps_s: tuple
     overrun = abl[abl["variant"] != FIXED_RCVBUF]
     fixed = abl[abl["variant"] == FIXED_RCVBUF].set_index("carrier")
     if overrun["drop_pct"].min() > p_max:
-        text = (f"In every variant but the fixed receive buffer the loss-free window outgrows the cellular storage "
+        text = (f"In every variant but the fixed receive buffer the cellular window, with no random loss to hold it, "
+                f"outgrows the cellular storage "
                 f"and {fmt(overrun['drop_pct'].min())}–{fmt(overrun['drop_pct'].max())} % of the packets are "
                 f"dropped at the cellular queue (pooled over the sizes), against the paper's "
                 f"{pv.CT_SETUP['p_cellular_max'].printed}: a drop-tail queue that the window overruns, at any "
@@ -480,7 +481,8 @@ def run(ctx: Context) -> Result:
         + (f" (95 % CI ±{fmt(wm.ci95)} ms)" if wm.ci95 else "")
         + ", against the ±15 % default. "
         + ("Every cellular network's average RTT grows with the file size (32 MB against 8 KB), as in Fig. 3, "
-           "because the loss-free window keeps growing into the deep queue (bufferbloat). " if grows else
+           "because the window, with no random loss on the cellular link, keeps growing into the deep queue "
+           "(bufferbloat). " if grows else
            "Not every cellular network's average RTT grows from 8 KB to 32 MB. ")
         + "The ranges are " + "; ".join(growth) + ". "
         "The tops follow from our assumed queue, Linux's default 1000 packets for every carrier, drained at the "
