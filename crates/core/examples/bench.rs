@@ -162,6 +162,7 @@ fn main() {
     println!("mptcplab engine benchmark: 2-path MPTCP bulk, scheduler {sched}, cc {cc}, {secs} s simulated, {reps} repetitions per variant");
     println!();
     let mut summaries = Vec::new();
+    let mut total_packets = 0u64;
     for &&(name, fq, sq, desc) in &selected {
         let sc = scenario(name, fq, sq, secs, sched, cc);
         let hwm_reset = reset_hwm();
@@ -216,6 +217,7 @@ fn main() {
                     mq.join(", ")
                 );
             }
+            total_packets += s.data_packets;
             runs.push(Rep { wall, packets: s.data_packets, events: s.events });
         }
         let hwm = vm_hwm_kib();
@@ -257,4 +259,7 @@ fn main() {
             );
         }
     }
+    // Whole-process accounting (for side-by-side timing against another simulator): every data
+    // segment this process simulated, over all variants and repetitions.
+    println!("data_packets: {total_packets}");
 }

@@ -36,6 +36,16 @@ impl Time {
     }
 }
 
+/// The earlier of two optional deadlines (`None` = no deadline).
+#[inline]
+pub fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
 impl Dur {
     pub const ZERO: Dur = Dur(0);
     pub const MAX: Dur = Dur(u64::MAX);
@@ -127,8 +137,11 @@ impl Rate {
     }
     /// Serialization time of `bytes` at this rate, rounded up to the next nanosecond.
     pub fn tx_time(self, bytes: u64) -> Dur {
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        Dur(bits.div_ceil(self.0 as u128) as u64)
+        // bit·ns in 64 bits up to 2.3 GB (a 128-bit division costs a library call per packet).
+        match bytes.checked_mul(8_000_000_000) {
+            Some(bits) => Dur(bits.div_ceil(self.0)),
+            None => Dur((bytes as u128 * 8_000_000_000).div_ceil(self.0 as u128) as u64),
+        }
     }
     /// Bytes that can be sent in `d` at this rate (floor).
     pub fn bytes_in(self, d: Dur) -> u64 {

@@ -74,13 +74,11 @@ impl CongestionControl for Lia {
             self.alpha = Lia::compute_alpha(peers);
             self.forced = false;
         }
-        let usable: Vec<&PeerView> = peers.iter().filter(|p| p.usable && p.srtt.is_some()).collect();
-        let per = if usable.len() > 1 {
-            let total: u64 = usable.iter().map(|p| p.cwnd).sum();
-            ((total as f64 / self.alpha.max(1e-12)) as u64).max(w.cwnd)
-        } else {
-            w.cwnd
-        };
+        let (usable, total) = peers
+            .iter()
+            .filter(|p| p.usable && p.srtt.is_some())
+            .fold((0usize, 0u64), |(n, total), p| (n + 1, total + p.cwnd));
+        let per = if usable > 1 { ((total as f64 / self.alpha.max(1e-12)) as u64).max(w.cwnd) } else { w.cwnd };
         let before = w.cwnd;
         additive_increase(w, acked, per);
         if w.cwnd > before && self.update == AlphaUpdate::PerRtt {

@@ -240,6 +240,9 @@ impl LinkParams {
     /// A fresh service process for a link.
     pub fn service(&self) -> Service {
         match &self.capacity {
+            Capacity::Rate(p) if p.rates.len() == 1 && p.rates[0] > 0 => {
+                Service::Constant { bps: p.rates[0], last: (0, Dur::ZERO) }
+            }
             Capacity::Rate(p) => Service::Rate(p.clone()),
             Capacity::Trace(t) => Service::Opportunities { trace: t.clone(), cur: None, left: 0 },
         }

@@ -329,8 +329,7 @@ impl Endpoint {
         let used = self.ts_len + if self.mptcp { optlen::dss(self.ack64, false) } else { 0 };
         let max_blocks = ((optlen::MAX - used).saturating_sub(2) / 8).min(4) as usize;
         for b in s.rcv.sack_blocks(max_blocks) {
-            p.sack.blocks[p.sack.n as usize] = b;
-            p.sack.n += 1;
+            p.sack.push(p.ack, b);
         }
         self.adv[sf] = (p.wnd, s.rcv.rcv_nxt);
         self.old_space = p.wnd;
@@ -727,7 +726,8 @@ impl Endpoint {
         }
         self.snapshot_peers();
         let s = self.subflows[i].as_mut().expect("subflow");
-        let o = s.on_ack(now, pkt.ack, pkt.sack.as_slice(), self.cc.as_mut(), &self.peers);
+        let sack = pkt.sack.blocks(pkt.ack);
+        let o = s.on_ack(now, pkt.ack, &sack[..pkt.sack.n as usize], self.cc.as_mut(), &self.peers);
         if o.acked_bytes > 0 {
             self.sfq[i].acked = true;
         }

@@ -37,7 +37,7 @@ use crate::mptcp::sfqueue::{wmem_truesize, SubflowQueue};
 use crate::net::packet::{flags, MpOption, Packet};
 use crate::tcp::subflow::{CaState, State, Subflow};
 use crate::tcp::tso::{self, Defer, DeferCtx};
-use crate::units::{jiffies_between, to_jiffies, Dsn, Time};
+use crate::units::{earliest, jiffies_between, to_jiffies, Dsn, Time};
 
 /// Size of the MPTCP socket's data fragments (`struct mptcp_data_frag`): data is copied
 /// into 32 KiB page fragments (`SKB_FRAG_PAGE_ORDER` = 3), one fragment per page.
@@ -617,25 +617,15 @@ impl Endpoint {
 
     /// The earliest pending timer.
     pub fn poll_timeout(&self, now: Time) -> Option<Time> {
-        let mut t = self.persist_at;
-        if let Some(r) = self.rtx_at {
-            t = Some(t.map_or(r, |x| x.min(r)));
-        }
-        if let Some(a) = self.pm.retrans_at {
-            t = Some(t.map_or(a, |x| x.min(a)));
-        }
+        let mut t = earliest(earliest(self.persist_at, self.rtx_at), self.pm.retrans_at);
         if self.is_sender && self.app_started {
-            t = match (t, self.snd.app.next_write(now)) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            t = earliest(t, self.snd.app.next_write(now));
         }
         for s in self.subflows.iter().flatten() {
+            t = earliest(t, earliest(earliest(s.hs_at, s.delack_at), s.xmit_timer_at()));
             // A subflow TCP small queues hold back may send once enough has left the host.
-            let tsq =
-                (self.is_sender && s.tsq_throttled(now)).then(|| s.tsq.unthrottle_at(now, s.tsq_limit())).flatten();
-            for d in [s.hs_at, s.delack_at, s.xmit_timer_at(), tsq].into_iter().flatten() {
-                t = Some(t.map_or(d, |x| x.min(d)));
+            if self.is_sender && s.tsq_throttled(now) {
+                t = earliest(t, s.tsq.unthrottle_at(now, s.tsq_limit()));
             }
         }
         t

@@ -272,11 +272,14 @@ impl<P: WireLen> Link<P> {
 
     /// Arrival at the far end of a packet whose transmission ends at `end`.
     fn arrival(&mut self, end: Time) -> Time {
-        let mut d = self.delay.get(end).0 as f64;
-        if let Some(j) = &self.params.jitter {
-            d += j.amount.0 as f64 * jitter::draw(j.distribution, &mut self.jitter_rng);
-        }
-        let mut t = end + Dur(d.max(0.0) as u64);
+        let delay = self.delay.get(end);
+        let mut t = match &self.params.jitter {
+            None => end + delay,
+            Some(j) => {
+                let d = delay.0 as f64 + j.amount.0 as f64 * jitter::draw(j.distribution, &mut self.jitter_rng);
+                end + Dur(d.max(0.0) as u64)
+            }
+        };
         if matches!(self.pipe, Pipe::Fifo(_)) {
             t = t.max(self.last_arrival); // order-preserving jitter
             self.last_arrival = t;
@@ -311,11 +314,11 @@ impl<P: WireLen> Link<P> {
 
     fn offer_fifo(&mut self, now: Time, pkt: P, ordinal: u64) -> Offer {
         let start = self.free_at.max(now);
-        let rate = self.service.nominal_bps(now);
         let Mode::Fifo { waiting, waiting_bytes, red, last_start } = &mut self.mode else { unreachable!() };
         prune(waiting, waiting_bytes, now);
         let (n, b) = (waiting.len() as u64, *waiting_bytes);
         if let Some((red, min, max)) = red {
+            let rate = self.service.nominal_bps(now);
             let avpkt_time = Dur::from_secs_f64(red::AVPKT as f64 * 8.0 / rate.max(1.0));
             let idle = (n == 0).then(|| now.since((*last_start).min(now)));
             red.update_avg(b, idle, avpkt_time);

@@ -15,15 +15,31 @@ pub mod flags {
 }
 
 /// Up to four SACK blocks `[start, end)` in subflow sequence space, most recent first.
+///
+/// Held as 32-bit offsets from the packet's cumulative ACK, as the wire holds 32-bit
+/// sequence numbers (RFC 2018 §3): a block lies above the ACK and within the receive window,
+/// which a socket buffer (at most 2^31 B) keeps far below 2^32. This keeps the packet small
+/// enough to be copied inline on its way through queues and links.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlocks {
     pub n: u8,
-    pub blocks: [(Seq, Seq); 4],
+    off: [(u32, u32); 4],
 }
 
 impl SackBlocks {
-    pub fn as_slice(&self) -> &[(Seq, Seq)] {
-        &self.blocks[..self.n as usize]
+    /// Appends block `[start, end)` of a packet whose cumulative ACK is `ack`.
+    pub fn push(&mut self, ack: Seq, (start, end): (Seq, Seq)) {
+        debug_assert!(
+            ack <= start && start <= end && end.0 - ack.0 <= u32::MAX as u64,
+            "SACK block {start:?}..{end:?} for ACK {ack:?}"
+        );
+        self.off[self.n as usize] = ((start.0 - ack.0) as u32, (end.0 - ack.0) as u32);
+        self.n += 1;
+    }
+
+    /// The blocks of a packet whose cumulative ACK is `ack` (the first `n` entries).
+    pub fn blocks(&self, ack: Seq) -> [(Seq, Seq); 4] {
+        self.off.map(|(s, e)| (Seq(ack.0 + s as u64), Seq(ack.0 + e as u64)))
     }
 }
 

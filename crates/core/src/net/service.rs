@@ -149,6 +149,13 @@ impl OppTrace {
 /// The service process of a link, with the state a FIFO transmitter needs.
 #[derive(Clone, Debug)]
 pub enum Service {
+    /// A constant rate (bit/s, non-zero), with the last size served and its transmission
+    /// time: most packets on a link have one of a few sizes, and the division is the costly
+    /// part of serving one.
+    Constant {
+        bps: u64,
+        last: (u64, Dur),
+    },
     Rate(Arc<RateProfile>),
     Opportunities {
         trace: Arc<OppTrace>,
@@ -163,6 +170,12 @@ impl Service {
     /// by the transmitter. Calls must come in FIFO order (non-decreasing `start`).
     pub fn finish(&mut self, start: Time, bytes: u64) -> Time {
         match self {
+            Service::Constant { bps, last } => {
+                if last.0 != bytes {
+                    *last = (bytes, Rate(*bps).tx_time(bytes));
+                }
+                start + last.1
+            }
             Service::Rate(p) => p.finish(start, bytes),
             Service::Opportunities { trace, cur, left } => {
                 let mut k = match *cur {
@@ -194,6 +207,7 @@ impl Service {
     /// trace's mean capacity.
     pub fn nominal_bps(&self, t: Time) -> f64 {
         match self {
+            Service::Constant { bps, .. } => *bps as f64,
             Service::Rate(p) => p.at(t).0 as f64,
             Service::Opportunities { trace, .. } => trace.mean_bps(),
         }

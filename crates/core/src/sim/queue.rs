@@ -54,35 +54,59 @@ impl Ord for Entry {
 }
 
 /// Earliest-first queue of events.
+///
+/// The earliest entry is kept out of the heap when it arrives as the new minimum (the usual
+/// case: a link's next arrival, pushed just before it is due): popping it then costs no
+/// sift. The order is exactly the heap's, `(time, insertion number)`.
 #[derive(Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Entry>,
+    /// Earlier than every entry in `heap`.
+    first: Option<Entry>,
     n: u64,
     popped: u64,
+}
+
+/// `a` is due before `b`.
+#[inline]
+fn before(a: &Entry, b: &Entry) -> bool {
+    (a.at, a.n) < (b.at, b.n)
 }
 
 impl EventQueue {
     pub fn push(&mut self, at: Time, ev: Event) {
         self.n += 1;
-        self.heap.push(Entry { at, n: self.n, ev });
+        let e = Entry { at, n: self.n, ev };
+        match self.first {
+            Some(f) if before(&e, &f) => {
+                self.heap.push(f);
+                self.first = Some(e);
+            }
+            Some(_) => self.heap.push(e),
+            None if self.heap.peek().is_none_or(|h| before(&e, h)) => self.first = Some(e),
+            None => self.heap.push(e),
+        }
     }
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let e = self.heap.pop()?;
+        let e = match self.first.take() {
+            Some(e) => e,
+            None => self.heap.pop()?,
+        };
         self.popped += 1;
         Some((e.at, e.ev))
     }
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.at)
+        self.first.as_ref().or_else(|| self.heap.peek()).map(|e| e.at)
     }
     /// Events processed so far.
     pub fn popped(&self) -> u64 {
         self.popped
     }
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + usize::from(self.first.is_some())
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.first.is_none() && self.heap.is_empty()
     }
 }
 
@@ -107,5 +131,33 @@ mod tests {
                 (Time(5), Event::ConnStart(0)),
             ]
         );
+    }
+
+    #[test]
+    fn interleaved_pushes_and_pops_follow_time_then_insertion_order() {
+        // Against a reference that sorts by (time, insertion number): pushes at earlier,
+        // equal and later times than the current head, interleaved with pops.
+        let mut q = EventQueue::default();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut x = 12345u64;
+        let mut n = 0;
+        for step in 0..5000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            if (x >> 60) < 10 {
+                n += 1;
+                let at = (x >> 20) % 50 + step / 10;
+                q.push(Time(at), Event::LinkArrive(n as u32));
+                reference.push((at, n));
+            } else {
+                reference.sort();
+                let want = (!reference.is_empty()).then(|| reference.remove(0));
+                let got = q.pop().map(|(t, e)| match e {
+                    Event::LinkArrive(k) => (t.0, k as u64),
+                    _ => unreachable!(),
+                });
+                assert_eq!(got, want);
+            }
+            assert_eq!(q.len(), reference.len());
+        }
     }
 }

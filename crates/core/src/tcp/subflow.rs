@@ -32,7 +32,7 @@ use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::{Scoreboard, SentSeg, EVER_RETRANS};
 use crate::tcp::tlp::{Tlp, TlpAck};
 use crate::tcp::tsq::Tsq;
-use crate::units::{Dsn, Dur, Seq, Time};
+use crate::units::{earliest, Dsn, Dur, Seq, Time};
 
 /// Per-subflow TCP parameters (resolved from the scenario).
 #[derive(Clone, Debug)]
@@ -696,7 +696,7 @@ impl Subflow {
 
     /// The earliest of the retransmission, reordering, probe and pacing timers.
     pub fn xmit_timer_at(&self) -> Option<Time> {
-        [self.rto_at, self.reo_at, self.tlp.at, self.pace_at].into_iter().flatten().min()
+        earliest(earliest(self.rto_at, self.reo_at), earliest(self.tlp.at, self.pace_at))
     }
 
     /// Fires the RACK reordering timer and the probe timer if due (Linux

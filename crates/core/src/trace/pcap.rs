@@ -360,7 +360,7 @@ impl Capture {
         }
         if p.sack.n > 0 {
             opt.extend_from_slice(&[1, 1, 5, 2 + 8 * p.sack.n]);
-            for &(s, e) in p.sack.as_slice() {
+            for &(s, e) in &p.sack.blocks(p.ack)[..p.sack.n as usize] {
                 opt.extend_from_slice(&peer_isn.wrapping_add(1).wrapping_add(s.0 as u32).to_be_bytes());
                 opt.extend_from_slice(&peer_isn.wrapping_add(1).wrapping_add(e.0 as u32).to_be_bytes());
             }
