@@ -205,6 +205,20 @@ impl ConnSender {
     /// The unsent data after skipping `skip` unsent bytes: at most `max_len` bytes, not
     /// crossing already-sent data.
     pub fn unsent_at(&self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
+        // The usual case, without walking: nothing skipped and everything sent is one range
+        // from the DATA_ACK (or nothing is), so the unsent data starts at its end.
+        let write_seq = self.write_seq.0;
+        match self.sent.front() {
+            Some(&(s, e)) if skip == 0 && self.sent.len() == 1 && s <= self.data_una.0 => {
+                let cur = e.max(self.data_una.0);
+                return (write_seq > cur).then(|| (Dsn(cur), max_len.min(write_seq - cur)));
+            }
+            None if skip == 0 => {
+                let cur = self.data_una.0;
+                return (write_seq > cur).then(|| (Dsn(cur), max_len.min(write_seq - cur)));
+            }
+            _ => {}
+        }
         let mut skip = skip;
         let mut cur = self.data_una.0;
         let gaps = self.sent.iter().map(|&(s, e)| (s, e)).chain(std::iter::once((self.write_seq.0, self.write_seq.0)));
@@ -430,5 +444,59 @@ mod tests {
         assert_eq!(s.next_new(1000, 1000), Some((Dsn(6000), 1000)));
         s.on_data_ack(Dsn(4000), 1 << 20);
         assert_eq!(s.unsent(), 5000);
+    }
+
+    #[test]
+    fn unsent_data_is_the_first_unsent_byte_after_the_skip_whatever_was_sent() {
+        // Against a byte map: random sends (in order, ahead, and overlapping) and DATA_ACKs;
+        // the first unsent byte after `skip` unsent ones, up to the next sent byte or the end
+        // of what was written, is what `unsent_at` returns.
+        let size = 20_000u64;
+        let mut s = ConnSender::new(App::Download { size }, 1 << 20, 1 << 20);
+        s.app_write(Time(0));
+        let mut sent = vec![false; size as usize];
+        let mut x = 7u64;
+        let mut rand = |n: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        for _ in 0..400 {
+            match rand(4) {
+                0 | 1 => {
+                    let (dsn, len) = (rand(size), 1 + rand(3000));
+                    s.mark_sent(Dsn(dsn), len);
+                    let from = dsn.max(s.data_una.0);
+                    for b in from..(dsn + len).min(size) {
+                        sent[b as usize] = true;
+                    }
+                }
+                2 => {
+                    let ack = (s.data_una.0 + rand(2000)).min(s.snd_nxt.0.max(s.data_una.0));
+                    s.on_data_ack(Dsn(ack), 1 << 20);
+                }
+                _ => {}
+            }
+            for skip in [0, 1, 500, 5000] {
+                let max_len = 1448;
+                let mut left = skip;
+                let mut want = None;
+                let mut b = s.data_una.0;
+                while b < size {
+                    if !sent[b as usize] {
+                        if left == 0 {
+                            let mut e = b;
+                            while e < size && !sent[e as usize] && e - b < max_len {
+                                e += 1;
+                            }
+                            want = Some((Dsn(b), e - b));
+                            break;
+                        }
+                        left -= 1;
+                    }
+                    b += 1;
+                }
+                assert_eq!(s.unsent_at(skip, max_len), want, "skip {skip}, sent {:?}", s.sent);
+            }
+        }
     }
 }

@@ -37,7 +37,7 @@ use crate::mptcp::sfqueue::{wmem_truesize, SubflowQueue};
 use crate::net::packet::{flags, MpOption, Packet};
 use crate::tcp::subflow::{CaState, State, Subflow};
 use crate::tcp::tso::{self, Defer, DeferCtx};
-use crate::units::{earliest, jiffies_between, to_jiffies, Dsn, Time};
+use crate::units::{jiffies_between, to_jiffies, Dsn, Time};
 
 /// Size of the MPTCP socket's data fragments (`struct mptcp_data_frag`): data is copied
 /// into 32 KiB page fragments (`SKB_FRAG_PAGE_ORDER` = 3), one fragment per page.
@@ -617,18 +617,38 @@ impl Endpoint {
 
     /// The earliest pending timer.
     pub fn poll_timeout(&self, now: Time) -> Option<Time> {
-        let mut t = earliest(earliest(self.persist_at, self.rtx_at), self.pm.retrans_at);
-        if self.is_sender && self.app_started {
-            t = earliest(t, self.snd.app.next_write(now));
+        // In nanoseconds, an absent deadline counting as the end of time: a minimum without
+        // branches. Only when nothing comes before the end of time does the answer need to
+        // tell "no deadline" from "a deadline at the end of time".
+        fn ns(t: Option<Time>) -> u64 {
+            t.map_or(u64::MAX, |t| t.0)
+        }
+        let mut t = ns(self.persist_at).min(ns(self.rtx_at)).min(ns(self.pm.retrans_at));
+        let app = self.is_sender && self.app_started;
+        if app {
+            t = t.min(ns(self.snd.app.next_write(now)));
         }
         for s in self.subflows.iter().flatten() {
-            t = earliest(t, earliest(earliest(s.hs_at, s.delack_at), s.xmit_timer_at()));
+            t = s.timers().iter().fold(t, |t, d| t.min(ns(*d)));
             // A subflow TCP small queues hold back may send once enough has left the host.
             if self.is_sender && s.tsq_throttled(now) {
-                t = earliest(t, s.tsq.unthrottle_at(now, s.tsq_limit()));
+                t = t.min(ns(s.tsq.unthrottle_at(now, s.tsq_limit())));
             }
         }
-        t
+        if t != u64::MAX {
+            return Some(Time(t));
+        }
+        let mut any = self.persist_at.or(self.rtx_at).or(self.pm.retrans_at);
+        if app {
+            any = any.or(self.snd.app.next_write(now));
+        }
+        for s in self.subflows.iter().flatten() {
+            any = s.timers().iter().fold(any, |a, d| a.or(*d));
+            if self.is_sender && s.tsq_throttled(now) {
+                any = any.or(s.tsq.unthrottle_at(now, s.tsq_limit()));
+            }
+        }
+        any.map(|_| Time::MAX)
     }
 
     /// Fires every timer due at `now`.

@@ -262,25 +262,27 @@ impl Simulation {
         self.link_wake[l] = None;
         let mut arrived = std::mem::take(&mut self.arrived);
         self.topo.links[l].advance(t, &mut arrived);
-        for mut p in arrived.drain(..) {
+        // By reference: a packet is copied once on its way out of the link, not twice.
+        for p in arrived.iter_mut() {
             if let Some(d) = self.digest.as_mut() {
                 d.record(t, TraceEvent::Deliver { link: l as u32, uid: p.uid });
             }
             p.hop += 1;
             let c = p.conn as usize;
-            let route = self.route_of(&p);
+            let route = self.route_of(p);
             if (p.hop as usize) < route.len() {
-                self.inject(p);
+                self.inject(*p);
             } else {
                 let side = usize::from(p.to_server);
                 if let Some(cap) = self.pcap.as_mut() {
                     let route = self.eps[c][usize::from(!p.to_server)].paths[p.subflow as usize].0;
-                    cap.record(Point::Host(p.conn, !p.to_server, route), t, &p, route);
+                    cap.record(Point::Host(p.conn, !p.to_server, route), t, p, route);
                 }
-                self.eps[c][side].on_packet(t, &p, &mut self.out);
+                self.eps[c][side].on_packet(t, p, &mut self.out);
                 self.flush(c, side);
             }
         }
+        arrived.clear();
         self.arrived = arrived;
         if let Some(next) = self.topo.links[l].next_wake() {
             self.wake_link(l, next);

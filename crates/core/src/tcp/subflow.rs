@@ -694,6 +694,12 @@ impl Subflow {
         self.tlp.at = Some(now + pto);
     }
 
+    /// Every timer of the subflow: handshake, delayed ACK, retransmission, reordering, probe
+    /// and pacing (the endpoint's next wake-up is the earliest of all its subflows').
+    pub fn timers(&self) -> [Option<Time>; 6] {
+        [self.hs_at, self.delack_at, self.rto_at, self.reo_at, self.tlp.at, self.pace_at]
+    }
+
     /// The earliest of the retransmission, reordering, probe and pacing timers.
     pub fn xmit_timer_at(&self) -> Option<Time> {
         earliest(earliest(self.rto_at, self.reo_at), earliest(self.tlp.at, self.pace_at))
