@@ -68,6 +68,7 @@ enum Charge {
     Truesize { max_window: u64 },
 }
 
+#[inline]
 fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) -> SchedView {
     // Sent and not cumulatively acknowledged (Linux `packets_out`, in bytes).
     let out = s.snd_nxt.dist(s.snd_una);

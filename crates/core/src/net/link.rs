@@ -121,6 +121,7 @@ enum Pipe<P> {
 }
 
 impl<P> Pipe<P> {
+    #[inline]
     fn push(&mut self, t: Time, p: P) {
         match self {
             Pipe::Fifo(q) => q.push_back((t, p)),
@@ -271,6 +272,7 @@ impl<P: WireLen> Link<P> {
     }
 
     /// Arrival at the far end of a packet whose transmission ends at `end`.
+    #[inline]
     fn arrival(&mut self, end: Time) -> Time {
         let delay = self.delay.get(end);
         let mut t = match &self.params.jitter {

@@ -168,6 +168,7 @@ pub enum Service {
 impl Service {
     /// When a packet of `bytes` whose transmission may start at `start` has been delivered
     /// by the transmitter. Calls must come in FIFO order (non-decreasing `start`).
+    #[inline]
     pub fn finish(&mut self, start: Time, bytes: u64) -> Time {
         match self {
             Service::Constant { bps, last } => {

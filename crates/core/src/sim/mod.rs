@@ -205,6 +205,9 @@ impl Simulation {
         if self.sc.output.timeseries.is_some() {
             self.q.push(Time::ZERO, Event::Sample);
         }
+        // A run with a connection that never ends (bulk, or periodic without a count) ends at
+        // its duration: no need to ask after every event.
+        let can_finish = self.eps.iter().all(|e| e[0].snd.app.size().is_some());
         while let Some((t, ev)) = self.q.pop() {
             if t > self.end {
                 break;
@@ -229,7 +232,7 @@ impl Simulation {
                 Event::Warmup => {}
                 Event::HostSend(h) => self.on_host(h as usize, t),
             }
-            if self.all_done() {
+            if can_finish && self.all_done() {
                 break;
             }
         }

@@ -74,6 +74,7 @@ fn before(a: &Entry, b: &Entry) -> bool {
 }
 
 impl EventQueue {
+    #[inline]
     pub fn push(&mut self, at: Time, ev: Event) {
         self.n += 1;
         let e = Entry { at, n: self.n, ev };
@@ -87,6 +88,7 @@ impl EventQueue {
             None => self.heap.push(e),
         }
     }
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         let e = match self.first.take() {
             Some(e) => e,
