@@ -438,4 +438,17 @@ mod tests {
         assert_eq!(Rate(12_000_000).tx_time(1500), Dur::from_ms(1));
         assert_eq!(Rate(8_000_000).bytes_in(Dur::from_secs(1)), 1_000_000);
     }
+
+    #[test]
+    fn tx_time_rounds_up_alike_on_both_sides_of_the_64_bit_limit() {
+        // bytes · 8e9 bit·ns fits 64 bits up to 2 305 843 009 B; beyond, 128-bit arithmetic.
+        // Either way: ceil(bytes · 8e9 / rate) ns.
+        let limit = u64::MAX / 8_000_000_000;
+        for bytes in [1, 1500, limit - 1, limit, limit + 1, 10 * limit] {
+            for rate in [1, 3, 12_000_000, 480_000_000, 999_999_937] {
+                let want = (bytes as u128 * 8_000_000_000).div_ceil(rate as u128) as u64;
+                assert_eq!(Rate(rate).tx_time(bytes), Dur(want), "{bytes} B at {rate} bit/s");
+            }
+        }
+    }
 }

@@ -160,7 +160,22 @@ impl Packet {
 
 #[cfg(test)]
 mod tests {
-    use super::optlen;
+    use super::{optlen, SackBlocks};
+    use crate::units::Seq;
+
+    #[test]
+    fn sack_blocks_come_back_from_their_offsets_to_the_ack() {
+        // Sequence numbers here are 64-bit and grow past 2^32; the offsets are 32-bit, as on
+        // the wire, up to a block 2^31 B above the ACK (the largest socket buffer).
+        let ack = Seq((5 << 32) | 1000);
+        let want = [(Seq(ack.0 + 1448), Seq(ack.0 + 2896)), (Seq(ack.0 + 10_000), Seq(ack.0 + (1 << 31)))];
+        let mut b = SackBlocks::default();
+        for w in want {
+            b.push(ack, w);
+        }
+        assert_eq!(b.n, 2);
+        assert_eq!(b.blocks(ack)[..2], want);
+    }
 
     #[test]
     fn dss_sizes_follow_the_field_widths() {
