@@ -233,30 +233,27 @@ impl Endpoint {
         if self.tso_defer {
             self.flush_queues(now, queues, out);
         }
-        // Per-segment schedulers keep unsent data at the connection level: a subflow whose
-        // window is full while data waits that the peer's window admits is cwnd-limited, as a
-        // TCP socket with data in its write queue (`tcp_cwnd_validate`).
-        if !queues && self.snd.unsent() > 0 && !self.snd.rwnd_blocked(self.params[0].smss) {
-            for s in self.subflows.iter_mut().flatten() {
-                if s.established() && !s.has_room() {
-                    s.cwnd_validate(true);
-                }
-            }
-        }
-        // Linux `tcp_cwnd_validate` closing each push that sent on a subflow (`tcp_write_xmit`,
-        // and `mptcp_write_xmit` for the subflows it pushed): RFC 2861's record and decay.
+        // One pass over the subflows, in Linux's order for each:
+        // - per-segment schedulers keep unsent data at the connection level: a subflow whose
+        //   window is full while data waits that the peer's window admits is cwnd-limited, as
+        //   a TCP socket with data in its write queue (`tcp_cwnd_validate`);
+        // - Linux `tcp_cwnd_validate` closing each push that sent on a subflow
+        //   (`tcp_write_xmit`, and `mptcp_write_xmit` for the subflows it pushed): RFC 2861's
+        //   record and decay;
+        // - Linux `tcp_new_space` after an ACK freed data: the send buffer grows unless the
+        //   congestion window is full.
+        let full_limits = !queues && self.snd.unsent() > 0 && !self.snd.rwnd_blocked(self.params[0].smss);
         let nospace = self.snd.app_blocked();
-        for (s, &before) in self.subflows.iter_mut().zip(&self.sent_before) {
-            if let Some(s) = s.as_mut().filter(|s| s.stats.segments_sent > before) {
-                s.cwnd_app_check(now, nospace);
-            }
-        }
-        // Linux `tcp_new_space` after an ACK freed data: the send buffer grows unless the
-        // congestion window is full.
         let cap = self.subflow_sndbuf_cap();
         let mut grew = false;
-        for (s, q) in self.subflows.iter_mut().zip(self.sfq.iter_mut()) {
+        for ((s, q), &before) in self.subflows.iter_mut().zip(self.sfq.iter_mut()).zip(&self.sent_before) {
             let Some(s) = s.as_mut() else { continue };
+            if full_limits && s.established() && !s.has_room() {
+                s.cwnd_validate(true);
+            }
+            if s.stats.segments_sent > before {
+                s.cwnd_app_check(now, nospace);
+            }
             if q.acked {
                 q.acked = false;
                 if s.has_room() {
