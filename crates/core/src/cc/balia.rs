@@ -23,8 +23,8 @@
 //! - The window after a loss is at least two segments (the Reno helper's floor; Linux: one).
 
 use super::{
-    additive_increase, additive_increase_gently, coupled_paths, halve, slow_start, Ack, CongestionControl, CoupledPath,
-    PeerView, Window,
+    additive_increase, additive_increase_gently, coupled_paths, coupled_paths_into, halve, slow_start, Ack,
+    CongestionControl, CoupledPath, PeerView, Window,
 };
 use crate::units::Time;
 
@@ -32,11 +32,14 @@ use crate::units::Time;
 const MAX_DECREASE_FACTOR: f64 = 1.5;
 
 #[derive(Default)]
-pub struct Balia;
+pub struct Balia {
+    /// Scratch for the coupled paths of an ACK.
+    coupled: Vec<CoupledPath>,
+}
 
 impl Balia {
     pub fn new() -> Balia {
-        Balia
+        Balia::default()
     }
 
     /// α_r = max_k x_k / x_r for path `sf` (None if `sf` is not a coupled path).
@@ -69,9 +72,12 @@ impl CongestionControl for Balia {
                 return;
             }
         }
-        let paths = coupled_paths(ack.peers, ack.sf, w.cwnd);
-        match Balia::increase(&paths, ack.sf) {
-            Some(inc) if paths.len() > 1 && inc > 0.0 => {
+        let mut paths = std::mem::take(&mut self.coupled);
+        coupled_paths_into(ack.peers, ack.sf, w.cwnd, &mut paths);
+        let inc = Balia::increase(&paths, ack.sf).filter(|_| paths.len() > 1);
+        self.coupled = paths;
+        match inc {
+            Some(inc) if inc > 0.0 => {
                 let per = ((w.smss as f64 / inc).round() as u64).max(1);
                 additive_increase_gently(w, acked, per);
             }

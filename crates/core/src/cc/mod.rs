@@ -187,16 +187,20 @@ pub struct CoupledPath {
 /// `mptcp_sk_can_send` and `srtt != 0`). Subflow `sf`'s window is taken from `own_cwnd`
 /// (bytes), which may already be ahead of the snapshot within this ACK.
 pub fn coupled_paths(peers: &[PeerView], sf: usize, own_cwnd: u64) -> Vec<CoupledPath> {
-    peers
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.usable && p.smss > 0)
-        .filter_map(|(i, p)| {
-            let rtt = p.srtt?.secs_f64().max(1e-9);
-            let cwnd = if i == sf { own_cwnd } else { p.cwnd };
-            Some(CoupledPath { sf: i, w: cwnd as f64 / p.smss as f64, rtt })
-        })
-        .collect()
+    let mut paths = Vec::new();
+    coupled_paths_into(peers, sf, own_cwnd, &mut paths);
+    paths
+}
+
+/// [`coupled_paths`] into `paths` (cleared first), for the per-ACK path: no allocation once
+/// the buffer has grown to the number of subflows.
+pub fn coupled_paths_into(peers: &[PeerView], sf: usize, own_cwnd: u64, paths: &mut Vec<CoupledPath>) {
+    paths.clear();
+    paths.extend(peers.iter().enumerate().filter(|(_, p)| p.usable && p.smss > 0).filter_map(|(i, p)| {
+        let rtt = p.srtt?.secs_f64().max(1e-9);
+        let cwnd = if i == sf { own_cwnd } else { p.cwnd };
+        Some(CoupledPath { sf: i, w: cwnd as f64 / p.smss as f64, rtt })
+    }));
 }
 
 /// Slow start (RFC 5681 §3.1) with the selected growth rule, never above ssthresh.

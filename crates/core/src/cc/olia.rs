@@ -28,7 +28,7 @@
 //!   on a loss (the Reno helper here).
 
 use super::{
-    additive_increase, coupled_paths, halve, slow_start, Ack, CongestionControl, CoupledPath, PeerView, Window,
+    additive_increase, coupled_paths_into, halve, slow_start, Ack, CongestionControl, CoupledPath, PeerView, Window,
 };
 use crate::units::Time;
 
@@ -56,6 +56,8 @@ impl PathState {
 #[derive(Default)]
 pub struct Olia {
     paths: Vec<PathState>,
+    /// Scratch for the coupled paths of an ACK.
+    coupled: Vec<CoupledPath>,
 }
 
 impl Olia {
@@ -119,13 +121,16 @@ impl CongestionControl for Olia {
                 return;
             }
         }
-        let paths = coupled_paths(ack.peers, ack.sf, w.cwnd);
-        if paths.len() < 2 || !paths.iter().any(|p| p.sf == ack.sf) {
+        let mut paths = std::mem::take(&mut self.coupled);
+        coupled_paths_into(ack.peers, ack.sf, w.cwnd, &mut paths);
+        let coupled = paths.len() >= 2 && paths.iter().any(|p| p.sf == ack.sf);
+        let inc = coupled.then(|| self.increase(&paths, ack.sf));
+        self.coupled = paths;
+        let Some(inc) = inc else {
             let per = w.cwnd;
             additive_increase(w, acked, per);
             return;
-        }
-        let inc = self.increase(&paths, ack.sf);
+        };
         let smss = w.smss as f64;
         let st = self.path(ack.sf);
         // Segments per acknowledged segment × acknowledged bytes = bytes.
@@ -157,6 +162,7 @@ impl CongestionControl for Olia {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::coupled_paths;
     use crate::cc::harness::*;
 
     /// An OLIA controller whose paths have seen `ell[i]` bytes between their last two losses.
