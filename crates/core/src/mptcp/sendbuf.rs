@@ -207,17 +207,15 @@ impl ConnSender {
     pub fn unsent_at(&self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
         // The usual case, without walking: nothing skipped and everything sent is one range
         // from the DATA_ACK (or nothing is), so the unsent data starts at its end.
-        let write_seq = self.write_seq.0;
-        match self.sent.front() {
-            Some(&(s, e)) if skip == 0 && self.sent.len() == 1 && s <= self.data_una.0 => {
-                let cur = e.max(self.data_una.0);
-                return (write_seq > cur).then(|| (Dsn(cur), max_len.min(write_seq - cur)));
-            }
-            None if skip == 0 => {
-                let cur = self.data_una.0;
-                return (write_seq > cur).then(|| (Dsn(cur), max_len.min(write_seq - cur)));
-            }
-            _ => {}
+        let una = self.data_una.0;
+        let head = match self.sent.front() {
+            None => Some(una),
+            Some(&(s, e)) if self.sent.len() == 1 && s <= una => Some(e.max(una)),
+            _ => None,
+        };
+        if let Some(cur) = head.filter(|_| skip == 0) {
+            let write_seq = self.write_seq.0;
+            return (write_seq > cur).then(|| (Dsn(cur), max_len.min(write_seq - cur)));
         }
         let mut skip = skip;
         let mut cur = self.data_una.0;
@@ -455,11 +453,8 @@ mod tests {
         let mut s = ConnSender::new(App::Download { size }, 1 << 20, 1 << 20);
         s.app_write(Time(0));
         let mut sent = vec![false; size as usize];
-        let mut x = 7u64;
-        let mut rand = |n: u64| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
+        let mut rng = crate::rng::Rng::stream(7, "sendbuf-test");
+        let mut rand = |n: u64| rng.below(n);
         for _ in 0..400 {
             match rand(4) {
                 0 | 1 => {

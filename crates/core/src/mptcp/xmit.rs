@@ -615,38 +615,28 @@ impl Endpoint {
 
     /// The earliest pending timer.
     pub fn poll_timeout(&self, now: Time) -> Option<Time> {
-        // In nanoseconds, an absent deadline counting as the end of time: a minimum without
-        // branches. Only when nothing comes before the end of time does the answer need to
-        // tell "no deadline" from "a deadline at the end of time".
-        fn ns(t: Option<Time>) -> u64 {
-            t.map_or(u64::MAX, |t| t.0)
-        }
-        let mut t = ns(self.persist_at).min(ns(self.rtx_at)).min(ns(self.pm.retrans_at));
-        let app = self.is_sender && self.app_started;
-        if app {
-            t = t.min(ns(self.snd.app.next_write(now)));
+        // In nanoseconds, an absent deadline counting as the end of time (a minimum without
+        // branches), with whether any deadline was present, to tell "none" from "at the end
+        // of time".
+        let (mut t, mut any) = (u64::MAX, false);
+        let mut add = |d: Option<Time>| {
+            any |= d.is_some();
+            t = t.min(d.map_or(u64::MAX, |d| d.0));
+        };
+        add(self.persist_at);
+        add(self.rtx_at);
+        add(self.pm.retrans_at);
+        if self.is_sender && self.app_started {
+            add(self.snd.app.next_write(now));
         }
         for s in self.subflows.iter().flatten() {
-            t = s.timers().iter().fold(t, |t, d| t.min(ns(*d)));
+            s.timers().into_iter().for_each(&mut add);
             // A subflow TCP small queues hold back may send once enough has left the host.
             if self.is_sender && s.tsq_throttled(now) {
-                t = t.min(ns(s.tsq.unthrottle_at(now, s.tsq_limit())));
+                add(s.tsq.unthrottle_at(now, s.tsq_limit()));
             }
         }
-        if t != u64::MAX {
-            return Some(Time(t));
-        }
-        let mut any = self.persist_at.or(self.rtx_at).or(self.pm.retrans_at);
-        if app {
-            any = any.or(self.snd.app.next_write(now));
-        }
-        for s in self.subflows.iter().flatten() {
-            any = s.timers().iter().fold(any, |a, d| a.or(*d));
-            if self.is_sender && s.tsq_throttled(now) {
-                any = any.or(s.tsq.unthrottle_at(now, s.tsq_limit()));
-            }
-        }
-        any.map(|_| Time::MAX)
+        any.then_some(Time(t))
     }
 
     /// Fires every timer due at `now`.

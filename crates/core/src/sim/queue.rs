@@ -67,24 +67,19 @@ pub struct EventQueue {
     popped: u64,
 }
 
-/// `a` is due before `b`.
-#[inline]
-fn before(a: &Entry, b: &Entry) -> bool {
-    (a.at, a.n) < (b.at, b.n)
-}
-
 impl EventQueue {
     #[inline]
     pub fn push(&mut self, at: Time, ev: Event) {
         self.n += 1;
         let e = Entry { at, n: self.n, ev };
+        // `Entry`'s order is the max-heap's: greater is due earlier.
         match self.first {
-            Some(f) if before(&e, &f) => {
+            Some(f) if e > f => {
                 self.heap.push(f);
                 self.first = Some(e);
             }
             Some(_) => self.heap.push(e),
-            None if self.heap.peek().is_none_or(|h| before(&e, h)) => self.first = Some(e),
+            None if self.heap.peek().is_none_or(|h| e > *h) => self.first = Some(e),
             None => self.heap.push(e),
         }
     }
@@ -141,13 +136,12 @@ mod tests {
         // equal and later times than the current head, interleaved with pops.
         let mut q = EventQueue::default();
         let mut reference: Vec<(u64, u64)> = Vec::new();
-        let mut x = 12345u64;
+        let mut rng = crate::rng::Rng::stream(1, "queue-test");
         let mut n = 0;
         for step in 0..5000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            if (x >> 60) < 10 {
+            if rng.below(16) < 10 {
                 n += 1;
-                let at = (x >> 20) % 50 + step / 10;
+                let at = rng.below(50) + step / 10;
                 q.push(Time(at), Event::LinkArrive(n as u32));
                 reference.push((at, n));
             } else {

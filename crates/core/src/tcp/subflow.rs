@@ -700,9 +700,10 @@ impl Subflow {
         [self.hs_at, self.delack_at, self.rto_at, self.reo_at, self.tlp.at, self.pace_at]
     }
 
-    /// The earliest of the retransmission, reordering, probe and pacing timers.
+    /// The earliest of the retransmission, reordering, probe and pacing timers (all of
+    /// [`Subflow::timers`] but the handshake and delayed-ACK ones).
     pub fn xmit_timer_at(&self) -> Option<Time> {
-        earliest(earliest(self.rto_at, self.reo_at), earliest(self.tlp.at, self.pace_at))
+        self.timers()[2..].iter().fold(None, |t, &d| earliest(t, d))
     }
 
     /// Fires the RACK reordering timer and the probe timer if due (Linux
