@@ -2,7 +2,7 @@
 # Sets up everything the project needs, idempotently:
 #   - checks the Rust toolchain (cargo, rustfmt, clippy) and a C linker (apt-get only if missing),
 #   - creates .venv with Python >= 3.11,
-#   - installs mptcplab with its test extras (editable; the extension module is built by
+#   - installs mptcplab with its test and cluster extras (editable; the extension module is built by
 #     maturin in release mode), rebuilding only when the Rust sources or the package
 #     metadata changed since the last install.
 set -euo pipefail
@@ -59,7 +59,7 @@ stamp=$( (cat pyproject.toml Cargo.toml Cargo.lock; find crates -name '*.rs' -o 
 if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp" ] || ! .venv/bin/python -c 'import mptcplab._core' >/dev/null 2>&1; then
     echo "setup: building and installing mptcplab (release build of the Rust extension)"
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".[test]"
+    .venv/bin/python -m pip install --quiet -e ".[test,cluster]"
     echo "$stamp" > "$stamp_file"
 else
     echo "setup: mptcplab is up to date in .venv"

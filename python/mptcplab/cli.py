@@ -212,13 +212,18 @@ def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
               "(inclusive, units allowed: range(1Mbit,16Mbit,5,log)). Repeat for a grid.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help=SET_HELP)
 @click.option("--repeat", type=click.IntRange(1), default=1, show_default=True, help="Runs per grid point, each with its own derived seed.")
-@click.option("--jobs", type=click.IntRange(1), default=1, show_default=True, help="Parallel worker processes.")
+@click.option("--jobs", type=click.IntRange(1), default=1, show_default=True,
+              help="Parallel worker processes (with --engine dask and no --address: the local cluster's workers).")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="local: worker processes on this machine; dask: a Dask cluster (pip install 'mptcplab[cluster]').")
+@click.option("--address", metavar="tcp://HOST:PORT", help="An existing Dask scheduler (--engine dask); default: a local cluster.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Sweep directory (created, or resumed).")
 @click.option("--backend", type=click.Choice(["sim", "linux"]), default="sim", show_default=True,
               help="linux: run every point on the kernel, one at a time.")
 @click.option("--yes", is_flag=True, help="Run a sweep of more than 10 000 runs (grid points x --repeat) without refusing.")
 def sweep(
-    scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], repeat: int, jobs: int, out: str, backend: str, yes: bool,
+    scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], repeat: int, jobs: int, engine: str,
+    address: str | None, out: str, backend: str, yes: bool,
 ) -> None:
     """Run SCENARIO over a grid of parameter values, in parallel, resumably."""
     import math
@@ -247,7 +252,11 @@ def sweep(
         click.echo(f"note: --backend linux runs one point at a time (runs share the machine's real time); "
                    f"--jobs {jobs} is ignored", err=True)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-    columns = (TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    if address is not None and engine != "dask":
+        raise config_error("--address", "needs --engine dask (a cluster's address)")
+    if address is not None and jobs > 1:
+        click.echo(f"note: --jobs {jobs} is ignored with --address: the cluster's workers run the sweep", err=True)
+    columns = (TextColumn("sweep" if engine == "local" else "sweep (dask)"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
     with Progress(*columns, transient=False) as bar:
         task = bar.add_task("runs", total=None)
         first: list[int] = []
@@ -262,7 +271,8 @@ def sweep(
                 bar.update(task, completed=done)
 
         try:
-            df = run_sweep(base, grid, repeat=repeat, jobs=jobs, out=out, progress=progress, backend=backend)
+            df = run_sweep(base, grid, repeat=repeat, jobs=jobs, out=out, progress=progress, backend=backend, engine=engine,
+                           address=address)
         except SweepInterrupted as e:
             bar.stop()
             click.echo(f"interrupted: {e.done} of {e.total} runs finished and kept in {out}/; "

@@ -316,6 +316,8 @@ def sweep(
     out: str | Path | None = None,
     progress: ProgressFn | None = None,
     backend: str = "sim",
+    engine: str = "local",
+    address: str | None = None,
 ) -> pd.DataFrame:
     """Runs every combination of ``grid`` (key path → list of values) ``repeat`` times.
 
@@ -328,7 +330,20 @@ def sweep(
     kept) and :class:`ConfigError` for a bad grid, before anything is written.
     ``backend="linux"`` runs each point on the kernel (see :mod:`mptcplab.kernel`), one at a
     time whatever ``jobs`` says, since runs share the machine's real time.
+
+    ``engine="dask"`` runs the grid on a Dask cluster (:mod:`mptcplab.cluster`): the one at
+    ``address``, or a local one of ``jobs`` worker processes; the rows are the same as the
+    local engine's (``wall_s``, each run's wall-clock time, aside). A cluster lost during the
+    sweep raises :class:`ConfigError` for ``--address`` after the finished runs are stored.
     """
+    from mptcplab.cluster import ENGINES
+
+    if engine not in ENGINES:
+        raise config_error("--engine", f"`{engine}` is not an engine; engines: {', '.join(ENGINES)}")
+    if address is not None and engine != "dask":
+        raise config_error("--address", "needs --engine dask (a cluster's address)")
+    if engine == "dask" and backend == "linux":
+        raise config_error("--engine", "the Linux backend runs on this machine's kernel, one run at a time; use --engine local")
     if repeat < 1:
         raise config_error("--repeat", f"{repeat} must be >= 1")
     if jobs < 1:
@@ -340,13 +355,7 @@ def sweep(
         check_output_dir(out_dir, "--out", marker="sweep.json", sibling=False)
     tasks = _plan(base, grid, repeat, backend)
     done: dict[str, dict[str, Any]] = {}
-    if out_dir is not None:
-        try:
-            (out_dir / "runs").mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise config_error("--out", f"cannot create {out_dir}/runs: {e.strerror}") from None
-        spec = {"kind": "sweep", "backend": backend, "source": base.source, "grid": dict(grid), "repeat": repeat, "parameters": keys}
-        _write_atomic(out_dir / "sweep.json", json.dumps(spec, indent=2, default=str) + "\n")
+    if out_dir is not None and (out_dir / "runs").is_dir():
         for t in tasks:
             f = out_dir / "runs" / f"{t.key}.json"
             if f.exists():
@@ -356,6 +365,41 @@ def sweep(
                     f.unlink(missing_ok=True)
     todo = list({t.key: t for t in tasks if t.key not in done}.values())
     total = len({t.key for t in tasks})
+    # A cluster that cannot be reached is refused before anything is written.
+    cluster = None
+    if engine == "dask" and todo:
+        from mptcplab.cluster import Cluster
+
+        cluster = Cluster(address, jobs)
+    try:
+        if out_dir is not None:
+            try:
+                (out_dir / "runs").mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise config_error("--out", f"cannot create {out_dir}/runs: {e.strerror}") from None
+            spec = {"kind": "sweep", "backend": backend, "source": base.source, "grid": dict(grid), "repeat": repeat,
+                    "parameters": keys}
+            _write_atomic(out_dir / "sweep.json", json.dumps(spec, indent=2, default=str) + "\n")
+        return _execute(tasks, todo, done, total, keys, jobs, out_dir, progress, backend, cluster)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _execute(
+    tasks: list[_Task],
+    todo: list[_Task],
+    done: dict[str, dict[str, Any]],
+    total: int,
+    keys: list[str],
+    jobs: int,
+    out_dir: Path | None,
+    progress: ProgressFn | None,
+    backend: str,
+    cluster: Any,
+) -> pd.DataFrame:
+    """Runs ``todo`` (on ``cluster`` if given, else in local processes), storing each run as it
+    finishes; returns the table of every finished run of ``tasks``."""
     if progress:
         progress(len(done), total)
 
@@ -376,8 +420,22 @@ def sweep(
                 recs.append(rec)
         return _table(recs, keys)
 
+    def keep_finished() -> None:
+        if out_dir is not None and done:
+            _write_tables(table(), out_dir)
+
     try:
-        if jobs == 1 or len(todo) <= 1 or backend == "linux":
+        if cluster is not None:
+            from mptcplab.cluster import ClusterLost
+
+            try:
+                cluster.run(todo, finish, backend=backend, engine_id=_engine_id())
+            except ClusterLost as e:
+                keep_finished()
+                kept = f"; the {len(done)} finished runs are kept in {out_dir}/" if out_dir is not None else ""
+                raise config_error(cluster.option, f"lost {cluster.where} after {len(done)} of {total} runs ({e}){kept}; "
+                                   "restart the cluster and run the same command again to finish") from None
+        elif jobs == 1 or len(todo) <= 1 or backend == "linux":
             for t in todo:
                 finish(_run_task(t, backend))
         else:
@@ -392,8 +450,7 @@ def sweep(
                 pool.terminate()
                 pool.join()
     except KeyboardInterrupt:
-        if out_dir is not None and done:
-            _write_tables(table(), out_dir)
+        keep_finished()
         raise SweepInterrupted(len(done), total, out_dir) from None
     df = table()
     if out_dir is not None:
