@@ -48,6 +48,13 @@ pub fn quantiles() -> &'static [f64] {
     })
 }
 
+/// Mean of the measured quantile function (µs), computed once: [`HostQueue::delay`] divides
+/// by it for every packet a host sends.
+fn measured_mean() -> f64 {
+    static M: OnceLock<f64> = OnceLock::new();
+    *M.get_or_init(|| table_mean(quantiles()))
+}
+
 /// Mean of the piecewise-linear quantile function (µs): the average of each segment's
 /// midpoint.
 pub fn table_mean(q: &[f64]) -> f64 {
@@ -77,7 +84,7 @@ impl HostQueue {
     /// The extra delay of one packet for a mean of `mean`.
     pub fn delay(&mut self, mean: Dur) -> Dur {
         let q = quantiles();
-        let us = draw_table(q, &mut self.rng) * mean.secs_f64() * 1e6 / table_mean(q);
+        let us = draw_table(q, &mut self.rng) * mean.secs_f64() * 1e6 / measured_mean();
         Dur::from_secs_f64(us * 1e-6)
     }
 
