@@ -268,10 +268,23 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _plan(scenario: Scenario, grid: Grid, repeat: int, backend: str = "sim") -> list[_Task]:
+def _points(grid: Grid | Sequence[Mapping[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The parameter names and the points of a grid (every combination) or of an explicit
+    list of points (each the same keys)."""
+    if isinstance(grid, Mapping):
+        return list(grid), expand_grid(grid)
+    points = [dict(p) for p in grid]
+    keys = list(points[0]) if points else []
+    for p in points:
+        if list(p) != keys:
+            raise config_error("points", f"every point needs the same keys in the same order: {keys} vs {list(p)}")
+    return keys, points
+
+
+def _plan(scenario: Scenario, points: list[dict[str, Any]], repeat: int, backend: str = "sim") -> list[_Task]:
     """Every run of the sweep; refuses (ConfigError) a point the backend cannot run."""
     tasks = []
-    for params in expand_grid(grid):
+    for params in points:
         point = scenario.with_overrides(params, label="--vary")
         if backend == "linux":
             from mptcplab.kernel.support import check_supported
@@ -310,7 +323,7 @@ def _write_tables(df: pd.DataFrame, out: Path) -> None:
 
 def sweep(
     scenario: str | Path | Mapping[str, Any] | Scenario,
-    grid: Grid,
+    grid: Grid | Sequence[Mapping[str, Any]],
     repeat: int = 1,
     jobs: int = 1,
     out: str | Path | None = None,
@@ -319,7 +332,9 @@ def sweep(
     engine: str = "local",
     address: str | None = None,
 ) -> pd.DataFrame:
-    """Runs every combination of ``grid`` (key path → list of values) ``repeat`` times.
+    """Runs every combination of ``grid`` (key path → list of values) ``repeat`` times; or,
+    given a list of points (each a mapping key path → value, all with the same keys), each of
+    them ``repeat`` times.
 
     Returns one tidy row per run: the varied parameters (columns named by key path),
     ``repeat``, ``seed``, ``run_key``, ``wall_s`` and the flat metrics of
@@ -349,11 +364,11 @@ def sweep(
     if jobs < 1:
         raise config_error("--jobs", f"{jobs} must be >= 1")
     base = load_scenario(scenario)
-    keys = list(grid)
+    keys, points = _points(grid)
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
         check_output_dir(out_dir, "--out", marker="sweep.json", sibling=False)
-    tasks = _plan(base, grid, repeat, backend)
+    tasks = _plan(base, points, repeat, backend)
     done: dict[str, dict[str, Any]] = {}
     if out_dir is not None and (out_dir / "runs").is_dir():
         for t in tasks:
@@ -377,7 +392,7 @@ def sweep(
                 (out_dir / "runs").mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise config_error("--out", f"cannot create {out_dir}/runs: {e.strerror}") from None
-            spec = {"kind": "sweep", "backend": backend, "source": base.source, "grid": dict(grid), "repeat": repeat,
+            spec = {"kind": "sweep", "backend": backend, "source": base.source, "grid": dict(grid) if isinstance(grid, Mapping) else {"points": len(points)}, "repeat": repeat,
                     "parameters": keys}
             _write_atomic(out_dir / "sweep.json", json.dumps(spec, indent=2, default=str) + "\n")
         return _execute(tasks, todo, done, total, keys, jobs, out_dir, progress, backend, cluster)

@@ -26,6 +26,7 @@ REGISTRY: dict[str, str] = {
     "nsdi12-fig4": "nsdi12_fig4",
     "olia": "olia",
     "kernel-agreement": "kernel_agreement",
+    "league": "league",
 }
 
 

@@ -373,6 +373,13 @@ class Context:
     progress: Callable[[int, int], None] | None = None
     #: The data directory (``reproduce --data``); None looks it up (see ``_data.shared_dir``).
     data: Path | None = None
+    #: The sweep engine of the reproductions' runs (``reproduce --engine``, ``--address``):
+    #: worker processes here, or a Dask cluster (see :mod:`mptcplab.cluster`).
+    engine: str = "local"
+    address: str | None = None
+    #: ``reproduce --full``: a reproduction with a size beyond the report's (the scheduler
+    #: league) runs it.
+    full: bool = False
     #: Tick labels that overlap in a saved figure (``figure: axis: "a" / "b"``), filled by
     #: :func:`save_figure`; the report lists them and the tests require none.
     tick_overlaps: list[str] = field(default_factory=list)
@@ -623,12 +630,14 @@ def merge_into(target: dict[str, Any], change: Mapping[str, Any]) -> dict[str, A
 def repeated(
     ctx: Context,
     scenario: Any,
-    grid: Mapping[str, Sequence[Any]],
+    grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]],
     repeat: int,
     cache: str,
 ) -> pd.DataFrame:
-    """Runs ``grid`` × ``repeat`` through :func:`mptcplab.sweep` (resumable, parallel), with
-    runs cached under ``ctx.out/cache`` so an interrupted reproduction resumes."""
+    """Runs ``grid`` (or a list of points) × ``repeat`` through :func:`mptcplab.sweep`
+    (resumable, parallel, on the context's engine), with runs cached under ``ctx.out/cache``
+    so an interrupted reproduction resumes."""
     from mptcplab.sweep import sweep
 
-    return sweep(scenario, grid, repeat=repeat, jobs=ctx.jobs, out=ctx.out / "cache" / cache, progress=ctx.progress)
+    return sweep(scenario, grid, repeat=repeat, jobs=ctx.jobs, out=ctx.out / "cache" / cache, progress=ctx.progress,
+                 engine=ctx.engine, address=ctx.address)

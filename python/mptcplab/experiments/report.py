@@ -19,13 +19,15 @@ __all__ = ["run_reproductions", "write_index"]
 
 def run_one(
     name: str, out: Path, quick: bool, jobs: int, progress: Callable[[int, int], None] | None, data: Path | None = None,
+    engine: str = "local", address: str | None = None, full: bool = False,
 ) -> Result:
     """Runs one reproduction and writes its section, claims table and result summary.
 
     The claims must be the module's ``CLAIMS``, declared at import, before the run: a
     reproduction cannot choose its claims or tolerances after seeing its numbers."""
     mod = load(name)
-    ctx = Context(out=out / name, quick=quick, jobs=jobs, progress=progress, data=data)
+    ctx = Context(out=out / name, quick=quick, jobs=jobs, progress=progress, data=data, engine=engine, address=address,
+                  full=full)
     t0 = time.monotonic()
     res: Result = mod.run(ctx)
     res.runtime_s = time.monotonic() - t0
@@ -60,12 +62,15 @@ def run_reproductions(
     on_start: Callable[[str], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
     data: Path | None = None,
+    engine: str = "local",
+    address: str | None = None,
+    full: bool = False,
 ) -> list[Result]:
     results = []
     for name in names:
         if on_start:
             on_start(name)
-        results.append(run_one(name, out, quick, jobs, progress, data))
+        results.append(run_one(name, out, quick, jobs, progress, data, engine, address, full))
     return results
 
 
