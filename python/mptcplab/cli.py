@@ -256,7 +256,8 @@ def sweep(
         raise config_error("--address", "needs --engine dask (a cluster's address)")
     if address is not None and jobs > 1:
         click.echo(f"note: --jobs {jobs} is ignored with --address: the cluster's workers run the sweep", err=True)
-    columns = (TextColumn("sweep" if engine == "local" else "sweep (dask)"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    columns = (TextColumn("sweep" if engine == "local" else "sweep (dask)"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
     with Progress(*columns, transient=False) as bar:
         task = bar.add_task("runs", total=None)
         first: list[int] = []

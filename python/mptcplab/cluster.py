@@ -32,12 +32,13 @@ cluster inherits both from the client.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from mptcplab.errors import config_error
 
-__all__ = ["CONNECT_TIMEOUT_S", "ENGINES", "IN_FLIGHT_PER_THREAD", "MIN_IN_FLIGHT", "Cluster", "ClusterLost", "run_task_checked"]
+__all__ = ["CONNECT_TIMEOUT_S", "NO_WORKERS_TIMEOUT_S", "ENGINES", "IN_FLIGHT_PER_THREAD", "MIN_IN_FLIGHT", "Cluster", "ClusterLost", "run_task_checked"]
 
 #: The sweep engines: worker processes on this machine, or a Dask cluster.
 ENGINES = ("local", "dask")
@@ -48,6 +49,14 @@ IN_FLIGHT_PER_THREAD = 4
 MIN_IN_FLIGHT = 16
 #: How long the client waits to reach an existing scheduler before giving up.
 CONNECT_TIMEOUT_S = 10
+#: How long a cluster may have no worker at all before the sweep gives up on it: a local
+#: cluster restarts a lost worker within seconds, an adaptive deployment may take a minute or
+#: two to bring one up.
+NO_WORKERS_TIMEOUT_S = 120.0
+#: How often the client looks for finished runs while none has arrived, and how often it then
+#: asks the scheduler whether any worker is left.
+POLL_S = 0.02
+WORKER_CHECK_S = 1.0
 
 
 class ClusterLost(Exception):
@@ -141,21 +150,50 @@ class Cluster:
 
         try:
             queue = d.as_completed([submit(t) for _, t in zip(range(window), pending, strict=False)])
-            for fut in queue:
-                try:
-                    rec = fut.result()
-                except d.client.FutureCancelledError as e:
-                    raise ClusterLost(_first_line(e)) from None
-                except (OSError, TimeoutError, d.KilledWorker) as e:
-                    raise ClusterLost(f"{type(e).__name__}: {_first_line(e)}") from None
-                finish(rec)
-                fut.release()
-                nxt = next(pending, None)
-                if nxt is not None:
-                    queue.add(submit(nxt))
+            health: list[float | None] = [None, None]
+            while not queue.is_empty():
+                batch = queue.next_batch(block=False)
+                if not batch:
+                    # Nothing finished: a cluster left without workers would wait forever.
+                    self._check_workers(health)
+                    time.sleep(POLL_S)
+                    continue
+                for fut in batch:
+                    try:
+                        rec = fut.result()
+                    except d.client.FutureCancelledError as e:
+                        raise ClusterLost(_first_line(e)) from None
+                    except (OSError, TimeoutError, d.KilledWorker) as e:
+                        raise ClusterLost(f"{type(e).__name__}: {_first_line(e)}") from None
+                    finish(rec)
+                    fut.release()
+                    nxt = next(pending, None)
+                    if nxt is not None:
+                        queue.add(submit(nxt))
         except KeyboardInterrupt:
             self._cancel()
             raise
+
+    def _check_workers(self, state: list[float | None]) -> None:
+        """While results wait, at most every :data:`WORKER_CHECK_S`: asks the scheduler for its
+        workers. ``state`` = [last check, first time seen without workers]; raises
+        :class:`ClusterLost` once the cluster has had none for :data:`NO_WORKERS_TIMEOUT_S`."""
+        now = time.monotonic()
+        last, since = state
+        if last is not None and now - last < WORKER_CHECK_S:
+            return
+        state[0] = now
+        try:
+            workers = len(self.client.nthreads())
+        except Exception as e:  # the scheduler went away: the futures say so, or this does
+            raise ClusterLost(f"{type(e).__name__}: {_first_line(e)}") from None
+        if workers:
+            state[1] = None
+        elif since is None:
+            state[1] = now
+        elif now - since >= NO_WORKERS_TIMEOUT_S:
+            raise ClusterLost(f"no workers for {NO_WORKERS_TIMEOUT_S:g} s; start workers with `dask worker "
+                              f"{self.address or 'ADDRESS'}`")
 
     def _cancel(self) -> None:
         try:

@@ -392,7 +392,8 @@ def sweep(
                 (out_dir / "runs").mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise config_error("--out", f"cannot create {out_dir}/runs: {e.strerror}") from None
-            spec = {"kind": "sweep", "backend": backend, "source": base.source, "grid": dict(grid) if isinstance(grid, Mapping) else {"points": len(points)}, "repeat": repeat,
+            shape = dict(grid) if isinstance(grid, Mapping) else {"points": len(points)}
+            spec = {"kind": "sweep", "backend": backend, "source": base.source, "grid": shape, "repeat": repeat,
                     "parameters": keys}
             _write_atomic(out_dir / "sweep.json", json.dumps(spec, indent=2, default=str) + "\n")
         return _execute(tasks, todo, done, total, keys, jobs, out_dir, progress, backend, cluster)

@@ -69,6 +69,11 @@ class LocalDask:
     def kill_scheduler(self) -> None:
         os.killpg(self.scheduler.pid, signal.SIGKILL)
 
+    def kill_workers(self) -> None:
+        """Every worker and its nanny (which would start a new one)."""
+        for p in self.procs[1:]:
+            os.killpg(p.pid, signal.SIGKILL)
+
     def close(self) -> None:
         for p in self.procs:
             try:
@@ -168,6 +173,25 @@ def test_cluster_that_dies_keeps_finished_rows(cluster, tmp_path):
     assert len(pd.read_csv(out / "results.csv")) == kept
 
 
+def test_cluster_left_without_workers_keeps_finished_rows(cluster, tmp_path, monkeypatch):
+    import mptcplab.cluster
+
+    monkeypatch.setattr(mptcplab.cluster, "NO_WORKERS_TIMEOUT_S", 2.0)
+    out = tmp_path / "s"
+
+    def progress(done: int, total: int) -> None:
+        if done == 3:
+            cluster.kill_workers()
+
+    t0 = time.monotonic()
+    with pytest.raises(ConfigError) as e:
+        sweep(_scenario(), GRID, repeat=REPEAT, out=out, engine="dask", address=cluster.address, progress=progress)
+    assert e.value.path == "--address" and "no workers for 2 s" in e.value.message
+    assert time.monotonic() - t0 < 60
+    kept = len(list((out / "runs").iterdir()))
+    assert 3 <= kept < 18
+
+
 def _one_error_line(r: subprocess.CompletedProcess[str], starts: str) -> None:
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
@@ -230,6 +254,20 @@ def test_engine_not_installed_names_the_extra(tmp_path):
     _one_error_line(r, "error: --engine: dask is not installed")
     assert "mptcplab[cluster]" in r.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_a_worker_of_another_build_is_refused():
+    """The task checks the worker's engine build against the client's before running: a run
+    key names the build, so a row from another build would be filed under a key it does not
+    belong to."""
+    from mptcplab.cluster import run_task_checked
+    from mptcplab.sweep import _engine_id, _plan
+
+    task = _plan(_scenario(), [{}], 1)[0]
+    with pytest.raises(ConfigError) as e:
+        run_task_checked(task, "sim", "0" * 16)
+    assert e.value.path == "--address" and "another mptcplab build" in e.value.message
+    assert run_task_checked(task, "sim", _engine_id())["run_key"] == task.key
 
 
 def test_import_stays_light():

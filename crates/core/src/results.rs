@@ -100,6 +100,9 @@ pub struct SubflowResult {
     /// Times the minRTT penalisation (M2) halved this subflow's congestion window; the
     /// subflows' counts sum to the connection's `penalisations`.
     pub penalisations: u64,
+    /// Times the connection marked this subflow stale (upstream Linux's MPTCP-level
+    /// retransmission: data outstanding, no ACK for more than `stale_loss_cnt` periods).
+    pub stale_marks: u64,
     pub syn_retransmits: u64,
     pub srtt_s: Option<f64>,
     pub min_rtt_s: Option<f64>,

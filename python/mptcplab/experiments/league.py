@@ -380,7 +380,18 @@ def _significance(wl: Workload, comps: Sequence[st.Comparison]) -> str:
 
 def _discussion(table: pd.DataFrame, rankings: dict[str, list[st.Ranked]], comps: dict[str, list[st.Comparison]],
                 ws: Sequence[Walk], kernel_df: pd.DataFrame | None) -> str:
-    lines: list[str] = []
+    def place(wl: Workload) -> str:
+        r = rankings[wl.name]
+        up = next(k for k, x in enumerate(r, 1) if x.label == UPSTREAM)
+        m = len(comps[wl.name])
+        tied = sum(not c.significant for c in comps[wl.name])
+        alone = (f"significantly ahead of all {m} compared" if not tied else
+                 f"not significantly ahead of {tied} of the {m} compared")
+        return (f"{wl.name}: {r[0].label} ({fmt(r[0].mean)} {wl.unit}; {alone}), upstream Linux {up} of {len(r)} "
+                f"({fmt(next(x.mean for x in r if x.label == UPSTREAM))} {wl.unit})")
+
+    lines = [f"Rank 1 per workload over {len(ws)} walks: " + "; ".join(place(wl) for wl in WORKLOADS)
+             + ". The tables, the paired comparisons and the reality check follow.", ""]
     censored = int(table["censored"].sum())
     downloads = int((table["workload"] != "bulk").sum())
     for wl in WORKLOADS:

@@ -10,4 +10,5 @@ pub mod reassembly;
 pub mod sched;
 pub mod sendbuf;
 pub mod sfqueue;
+pub mod stale;
 pub mod xmit;

@@ -73,7 +73,7 @@ fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) -> SchedVie
     // Sent and not cumulatively acknowledged (Linux `packets_out`, in bytes).
     let out = s.snd_nxt.dist(s.snd_una);
     let mut v = SchedView {
-        usable: s.established(),
+        usable: s.established() && !s.stale.on,
         has_room: s.can_send(now),
         backup: s.backup,
         srtt: s.rtt.srtt(),
@@ -106,6 +106,7 @@ impl Endpoint {
     }
 
     fn sched_views(&mut self, now: Time) {
+        self.refresh_stale();
         self.views.clear();
         let charge = self.charge();
         for (s, q) in self.subflows.iter().zip(&self.sfq) {
@@ -317,20 +318,16 @@ impl Endpoint {
     /// (`mptcp_rtx_head`, the page-fragment chunk of at most [`DFRAG`] bytes it was written
     /// in) and to what was already sent, goes again on the first subflow whose
     /// retransmission and write queues are empty (`mptcp_subflow_get_retrans`, backup
-    /// subflows only when no regular one qualifies). If none is idle, nothing is sent. The
-    /// timer is restarted either way.
-    /// Deviations: fragment boundaries are taken at multiples of [`DFRAG`] in data-sequence
-    /// space (the kernel's follow its page fragments); stale-subflow detection
-    /// (`mptcp_pm_subflow_chk_stale`) is not modelled.
+    /// subflows only when no regular one qualifies and no busy one progressed); the busy
+    /// subflows are checked for staleness on the way ([`crate::mptcp::stale`]). If none is
+    /// idle, nothing is sent. The timer is restarted either way.
+    /// Deviation: fragment boundaries are taken at multiples of [`DFRAG`] in data-sequence
+    /// space (the kernel's follow its page fragments).
     fn on_rtx_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.rtx_at = None;
         let una = self.snd.data_una;
         if self.snd.snd_nxt > una {
-            let idle = |s: &Subflow, q: &SubflowQueue| s.established() && s.sb.is_empty() && q.is_empty();
-            let pick = (0..self.subflows.len())
-                .filter(|&j| self.subflows[j].as_ref().is_some_and(|s| idle(s, &self.sfq[j])))
-                .min_by_key(|&j| self.paths[j].1);
-            if let Some(j) = pick {
+            if let Some(j) = self.retrans_subflow() {
                 let frag_end = (una.0 / DFRAG + 1) * DFRAG;
                 let end = frag_end.min(self.snd.snd_nxt.0);
                 let len = end - una.0;

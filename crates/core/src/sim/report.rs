@@ -95,6 +95,7 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
                 recovery_episodes: s.map_or(0, |s| s.stats.recoveries),
                 idle_restarts: s.map_or(0, |s| s.stats.idle_restarts),
                 penalisations: s.map_or(0, |s| s.stats.penalisations),
+                stale_marks: s.map_or(0, |s| s.stats.stale),
                 syn_retransmits: client.map_or(0, |s| s.stats.syn_retransmits),
                 srtt_s: s.and_then(|s| s.rtt.srtt()).map(|d| d.secs_f64()),
                 min_rtt_s: s.and_then(|s| s.rtt.min_rtt()).map(|d| d.secs_f64()),

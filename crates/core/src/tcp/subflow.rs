@@ -105,6 +105,8 @@ pub struct SubflowStats {
     pub cwv_decays: u64,
     /// Times the minRTT penalisation (M2) halved this subflow's congestion window.
     pub penalisations: u64,
+    /// Times the MPTCP connection marked this subflow stale ([`crate::mptcp::stale`]).
+    pub stale: u64,
     pub syn_retransmits: u64,
     pub established_at: Option<Time>,
     pub first_data_at: Option<Time>,
@@ -177,10 +179,26 @@ pub struct Subflow {
     pub hs_sent_at: Time,
     pub hs_retransmitted: bool,
     pub hs_backoff: u32,
+    /// When the last acceptable ACK arrived (Linux `tp->rcv_tstamp`, set by `tcp_ack` for
+    /// every ACK not older than `snd_una`).
+    pub rcv_tstamp: Time,
+    /// The MPTCP connection's stale-subflow state (Linux `subflow->stale`, `stale_count`,
+    /// `stale_rcv_tstamp`; see [`crate::mptcp::stale`]).
+    pub stale: Stale,
     // --- receiver ---
     pub rcv: SubflowReceiver,
     pub delack_at: Option<Time>,
     pub stats: SubflowStats,
+}
+
+/// Linux's stale-subflow bookkeeping of an MPTCP subflow (`struct mptcp_subflow_context`):
+/// whether it is marked stale, how many MPTCP retransmission periods in a row found it holding
+/// data without receiving an ACK, and the ACK time those periods saw.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stale {
+    pub on: bool,
+    pub count: u8,
+    pub rcv: Time,
 }
 
 impl Subflow {
@@ -227,6 +245,8 @@ impl Subflow {
             hs_sent_at: Time::ZERO,
             hs_retransmitted: false,
             hs_backoff: 0,
+            rcv_tstamp: Time::ZERO,
+            stale: Stale::default(),
             rcv,
             delack_at: None,
             stats: SubflowStats::default(),
@@ -514,6 +534,9 @@ impl Subflow {
         let mut out = AckOutcome::default();
         if ack > self.snd_nxt || self.state != State::Established {
             return out;
+        }
+        if ack >= self.snd_una {
+            self.rcv_tstamp = now;
         }
         let rack = self.p.recovery == Recovery::RackTlp;
         self.sb.rack.begin_ack(self.rtt.min_rtt());

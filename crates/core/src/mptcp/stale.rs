@@ -1,0 +1,144 @@
+//! Stale subflows (upstream Linux, `net/mptcp/pm.c`, `protocol.c`): a subflow that keeps
+//! data outstanding while no ACK arrives on it is set aside, and the connection's
+//! unacknowledged data goes out again on the others.
+//!
+//! When the MPTCP-level retransmission timer fires, Linux looks for a subflow to retransmit
+//! on (`mptcp_subflow_get_retrans`). Each active subflow still holding data at TCP level
+//! (`!tcp_rtx_and_write_queues_empty`) is checked (`mptcp_pm_subflow_chk_stale`): the first
+//! such period records the subflow's last-ACK time (`rcv_tstamp`) and counts 1; a later one
+//! that finds the same time counts one more, one that finds a newer time resets the count and
+//! makes the subflow active again. Once the count exceeds `net.mptcp.stale_loss_cnt`
+//! ([`STALE_LOSS_CNT`], default 4) and another active subflow's count is below
+//! `max(stale_loss_cnt − 1, 1)`, the subflow is marked stale and the whole MPTCP-level
+//! retransmission queue, every byte written and not DATA_ACKed, is sent again
+//! (`__mptcp_retransmit_pending_data`, then `__mptcp_push_pending`). A stale subflow is not
+//! active (`mptcp_subflow_active`): schedulers skip it, until an ACK arrives on it (its
+//! `rcv_tstamp` moves). A backup subflow is picked for a retransmission only when no regular
+//! one is idle and every busy subflow has gone more than one period without progress.
+//!
+//! Deviations: Linux rewinds the connection's `snd_nxt` and schedules the whole queue again
+//! as new data; here it becomes one reinjection entry that the scheduler's
+//! [`pick_reinject`](crate::mptcp::sched::Scheduler::pick_reinject) places, which skips the
+//! stale subflow as Linux's scheduler does. Linux's `rcv_tstamp` has jiffy resolution; here it
+//! is exact, so two ACKs in the same jiffy differ.
+
+use crate::mptcp::connection::Endpoint;
+use crate::tcp::subflow::Subflow;
+
+/// Linux `net.mptcp.stale_loss_cnt` (default 4): retransmission periods without progress
+/// after which a subflow may be marked stale.
+pub const STALE_LOSS_CNT: u8 = 4;
+
+/// Linux `mptcp_subflow_active`: established, and not stale unless an ACK arrived since it
+/// was marked (which makes it active again).
+pub fn active(s: &mut Subflow) -> bool {
+    if s.stale.on {
+        if s.stale.rcv == s.rcv_tstamp {
+            return false;
+        }
+        s.stale.on = false;
+    }
+    s.established()
+}
+
+impl Endpoint {
+    /// Subflows in the order Linux walks its connection list: the initial subflow, then the
+    /// joins in the order they were made (their indices).
+    fn list_order(&self) -> std::ops::Range<usize> {
+        0..self.subflows.len()
+    }
+
+    fn holds_data(&self, j: usize) -> bool {
+        self.subflows[j].as_ref().is_some_and(|s| !s.sb.is_empty()) || !self.sfq[j].is_empty()
+    }
+
+    /// Linux `mptcp_subflow_get_retrans`: the first active regular subflow with nothing
+    /// outstanding; else, if every busy subflow has gone more than one period without
+    /// progress, the first idle backup. Busy subflows are checked for staleness on the way
+    /// (which may mark one stale and queue the connection's unacknowledged data again).
+    pub(crate) fn retrans_subflow(&mut self) -> Option<usize> {
+        if !self.mptcp_rtx {
+            return None;
+        }
+        let (mut pick, mut backup, mut min_stale) = (None, None, u32::MAX);
+        for j in self.list_order() {
+            if !self.subflows[j].as_mut().is_some_and(active) {
+                continue;
+            }
+            if self.holds_data(j) {
+                self.chk_stale(j);
+                min_stale = min_stale.min(u32::from(self.subflows[j].as_ref().expect("subflow").stale.count));
+                continue;
+            }
+            if self.subflows[j].as_ref().expect("subflow").backup {
+                backup.get_or_insert(j);
+            } else {
+                pick.get_or_insert(j);
+            }
+        }
+        pick.or(if min_stale > 1 { backup } else { None })
+    }
+
+    /// Linux `mptcp_pm_subflow_chk_stale`: one more retransmission period of subflow `j`
+    /// holding data.
+    fn chk_stale(&mut self, j: usize) {
+        let s = self.subflows[j].as_mut().expect("subflow");
+        if s.stale.count == 0 {
+            s.stale.rcv = s.rcv_tstamp;
+            s.stale.count = 1;
+        } else if s.stale.rcv == s.rcv_tstamp {
+            s.stale.count = s.stale.count.saturating_add(1);
+            self.subflows_chk_stale(j);
+        } else {
+            s.stale.count = 0;
+            s.stale.on = false;
+        }
+    }
+
+    /// Linux `mptcp_pm_subflows_chk_stale`: marks `j` stale if it went more than
+    /// [`STALE_LOSS_CNT`] periods without progress and another active subflow is making
+    /// progress; then the connection's unacknowledged data is queued again.
+    fn subflows_chk_stale(&mut self, j: usize) {
+        let s = self.subflows[j].as_ref().expect("subflow");
+        if s.stale.on || STALE_LOSS_CNT == 0 || s.stale.count <= STALE_LOSS_CNT {
+            return;
+        }
+        let active_max = STALE_LOSS_CNT.saturating_sub(1).max(1);
+        for it in self.list_order() {
+            if it == j {
+                continue;
+            }
+            let alive = self.subflows[it].as_mut().is_some_and(|o| active(o) && o.stale.count < active_max);
+            if !alive {
+                continue;
+            }
+            if self.holds_data(j) {
+                let s = self.subflows[j].as_mut().expect("subflow");
+                s.stale.on = true;
+                s.stats.stale += 1;
+                self.retransmit_pending_data(j);
+            }
+            return;
+        }
+    }
+
+    /// Linux `__mptcp_retransmit_pending_data`: everything written and not DATA_ACKed goes
+    /// out again (see the module's deviations).
+    fn retransmit_pending_data(&mut self, from: usize) {
+        let (una, nxt) = (self.snd.data_una, self.snd.snd_nxt);
+        if nxt <= una {
+            return;
+        }
+        self.snd.reinject.clear();
+        self.snd.reinject.push_back((una, nxt.dist(una), from as u8));
+    }
+
+    /// Schedulers see a stale subflow again once an ACK arrived on it.
+    pub(crate) fn refresh_stale(&mut self) {
+        for s in self.subflows.iter_mut().flatten() {
+            if s.stale.on {
+                active(s);
+            }
+        }
+    }
+}
