@@ -96,13 +96,13 @@ KERNEL_WALKS = ("7_1", "8_5", "12_1", "13_2")
 KERNEL_GRID = Path("scenarios") / "league-kernel"
 _KERNEL_TOL = Tolerance.absolute(10.0, "the validation grid's target: within 10 % of the kernel's median")
 _SHARE_TOL = Tolerance.absolute(0.05, "the validation grid's target for subflow shares: within 0.05")
-_KSRC = "scenarios/league-kernel/kernel.csv: the same scenario on the Linux backend"
+_KSRC = "scenarios/league-kernel/kernel.csv: upstream Linux (default scheduler, CUBIC), bulk, on the Linux backend"
 
 #: Declared before any run: the simulator against the kernel on each recording.
 CLAIMS: tuple[Claim, ...] = tuple(
     c for w in KERNEL_WALKS for c in (
-        Claim(f"kernel_{w}", "simulation", f"walk {w}, upstream Linux (default, CUBIC), bulk: simulator median goodput "
-              "/ kernel median − 1", "%", 0.0, _KSRC, _KERNEL_TOL, printed="0 (the kernel's median)"),
+        Claim(f"kernel_{w}", "simulation", f"walk {w}: simulator / kernel median goodput − 1", "%", 0.0, _KSRC,
+              _KERNEL_TOL, printed="0 (the kernel's median)"),
         Claim(f"kernel_{w}_share", "simulation", f"walk {w}: largest difference of the subflows' median shares",
               "fraction", 0.0, _KSRC, _SHARE_TOL, printed="0 (the kernel's shares)", headline=False),
     )
@@ -205,7 +205,10 @@ def run(ctx: Context) -> Result:
         kernel_df.drop(columns=["kernel_shares", "sim_shares"]).to_csv(out / "kernel_check.csv", index=False)
         tables["kernel check"] = out / "kernel_check.csv"
     figures = save_figure(ctx, _per_walk_figure(per_walk, rankings, ws), "league_per_walk")
-    figures += save_figure(ctx, _heatmap(rankings), "league_means")
+    # The heat map of every combination's mean is linked with the tables (the section shows
+    # the per-walk figure).
+    for p in save_figure(ctx, _heatmap(rankings), "league_means"):
+        tables[f"means ({p.suffix[1:]})"] = p
     setup = _setup(size, ws, all_walks, len(pts))
     discussion = _discussion(table, rankings, comparisons, ws, kernel_df)
     return Result(NAME, TITLE, SOURCE, setup, CLAIMS, measured, discussion, tables, figures)
@@ -369,9 +372,9 @@ def _significance(wl: Workload, comps: Sequence[st.Comparison]) -> str:
     best = comps[0].best
     parts = []
     for c in comps:
-        verdict = "significant" if c.significant else "not significant"
+        word = "significant" if c.significant else "not significant"
         ci = f" (95 % CI ± {fmt(c.ci95)})" if c.ci95 is not None else ""
-        parts.append(f"{c.other}: {fmt(c.diff)} {wl.unit}{ci}, p = {st.fmt_p(c.p_holm)} Holm, {verdict}")
+        parts.append(f"{c.other}: {fmt(c.diff)} {wl.unit}{ci}, p = {st.fmt_p(c.p_holm)} Holm, {word}")
     tied = [c.other for c in comps if not c.significant]
     head = (f"{best} is ahead of every compared combination at the 5 % level" if not tied else
             f"{best} cannot be told apart at the 5 % level from {', '.join(tied)}")
