@@ -38,7 +38,10 @@ from typing import Any
 
 from mptcplab.errors import config_error
 
-__all__ = ["CONNECT_TIMEOUT_S", "NO_WORKERS_TIMEOUT_S", "ENGINES", "IN_FLIGHT_PER_THREAD", "MIN_IN_FLIGHT", "Cluster", "ClusterLost", "run_task_checked"]
+__all__ = [
+    "CONNECT_TIMEOUT_S", "ENGINES", "IN_FLIGHT_PER_THREAD", "MIN_IN_FLIGHT", "NO_WORKERS_TIMEOUT_S", "Cluster",
+    "ClusterLost", "run_task_checked",
+]
 
 #: The sweep engines: worker processes on this machine, or a Dask cluster.
 ENGINES = ("local", "dask")
