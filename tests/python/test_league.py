@@ -58,7 +58,7 @@ def test_holm_step_down() -> None:
 def test_rank_orders_by_mean_over_walks_and_compares_paired() -> None:
     per_walk = {"a": {"w1": 10.0, "w2": 20.0}, "b": {"w1": 9.0, "w2": 19.0}, "c": {"w1": 30.0, "w2": 1.0}}
     up = st.rank(per_walk, higher_is_better=True)
-    assert [r.label for r in up] == ["c", "a", "b"] and up[0].mean == 15.5
+    assert [r.label for r in up] == ["c", "a", "b"] and up[0].mean == 15.5 and up[0].median == 15.5
     down = st.rank(per_walk, higher_is_better=False)
     assert [r.label for r in down] == ["b", "a", "c"]
     comps = st.compare_top(per_walk, up, ["a", "b"])
@@ -133,6 +133,7 @@ def test_quick_league_outputs(quick: Any) -> None:
     ranking = pd.read_csv(out / "league_ranking.csv")
     assert set(ranking["workload"]) == {w.name for w in league.WORKLOADS}
     assert (ranking.groupby("workload")["rank"].max() == combos).all()
+    assert {"mean", "ci95", "median", "walks"} <= set(ranking.columns)
 
 
 def test_bulk_goodput_stays_below_the_recorded_capacity(quick: Any, walks: list[league.Walk]) -> None:

@@ -67,12 +67,15 @@ def holm(ps: Sequence[float]) -> list[float]:
 
 @dataclass(frozen=True)
 class Ranked:
-    """One combination's league value: mean over walks, 95 % CI half-width, walks counted."""
+    """One combination's league value: mean over walks, 95 % CI half-width, walks counted,
+    and the median over walks (a reader's check on means that a few walks with outages
+    dominate)."""
 
     label: str
     mean: float
     ci95: float | None
     walks: int
+    median: float
 
 
 def rank(per_walk: Mapping[str, Mapping[str, float]], higher_is_better: bool) -> list[Ranked]:
@@ -80,8 +83,9 @@ def rank(per_walk: Mapping[str, Mapping[str, float]], higher_is_better: bool) ->
     by their mean over walks, best first; ties keep the labels' order."""
     rows = []
     for label, walks in per_walk.items():
-        m, ci, n = mean_ci95(list(walks.values()))
-        rows.append(Ranked(label, m, ci, n))
+        values = list(walks.values())
+        m, ci, n = mean_ci95(values)
+        rows.append(Ranked(label, m, ci, n, statistics.median(values) if values else math.nan))
     return sorted(rows, key=lambda r: -r.mean if higher_is_better else r.mean)
 
 

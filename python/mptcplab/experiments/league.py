@@ -271,7 +271,7 @@ def _ranking_frame(rankings: dict[str, list[st.Ranked]]) -> pd.DataFrame:
     for wl in WORKLOADS:
         for k, r in enumerate(rankings[wl.name], 1):
             rows.append({"workload": wl.name, "rank": k, "combination": r.label, "mean": r.mean,
-                         "ci95": r.ci95, "walks": r.walks, "unit": wl.unit})
+                         "ci95": r.ci95, "median": r.median, "walks": r.walks, "unit": wl.unit})
     return pd.DataFrame(rows)
 
 
@@ -353,16 +353,18 @@ def _setup(size: Size, ws: Sequence[Walk], all_walks: Sequence[Walk], runs: int)
 def _ranking_md(wl: Workload, ranking: Sequence[st.Ranked], top: int = 8) -> list[str]:
     better = "higher" if wl.higher_is_better else "lower"
     lines = [f"**{wl.name}** ({wl.metric}, {wl.unit}, {better} is better):", "",
-             f"| rank | scheduler / controller | mean ({wl.unit}) | 95 % CI | walks |", "|---|---|---|---|---|"]
+             f"| rank | scheduler / controller | mean ({wl.unit}) | 95 % CI | median over walks | walks |",
+             "|---|---|---|---|---|---|"]
     shown = list(enumerate(ranking, 1))[:top]
     up = next((k, r) for k, r in enumerate(ranking, 1) if r.label == UPSTREAM)
     if up[0] > top:
         shown.append(up)
     for k, r in shown:
         ci = f"± {fmt(r.ci95)}" if r.ci95 is not None else "—"
-        lines.append(f"| {k} | {r.label} | {fmt(r.mean)} | {ci} | {r.walks} |")
-    lines.append(f"| {len(ranking)} (last) | {ranking[-1].label} | {fmt(ranking[-1].mean)} | "
-                 f"{'± ' + fmt(ranking[-1].ci95) if ranking[-1].ci95 is not None else '—'} | {ranking[-1].walks} |")
+        lines.append(f"| {k} | {r.label} | {fmt(r.mean)} | {ci} | {fmt(r.median)} | {r.walks} |")
+    last = ranking[-1]
+    lines.append(f"| {len(ranking)} (last) | {last.label} | {fmt(last.mean)} | "
+                 f"{'± ' + fmt(last.ci95) if last.ci95 is not None else '—'} | {fmt(last.median)} | {last.walks} |")
     return lines
 
 
