@@ -33,13 +33,12 @@ def main() -> int:
 
     from mptcplab.experiments import league
     from mptcplab.experiments._data import shared_dir
-    from mptcplab.scenario import load_scenario
     from mptcplab.sweep import sweep
 
     size = league.SIZES["full"]
     pts = league.points(league.chosen(league.walks(shared_dir()), size), size)
     sample = random.Random(a.seed).sample(pts, min(a.sample, len(pts)))
-    base = load_scenario(league._base_file())
+    base = league._base(league.walks(shared_dir())[0])
     with tempfile.TemporaryDirectory() as tmp:
         local = sweep(base, sample, repeat=1, jobs=a.jobs, out=Path(tmp) / "local", engine="local")
         bad = []

@@ -190,13 +190,12 @@ def fmt_s(x: float) -> str:
 
 def run(ctx: Context) -> Result:
     from mptcplab.experiments._data import shared_dir
-    from mptcplab.scenario import load_scenario
 
     size = SIZES["full" if ctx.full else "quick" if ctx.quick else "report"]
     data = ctx.data or shared_dir()
     all_walks = walks(data)
     ws = chosen(all_walks, size)
-    base = load_scenario(_base_file())
+    base = _base(ws[0])
     pts = points(ws, size)
     df = repeated(ctx, base, pts, 1, f"league-{size.name}")
     table = _tidy(df, ws)
@@ -226,6 +225,19 @@ def _base_file() -> Path:
     from mptcplab.experiments._data import repo_root
 
     return repo_root(Path("scenarios") / "wifi-cellular-walk.toml") / "scenarios" / "wifi-cellular-walk.toml"
+
+
+def _base(w: Walk) -> Any:
+    """The league's base scenario, with its traces taken from the data directory in use (the
+    file names them relative to the repository root, which need not hold them)."""
+    import tomllib
+
+    from mptcplab.scenario import load_scenario
+
+    doc = tomllib.loads(_base_file().read_text())
+    for p in doc["paths"]:
+        p["down"]["rate_trace"] = str(w.wifi if p["name"] == "wifi" else w.cellular)
+    return load_scenario(doc)
 
 
 def _tidy(df: pd.DataFrame, ws: Sequence[Walk]) -> pd.DataFrame:
