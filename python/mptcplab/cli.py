@@ -252,8 +252,6 @@ def sweep(
         click.echo(f"note: --backend linux runs one point at a time (runs share the machine's real time); "
                    f"--jobs {jobs} is ignored", err=True)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-    if address is not None and engine != "dask":
-        raise config_error("--address", "needs --engine dask (a cluster's address)")
     if address is not None and jobs > 1:
         click.echo(f"note: --jobs {jobs} is ignored with --address: the cluster's workers run the sweep", err=True)
     columns = (TextColumn("sweep" if engine == "local" else "sweep (dask)"), BarColumn(), MofNCompleteColumn(),

@@ -121,17 +121,9 @@ def compare_top(per_walk: Mapping[str, Mapping[str, float]], ranking: Sequence[R
     return [Comparison(best, o, m, ci, n, p, pa) for (o, m, ci, n, p), pa in zip(raw, adjusted, strict=True)]
 
 
-def spread(values: Sequence[float]) -> float:
-    """Sample standard deviation (0 for fewer than two values)."""
-    return statistics.stdev(values) if len(values) > 1 else 0.0
-
-
 def fmt_p(p: float) -> str:
     """A p-value as a reader wants it: two significant figures, or an upper bound."""
     if p < 1e-4:
         return "< 0.0001"
     return f"{p:.2g}" if p < 0.1 else f"{p:.2f}"
 
-
-def is_finite(x: float) -> bool:
-    return isinstance(x, int | float) and math.isfinite(x)
