@@ -162,13 +162,7 @@ class Cluster:
                     time.sleep(POLL_S)
                     continue
                 for fut in batch:
-                    try:
-                        rec = fut.result()
-                    except d.client.FutureCancelledError as e:
-                        raise ClusterLost(_first_line(e)) from None
-                    except (OSError, TimeoutError, d.KilledWorker) as e:
-                        raise ClusterLost(f"{type(e).__name__}: {_first_line(e)}") from None
-                    finish(rec)
+                    finish(self._result(fut, health))
                     fut.release()
                     nxt = next(pending, None)
                     if nxt is not None:
@@ -176,6 +170,26 @@ class Cluster:
         except KeyboardInterrupt:
             self._cancel()
             raise
+
+    def _result(self, fut: Any, health: list[float | None]) -> dict[str, Any]:
+        """A finished task's record. The record lives on the worker that computed it until the
+        client fetches it: if that worker died in between, the scheduler computes the task again,
+        so the fetch waits, in steps of :data:`WORKER_CHECK_S`, checking between them that the
+        cluster still has a worker (else it would wait forever)."""
+        d = self.distributed
+        while True:
+            try:
+                return fut.result(timeout=WORKER_CHECK_S)
+            except d.client.FutureCancelledError as e:
+                raise ClusterLost(_first_line(e)) from None
+            except d.KilledWorker as e:
+                raise ClusterLost(f"{type(e).__name__}: {_first_line(e)}") from None
+            except TimeoutError as e:
+                if fut.status == "error":  # the task itself raised it: not the fetch's time limit
+                    raise ClusterLost(f"{type(e).__name__}: {_first_line(e)}") from None
+                self._check_workers(health)
+            except OSError as e:
+                raise ClusterLost(f"{type(e).__name__}: {_first_line(e)}") from None
 
     def _check_workers(self, state: list[float | None]) -> None:
         """While results wait, at most every :data:`WORKER_CHECK_S`: asks the scheduler for its

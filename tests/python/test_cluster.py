@@ -192,6 +192,37 @@ def test_cluster_left_without_workers_keeps_finished_rows(cluster, tmp_path, mon
     assert 3 <= kept < 18
 
 
+def test_a_result_lost_with_its_workers_ends_the_sweep(monkeypatch):
+    """A finished run's record stays on its worker until the client fetches it. If every worker
+    dies in between, the scheduler must compute the run again and has nowhere to do so: the
+    fetch must end in the "no workers" error, not wait forever (the race the test above meets
+    only now and then, mostly on a busy machine). Driven with a future whose fetch never
+    completes and a cluster that reports no workers."""
+    import mptcplab.cluster
+    from mptcplab.cluster import Cluster, ClusterLost
+
+    monkeypatch.setattr(mptcplab.cluster, "NO_WORKERS_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(mptcplab.cluster, "WORKER_CHECK_S", 0.05)
+
+    class Lost:
+        status = "lost"
+
+        def result(self, timeout=None):
+            time.sleep(timeout)
+            raise TimeoutError
+
+    class NoWorkers:
+        def nthreads(self):
+            return {}
+
+    c = Cluster.__new__(Cluster)
+    c.distributed, c.client, c.address = distributed, NoWorkers(), "tcp://example:8786"
+    t0 = time.monotonic()
+    with pytest.raises(ClusterLost, match="no workers for 0.3 s"):
+        c._result(Lost(), [None, None])
+    assert time.monotonic() - t0 < 5
+
+
 def _one_error_line(r: subprocess.CompletedProcess[str], starts: str) -> None:
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
