@@ -935,7 +935,13 @@ mod tests {
         for (sizes, payload, ack, ack_sack) in [("linux", 1424, 64, 76), ("classic", 1420, 64, 76)] {
             let (mut client, mut server) = endpoints(sizes);
             assert_eq!(server.params[0].smss, payload, "{sizes}");
-            let seg = SentSeg { seq: Seq(0), len: payload as u32, flags: 0, dsn: Dsn(0), sent_at: Time::ZERO };
+            let seg = SentSeg {
+                seq: Seq(0),
+                len: payload as u32,
+                flags: Default::default(),
+                dsn: Dsn(0),
+                sent_at: Time::ZERO,
+            };
             let mut out = Vec::new();
             server.data_packet(Time::ZERO, 0, seg, &mut out);
             assert_eq!(out[0].wire_len, 1500, "{sizes}: data packet");

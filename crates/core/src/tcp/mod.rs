@@ -7,6 +7,7 @@ pub mod rate;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
+pub mod segment;
 pub mod subflow;
 pub mod tlp;
 pub mod tso;

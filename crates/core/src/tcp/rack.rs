@@ -30,10 +30,11 @@
 
 use std::collections::VecDeque;
 
-use crate::tcp::scoreboard::{Scoreboard, EVER_RETRANS, LOST, RETRANS, SACKED};
+use crate::tcp::segment::{SegFlags, SentSeg};
 use crate::units::{Dur, Seq, Time};
 
-/// RACK state of one sender (kept inside its [`Scoreboard`], which reports deliveries).
+/// RACK state of one sender (kept inside its scoreboard, `tcp::scoreboard`, which reports
+/// deliveries and marks the segments RACK finds lost).
 #[derive(Clone, Debug, Default)]
 pub struct Rack {
     /// Whether transmissions are recorded (RACK-TLP mode).
@@ -65,6 +66,15 @@ pub struct Detected {
     pub timeout: Option<Time>,
 }
 
+/// One step of loss detection ([`Rack::next_lost`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RackStep {
+    /// The segment with this absolute queue index is lost now.
+    Lost(u64),
+    /// Nothing more is lost now; the earliest deadline still pending, if any.
+    Wait(Option<Time>),
+}
+
 /// RFC 8985 RACK_sent_after(t1, seq1, t2, seq2).
 fn sent_after(t1: Time, seq1: Seq, t2: Time, seq2: Seq) -> bool {
     t1 > t2 || (t1 == t2 && seq1 > seq2)
@@ -85,8 +95,8 @@ impl Rack {
     }
 
     /// RFC 8985 steps 2 and 3 for one newly delivered segment.
-    pub fn on_delivered(&mut self, seg_seq: Seq, end: Seq, sent_at: Time, flags: u8, now: Time) {
-        let retransmitted = flags & EVER_RETRANS != 0;
+    pub fn on_delivered(&mut self, seg_seq: Seq, end: Seq, sent_at: Time, flags: SegFlags, now: Time) {
+        let retransmitted = flags.contains(SegFlags::EVER_RETRANS);
         if end > self.fack {
             self.fack = end;
         }
@@ -121,6 +131,40 @@ impl Rack {
         srtt.map_or(quarter, |s| quarter.min(s))
     }
 
+    /// One step of RFC 8985 RACK_detect_loss(), in send order: drops stale entries from the
+    /// head of the send-time queue and returns the next transmission whose deadline
+    /// `xmit_ts + RACK.rtt + reo_wnd` has passed (its segment is to be marked lost), or the
+    /// first deadline still pending. `seg(abs)` looks up the outstanding segment with
+    /// absolute index `abs` (None once acknowledged).
+    #[inline]
+    pub fn next_lost<'a>(&mut self, now: Time, reo_wnd: Dur, seg: impl Fn(u64) -> Option<&'a SentSeg>) -> RackStep {
+        let Some(rack_ts) = self.xmit_ts else {
+            return RackStep::Wait(None);
+        };
+        while let Some(&(t, abs)) = self.tsorted.front() {
+            let Some(g) = seg(abs) else {
+                self.tsorted.pop_front(); // acknowledged
+                continue;
+            };
+            // Stale: sent again since, SACKed, or lost and awaiting its retransmission.
+            let lost_waiting = g.has(SegFlags::LOST) && !g.has(SegFlags::RETRANS);
+            if g.sent_at != t || g.has(SegFlags::SACKED) || lost_waiting {
+                self.tsorted.pop_front();
+                continue;
+            }
+            if !sent_after(rack_ts, self.end_seq, t, g.end()) {
+                return RackStep::Wait(None);
+            }
+            let deadline = t + self.rtt + reo_wnd;
+            if deadline > now {
+                return RackStep::Wait(Some(deadline));
+            }
+            self.tsorted.pop_front();
+            return RackStep::Lost(abs);
+        }
+        RackStep::Wait(None)
+    }
+
     /// Forgets the queue (RTO: every un-SACKed segment is lost and will be sent again).
     pub fn clear_sent(&mut self) {
         self.tsorted.clear();
@@ -132,125 +176,44 @@ impl Rack {
     }
 }
 
-impl Scoreboard {
-    /// RFC 8985 RACK_detect_loss(): marks every outstanding segment sent before RACK.xmit_ts
-    /// whose deadline `xmit_ts + RACK.rtt + reo_wnd` has passed, in send order.
-    pub fn rack_detect_loss(&mut self, now: Time, reo_wnd: Dur) -> Detected {
-        let mut d = Detected::default();
-        let Some(rack_ts) = self.rack.xmit_ts else {
-            return d;
-        };
-        let (rack_end, rack_rtt) = (self.rack.end_seq, self.rack.rtt);
-        while let Some(&(t, abs)) = self.rack.tsorted.front() {
-            let Some(g) = self.seg_abs(abs) else {
-                self.rack.tsorted.pop_front(); // acknowledged
-                continue;
-            };
-            // Stale: sent again since, SACKed, or lost and awaiting its retransmission.
-            let lost_waiting = g.flags & LOST != 0 && g.flags & RETRANS == 0;
-            if g.sent_at != t || g.flags & SACKED != 0 || lost_waiting {
-                self.rack.tsorted.pop_front();
-                continue;
-            }
-            if !sent_after(rack_ts, rack_end, t, g.end()) {
-                break;
-            }
-            let deadline = t + rack_rtt + reo_wnd;
-            if deadline > now {
-                d.timeout = Some(deadline);
-                break;
-            }
-            self.rack.tsorted.pop_front();
-            self.mark_lost_abs(abs);
-            d.marked += 1;
-        }
-        d
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tcp::scoreboard::SentSeg;
     use crate::units::Dsn;
 
     const MS: u64 = 1_000_000;
 
-    /// Ten segments sent 1 ms apart from t = 0, RACK on, min RTT 100 ms.
-    fn board() -> Scoreboard {
-        let mut b = Scoreboard::default();
-        b.rack.enabled = true;
-        for i in 0..10 {
-            let t = Time(i * MS);
-            let abs = b.push(SentSeg { seq: Seq(i * 100), len: 100, flags: 0, dsn: Dsn(i * 100), sent_at: t });
-            b.rack.on_sent(t, abs);
+    /// Four segments sent 1 ms apart; the third is delivered at 101 ms (RACK.rtt 99 ms).
+    /// The first two were sent before it and become lost at their own send time + RACK.rtt
+    /// + reo_wnd; the fourth was sent after it and is not judged.
+    #[test]
+    fn segments_sent_before_the_last_delivered_one_are_lost_at_their_deadlines() {
+        let segs: Vec<SentSeg> = (0..4)
+            .map(|i| SentSeg {
+                seq: Seq(i * 100),
+                len: 100,
+                flags: SegFlags::NONE,
+                dsn: Dsn(i * 100),
+                sent_at: Time((i + 1) * MS),
+            })
+            .collect();
+        let mut r = Rack { enabled: true, ..Rack::default() };
+        for (i, g) in segs.iter().enumerate() {
+            r.on_sent(g.sent_at, i as u64);
         }
-        b
-    }
-
-    fn sack(b: &mut Scoreboard, s: u64, e: u64, now: Time) {
-        b.rack.begin_ack(Some(Dur(100 * MS)));
-        b.sack(&[(Seq(s), Seq(e))], Seq(0), now);
-    }
-
-    #[test]
-    fn a_hole_is_lost_one_reordering_window_after_the_later_segment_was_delivered() {
-        let mut b = board();
-        // Segment 1 (sent at 1 ms) is SACKed at 101 ms; segment 0 (sent at 0) is outstanding.
-        sack(&mut b, 100, 200, Time(101 * MS));
-        assert!(b.rack.take_advanced());
-        assert_eq!(b.rack.rtt, Dur(100 * MS));
-        let reo = b.rack.reo_wnd(false, b.sacked_segs(), 3, Some(Dur(100 * MS)));
-        assert_eq!(reo, Dur(25 * MS), "min_RTT / 4 with one segment SACKed");
-        let d = b.rack_detect_loss(Time(101 * MS), reo);
-        // Deadline: 0 + 100 ms + 25 ms.
-        assert_eq!(d, Detected { marked: 0, timeout: Some(Time(125 * MS)) });
-        let d = b.rack_detect_loss(Time(125 * MS), reo);
-        assert_eq!(d.marked, 1);
-        assert_eq!(b.lost_bytes(), 100);
-        assert_eq!(b.next_retransmit(), Some(0));
-        b.check().unwrap();
-    }
-
-    #[test]
-    fn a_lost_retransmission_is_detected_by_a_later_delivery() {
-        let mut b = board();
-        sack(&mut b, 300, 1000, Time(109 * MS));
-        b.rack_detect_loss(Time(200 * MS), Dur::ZERO);
-        assert_eq!(b.lost_bytes(), 300, "segments 0..3 were sent before segment 9");
-        // Retransmit segment 0 at 200 ms; it is lost again. Everything sent before it was
-        // SACKed long ago: only a segment *sent after* the retransmission reveals its loss.
-        let p = b.next_retransmit().unwrap();
-        let g = b.mark_retransmitted(p, Time(200 * MS));
-        b.rack.on_sent(Time(200 * MS), 0);
-        assert_eq!(g.seq, Seq(0));
-        let abs = b.push(SentSeg { seq: Seq(1000), len: 100, flags: 0, dsn: Dsn(1000), sent_at: Time(201 * MS) });
-        b.rack.on_sent(Time(201 * MS), abs);
-        sack(&mut b, 1000, 1100, Time(301 * MS));
-        let d = b.rack_detect_loss(Time(301 * MS), Dur::ZERO);
-        assert_eq!(d.marked, 1, "{d:?}");
-        assert_eq!(b.next_retransmit(), Some(0), "the lost retransmission is due again");
-        b.check().unwrap();
-    }
-
-    #[test]
-    fn a_never_retransmitted_segment_delivered_below_fack_is_reordering() {
-        let mut b = board();
-        sack(&mut b, 200, 300, Time(102 * MS));
-        assert!(!b.rack.reordering_seen);
-        b.rack.begin_ack(Some(Dur(100 * MS)));
-        b.ack(Seq(300), Time(103 * MS));
-        assert!(b.rack.reordering_seen);
-        // Once reordering was seen, the window stays min_RTT / 4 even in recovery.
-        assert_eq!(b.rack.reo_wnd(true, 5, 3, Some(Dur(100 * MS))), Dur(25 * MS));
-    }
-
-    #[test]
-    fn stale_entries_are_dropped_and_the_queue_drains() {
-        let mut b = board();
-        b.rack.begin_ack(Some(Dur(100 * MS)));
-        b.ack(Seq(1000), Time(110 * MS));
-        b.rack_detect_loss(Time(110 * MS), Dur::ZERO);
-        assert_eq!(b.rack.queued(), 0);
+        let mut delivered = segs.clone();
+        delivered[2].flags.insert(SegFlags::SACKED);
+        r.begin_ack(Some(Dur(99 * MS)));
+        r.on_delivered(delivered[2].seq, delivered[2].end(), delivered[2].sent_at, SegFlags::NONE, Time(102 * MS));
+        let reo = Dur(10 * MS);
+        let seg = |abs: u64| delivered.get(abs as usize);
+        assert_eq!(r.next_lost(Time(105 * MS), reo, seg), RackStep::Wait(Some(Time(110 * MS))));
+        assert_eq!(r.next_lost(Time(111 * MS), reo, seg), RackStep::Lost(0));
+        assert_eq!(r.next_lost(Time(111 * MS), reo, seg), RackStep::Lost(1));
+        assert_eq!(
+            r.next_lost(Time(111 * MS), reo, seg),
+            RackStep::Wait(None),
+            "the SACKed one is dropped, the last not judged"
+        );
     }
 }

@@ -29,7 +29,8 @@ use crate::tcp::pacing::{self, Pacer};
 use crate::tcp::prr::Prr;
 use crate::tcp::receiver::SubflowReceiver;
 use crate::tcp::rtt::RttEstimator;
-use crate::tcp::scoreboard::{Scoreboard, SentSeg, EVER_RETRANS};
+use crate::tcp::scoreboard::Scoreboard;
+use crate::tcp::segment::{SegFlags, SentSeg};
 use crate::tcp::tlp::{Tlp, TlpAck};
 use crate::tcp::tsq::Tsq;
 use crate::units::{earliest, Dsn, Dur, Seq, Time};
@@ -460,7 +461,7 @@ impl Subflow {
 
     /// Records the transmission of new data `[snd_nxt, snd_nxt + len)` mapped to `dsn`.
     pub fn send_new(&mut self, now: Time, len: u64, dsn: Dsn) -> SentSeg {
-        let seg = SentSeg { seq: self.snd_nxt, len: len as u32, flags: 0, dsn, sent_at: now };
+        let seg = SentSeg { seq: self.snd_nxt, len: len as u32, flags: SegFlags::NONE, dsn, sent_at: now };
         let abs = self.sb.push(seg);
         self.sb.rack.on_sent(now, abs);
         self.snd_nxt += len;
@@ -809,7 +810,7 @@ impl Subflow {
 
     /// Whether the head segment was ever retransmitted (diagnostics).
     pub fn head_retransmitted(&self) -> bool {
-        self.sb.front().is_some_and(|s| s.flags & EVER_RETRANS != 0)
+        self.sb.front().is_some_and(|s| s.has(SegFlags::EVER_RETRANS))
     }
 }
 

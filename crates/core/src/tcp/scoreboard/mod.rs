@@ -1,6 +1,6 @@
 //! The sender's retransmission queue and SACK scoreboard (RFC 6675 style, Linux counters).
 //!
-//! Segments are kept in sequence order with per-segment flags. The counters mirror Linux's
+//! Segments are kept in sequence order with per-segment flags (`tcp::segment`). The counters mirror Linux's
 //! `packets_out / sacked_out / lost_out / retrans_out`, in bytes, so the RFC 6675 "pipe" is
 //! O(1): `in_flight = out − sacked − lost + retrans`.
 //!
@@ -25,41 +25,11 @@
 
 use std::collections::VecDeque;
 
-use crate::tcp::rack::Rack;
+use crate::tcp::rack::{Detected, Rack, RackStep};
 use crate::tcp::rate::{RateEstimator, TxStamp};
+use crate::tcp::segment::SegFlags;
+pub use crate::tcp::segment::SentSeg;
 use crate::units::{Dsn, Dur, Seq, Time};
-
-pub const SACKED: u8 = 1;
-/// Considered lost (and not SACKed).
-pub const LOST: u8 = 2;
-/// A retransmission of this lost segment is in flight.
-pub const RETRANS: u8 = 4;
-/// Ever retransmitted (Karn: no RTT sample).
-pub const EVER_RETRANS: u8 = 8;
-/// Already handed to the connection level for reinjection on another subflow.
-pub const REINJECTED: u8 = 16;
-
-/// One transmitted, not yet cumulatively acknowledged segment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SentSeg {
-    pub seq: Seq,
-    /// Payload bytes.
-    pub len: u32,
-    pub flags: u8,
-    /// Data sequence number of the first byte (MPTCP mapping; equals `seq` for plain TCP).
-    pub dsn: Dsn,
-    /// Last (re)transmission time.
-    pub sent_at: Time,
-}
-
-impl SentSeg {
-    pub fn end(&self) -> Seq {
-        self.seq + self.len as u64
-    }
-    fn has(&self, f: u8) -> bool {
-        self.flags & f != 0
-    }
-}
 
 /// What a cumulative ACK acknowledged.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -163,14 +133,14 @@ impl Scoreboard {
     /// lost too, and it becomes due for retransmission again.
     pub fn mark_lost_abs(&mut self, abs: u64) {
         let g = &mut self.segs[(abs - self.base) as usize];
-        debug_assert!(g.flags & SACKED == 0);
+        debug_assert!(!g.flags.contains(SegFlags::SACKED));
         let len = g.len as u64;
-        if g.flags & LOST == 0 {
-            g.flags |= LOST;
+        if !g.flags.contains(SegFlags::LOST) {
+            g.flags.insert(SegFlags::LOST);
             self.lost += len;
             self.lost_total += len;
-        } else if g.flags & RETRANS != 0 {
-            g.flags &= !RETRANS;
+        } else if g.flags.contains(SegFlags::RETRANS) {
+            g.flags.remove(SegFlags::RETRANS);
             self.retrans -= len;
             self.lost_total += len;
         }
@@ -183,10 +153,10 @@ impl Scoreboard {
     pub fn probe_last(&mut self, now: Time) -> Option<SentSeg> {
         let abs = self.base + self.segs.len().checked_sub(1)? as u64;
         let g = self.segs.back_mut()?;
-        if g.flags & (SACKED | LOST) != 0 {
+        if g.flags.intersects(SegFlags::SACKED | SegFlags::LOST) {
             return None;
         }
-        g.flags |= EVER_RETRANS;
+        g.flags.insert(SegFlags::EVER_RETRANS);
         g.sent_at = now;
         let g = *g;
         if let Some(stamp) = self.tx.back_mut() {
@@ -200,15 +170,15 @@ impl Scoreboard {
         let s = self.segs.pop_front().expect("non-empty");
         let len = s.len as u64;
         self.out -= len;
-        if s.has(SACKED) {
+        if s.has(SegFlags::SACKED) {
             self.sacked -= len;
             self.sacked_segs -= 1;
             if self.base < self.lost_hint {
                 self.lost_hint_cnt -= 1;
             }
-        } else if s.has(LOST) {
+        } else if s.has(SegFlags::LOST) {
             self.lost -= len;
-            if s.has(RETRANS) {
+            if s.has(SegFlags::RETRANS) {
                 self.retrans -= len;
             }
         }
@@ -223,17 +193,21 @@ impl Scoreboard {
             if f.end() <= ack {
                 let s = self.drop_front();
                 let stamp = self.tx.pop_front();
-                if !s.has(SACKED) {
+                if !s.has(SegFlags::SACKED) {
                     r.delivered += s.len as u64;
                     self.rack.on_delivered(s.seq, s.end(), s.sent_at, s.flags, now);
                     if let Some(stamp) = stamp {
-                        self.rate.on_delivered(s.end(), s.sent_at, &stamp, s.has(EVER_RETRANS));
+                        self.rate.on_delivered(s.end(), s.sent_at, &stamp, s.has(SegFlags::EVER_RETRANS));
                     }
                 }
                 r.bytes += s.len as u64;
                 r.segs += 1;
-                r.had_retrans |= s.has(EVER_RETRANS);
-                r.rtt = if s.has(EVER_RETRANS) || s.has(SACKED) { None } else { Some(now.since(s.sent_at)) };
+                r.had_retrans |= s.has(SegFlags::EVER_RETRANS);
+                r.rtt = if s.has(SegFlags::EVER_RETRANS) || s.has(SegFlags::SACKED) {
+                    None
+                } else {
+                    Some(now.since(s.sent_at))
+                };
             } else if f.seq < ack {
                 // Partial acknowledgement of the head: trim it.
                 let n = ack.dist(f.seq);
@@ -243,13 +217,13 @@ impl Scoreboard {
                 f.dsn += n;
                 let flags = f.flags;
                 self.out -= n;
-                if flags & SACKED != 0 {
+                if flags.contains(SegFlags::SACKED) {
                     self.sacked -= n;
                 } else {
                     r.delivered += n;
-                    if flags & LOST != 0 {
+                    if flags.contains(SegFlags::LOST) {
                         self.lost -= n;
-                        if flags & RETRANS != 0 {
+                        if flags.contains(SegFlags::RETRANS) {
                             self.retrans -= n;
                         }
                     }
@@ -311,28 +285,29 @@ impl Scoreboard {
                 while i < self.segs.len() && self.segs[i].end().0 <= pe {
                     let abs = self.base + i as u64;
                     let g = &mut self.segs[i];
-                    if g.flags & SACKED == 0 {
+                    if !g.flags.contains(SegFlags::SACKED) {
                         let len = g.len as u64;
-                        if g.flags & LOST != 0 {
+                        if g.flags.contains(SegFlags::LOST) {
                             self.lost -= len;
-                            if g.flags & RETRANS != 0 {
+                            if g.flags.contains(SegFlags::RETRANS) {
                                 self.retrans -= len;
                             }
                         }
-                        g.flags = (g.flags | SACKED) & !(LOST | RETRANS);
+                        g.flags.insert(SegFlags::SACKED);
+                        g.flags.remove(SegFlags::LOST | SegFlags::RETRANS);
                         self.sacked += len;
                         self.sacked_segs += 1;
                         newly += len;
                         if abs < self.lost_hint {
                             self.lost_hint_cnt += 1;
                         }
-                        if g.flags & EVER_RETRANS == 0 && rtt.is_none_or(|(t, _)| g.sent_at > t) {
+                        if !g.flags.contains(SegFlags::EVER_RETRANS) && rtt.is_none_or(|(t, _)| g.sent_at > t) {
                             rtt = Some((g.sent_at, now.since(g.sent_at)));
                         }
                         let g = *g;
                         self.rack.on_delivered(g.seq, g.end(), g.sent_at, g.flags, now);
                         if let Some(stamp) = self.tx.get(i) {
-                            self.rate.on_delivered(g.end(), g.sent_at, stamp, g.flags & EVER_RETRANS != 0);
+                            self.rate.on_delivered(g.end(), g.sent_at, stamp, g.flags.contains(SegFlags::EVER_RETRANS));
                         }
                     }
                     i += 1;
@@ -391,13 +366,13 @@ impl Scoreboard {
         let end = self.base + self.segs.len() as u64;
         while i < end {
             let g = &mut self.segs[(i - self.base) as usize];
-            if g.flags & SACKED != 0 {
+            if g.flags.contains(SegFlags::SACKED) {
                 if cnt + 1 > limit {
                     break;
                 }
                 cnt += 1;
-            } else if g.flags & LOST == 0 {
-                g.flags |= LOST;
+            } else if !g.flags.contains(SegFlags::LOST) {
+                g.flags.insert(SegFlags::LOST);
                 self.lost += g.len as u64;
                 self.lost_total += g.len as u64;
                 marked = true;
@@ -413,12 +388,13 @@ impl Scoreboard {
     /// (Linux `tcp_enter_loss`). SACK information is kept.
     pub fn enter_loss(&mut self) {
         for g in self.segs.iter_mut() {
-            if g.flags & SACKED == 0 {
+            if !g.flags.contains(SegFlags::SACKED) {
                 // Linux `tcp_mark_skb_lost`: counted unless already lost and not retransmitted.
-                if g.flags & LOST == 0 || g.flags & RETRANS != 0 {
+                if !g.flags.contains(SegFlags::LOST) || g.flags.contains(SegFlags::RETRANS) {
                     self.lost_total += g.len as u64;
                 }
-                g.flags = (g.flags | LOST) & !RETRANS;
+                g.flags.insert(SegFlags::LOST);
+                g.flags.remove(SegFlags::RETRANS);
             }
         }
         self.lost = self.out - self.sacked;
@@ -429,6 +405,23 @@ impl Scoreboard {
         self.retrans_hint = self.base;
     }
 
+    /// RFC 8985 RACK_detect_loss(): marks every outstanding segment sent before RACK.xmit_ts
+    /// whose deadline `xmit_ts + RACK.rtt + reo_wnd` has passed, in send order (the rule is
+    /// [`Rack::next_lost`]'s; the scoreboard marks).
+    pub fn rack_detect_loss(&mut self, now: Time, reo_wnd: Dur) -> Detected {
+        let mut marked = 0;
+        loop {
+            let (segs, base) = (&self.segs, self.base);
+            match self.rack.next_lost(now, reo_wnd, |abs| segs.get(abs.checked_sub(base)? as usize)) {
+                RackStep::Lost(abs) => {
+                    self.mark_lost_abs(abs);
+                    marked += 1;
+                }
+                RackStep::Wait(timeout) => return Detected { marked, timeout },
+            }
+        }
+    }
+
     /// RFC 6675 NextSeg() rule 1: the first lost, un-SACKed segment not yet retransmitted.
     /// Returns its position in the queue.
     pub fn next_retransmit(&mut self) -> Option<usize> {
@@ -436,12 +429,12 @@ impl Scoreboard {
         let mut i = self.retrans_hint.max(self.base);
         while i < end {
             let g = &self.segs[(i - self.base) as usize];
-            if g.flags & SACKED != 0 || g.flags & RETRANS != 0 {
+            if g.flags.intersects(SegFlags::SACKED | SegFlags::RETRANS) {
                 i += 1;
                 continue;
             }
             self.retrans_hint = i;
-            return (g.flags & LOST != 0).then_some((i - self.base) as usize);
+            return g.flags.contains(SegFlags::LOST).then_some((i - self.base) as usize);
         }
         self.retrans_hint = end;
         None
@@ -450,8 +443,8 @@ impl Scoreboard {
     /// Records the retransmission of the segment at `pos`.
     pub fn mark_retransmitted(&mut self, pos: usize, now: Time) -> SentSeg {
         let g = &mut self.segs[pos];
-        debug_assert!(g.flags & LOST != 0 && g.flags & (RETRANS | SACKED) == 0);
-        g.flags |= RETRANS | EVER_RETRANS;
+        debug_assert!(g.flags.contains(SegFlags::LOST) && !g.flags.intersects(SegFlags::RETRANS | SegFlags::SACKED));
+        g.flags.insert(SegFlags::RETRANS | SegFlags::EVER_RETRANS);
         g.sent_at = now;
         if let Some(stamp) = self.tx.get_mut(pos) {
             *stamp = self.rate.on_sent(now, false);
@@ -478,8 +471,8 @@ impl Scoreboard {
     /// Collects (dsn, len) of un-SACKed segments not reinjected before, marking them.
     pub fn take_for_reinjection(&mut self, out: &mut Vec<(Dsn, u64)>) {
         for g in self.segs.iter_mut() {
-            if g.flags & (SACKED | REINJECTED) == 0 {
-                g.flags |= REINJECTED;
+            if !g.flags.intersects(SegFlags::SACKED | SegFlags::REINJECTED) {
+                g.flags.insert(SegFlags::REINJECTED);
                 out.push((g.dsn, g.len as u64));
             }
         }
@@ -491,12 +484,12 @@ impl Scoreboard {
         for g in &self.segs {
             let l = g.len as u64;
             out += l;
-            if g.has(SACKED) {
+            if g.has(SegFlags::SACKED) {
                 sacked += l;
                 ns += 1;
-            } else if g.has(LOST) {
+            } else if g.has(SegFlags::LOST) {
                 lost += l;
-                if g.has(RETRANS) {
+                if g.has(SegFlags::RETRANS) {
                     retrans += l;
                 }
             }
@@ -515,75 +508,4 @@ impl Scoreboard {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn board(n: u64) -> Scoreboard {
-        let mut b = Scoreboard::default();
-        for i in 0..n {
-            b.push(SentSeg { seq: Seq(i * 100), len: 100, flags: 0, dsn: Dsn(i * 100), sent_at: Time(i) });
-        }
-        b
-    }
-
-    #[test]
-    fn three_sacked_segments_above_a_hole_mark_it_lost() {
-        let mut b = board(10);
-        // Segment 0 lost; 1 and 2 SACKed: not yet lost (only 2 above).
-        b.sack(&[(Seq(100), Seq(300))], Seq(0), Time(100));
-        assert!(!b.mark_lost(3));
-        assert_eq!(b.in_flight(), 800);
-        b.sack(&[(Seq(100), Seq(400))], Seq(0), Time(100));
-        assert!(b.mark_lost(3));
-        assert_eq!(b.lost_bytes(), 100);
-        assert_eq!(b.in_flight(), 1000 - 300 - 100);
-        assert_eq!(b.next_retransmit(), Some(0));
-        b.mark_retransmitted(0, Time(200));
-        assert_eq!(b.in_flight(), 700);
-        assert_eq!(b.next_retransmit(), None);
-        b.check().unwrap();
-    }
-
-    #[test]
-    fn several_holes_are_all_marked_and_repaired_in_order() {
-        let mut b = board(10);
-        // Holes at 0, 2, 4; everything else SACKed.
-        b.sack(&[(Seq(500), Seq(1000)), (Seq(300), Seq(400)), (Seq(100), Seq(200))], Seq(0), Time(50));
-        b.mark_lost(3);
-        let mut order = Vec::new();
-        while let Some(p) = b.next_retransmit() {
-            order.push(b.mark_retransmitted(p, Time(60)).seq.0);
-        }
-        assert_eq!(order, vec![0, 200, 400]);
-        let a = b.ack(Seq(1000), Time(70));
-        assert_eq!(a.bytes, 1000);
-        assert!(a.had_retrans && a.rtt.is_none());
-        assert!(b.is_empty());
-        assert_eq!(b.in_flight(), 0);
-        b.check().unwrap();
-    }
-
-    #[test]
-    fn repeated_sack_blocks_are_not_reprocessed() {
-        let mut b = board(10);
-        let (n1, _) = b.sack(&[(Seq(100), Seq(500))], Seq(0), Time(10));
-        let (n2, _) = b.sack(&[(Seq(100), Seq(600))], Seq(0), Time(11));
-        assert_eq!((n1, n2), (400, 100));
-        b.check().unwrap();
-    }
-
-    #[test]
-    fn rto_marks_everything_unsacked_lost() {
-        let mut b = board(5);
-        b.sack(&[(Seq(300), Seq(400))], Seq(0), Time(10));
-        b.enter_loss();
-        assert_eq!(b.lost_bytes(), 400);
-        assert_eq!(b.in_flight(), 0);
-        let mut order = Vec::new();
-        while let Some(p) = b.next_retransmit() {
-            order.push(b.mark_retransmitted(p, Time(20)).seq.0);
-        }
-        assert_eq!(order, vec![0, 100, 200, 400]);
-        b.check().unwrap();
-    }
-}
+mod tests;

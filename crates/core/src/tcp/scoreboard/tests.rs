@@ -1,0 +1,164 @@
+//! The scoreboard's counters, RFC 6675 loss marking and RACK's marking through it.
+
+use super::*;
+
+fn board(n: u64) -> Scoreboard {
+    let mut b = Scoreboard::default();
+    for i in 0..n {
+        b.push(SentSeg { seq: Seq(i * 100), len: 100, flags: SegFlags::NONE, dsn: Dsn(i * 100), sent_at: Time(i) });
+    }
+    b
+}
+
+#[test]
+fn three_sacked_segments_above_a_hole_mark_it_lost() {
+    let mut b = board(10);
+    // Segment 0 lost; 1 and 2 SACKed: not yet lost (only 2 above).
+    b.sack(&[(Seq(100), Seq(300))], Seq(0), Time(100));
+    assert!(!b.mark_lost(3));
+    assert_eq!(b.in_flight(), 800);
+    b.sack(&[(Seq(100), Seq(400))], Seq(0), Time(100));
+    assert!(b.mark_lost(3));
+    assert_eq!(b.lost_bytes(), 100);
+    assert_eq!(b.in_flight(), 1000 - 300 - 100);
+    assert_eq!(b.next_retransmit(), Some(0));
+    b.mark_retransmitted(0, Time(200));
+    assert_eq!(b.in_flight(), 700);
+    assert_eq!(b.next_retransmit(), None);
+    b.check().unwrap();
+}
+
+#[test]
+fn several_holes_are_all_marked_and_repaired_in_order() {
+    let mut b = board(10);
+    // Holes at 0, 2, 4; everything else SACKed.
+    b.sack(&[(Seq(500), Seq(1000)), (Seq(300), Seq(400)), (Seq(100), Seq(200))], Seq(0), Time(50));
+    b.mark_lost(3);
+    let mut order = Vec::new();
+    while let Some(p) = b.next_retransmit() {
+        order.push(b.mark_retransmitted(p, Time(60)).seq.0);
+    }
+    assert_eq!(order, vec![0, 200, 400]);
+    let a = b.ack(Seq(1000), Time(70));
+    assert_eq!(a.bytes, 1000);
+    assert!(a.had_retrans && a.rtt.is_none());
+    assert!(b.is_empty());
+    assert_eq!(b.in_flight(), 0);
+    b.check().unwrap();
+}
+
+#[test]
+fn repeated_sack_blocks_are_not_reprocessed() {
+    let mut b = board(10);
+    let (n1, _) = b.sack(&[(Seq(100), Seq(500))], Seq(0), Time(10));
+    let (n2, _) = b.sack(&[(Seq(100), Seq(600))], Seq(0), Time(11));
+    assert_eq!((n1, n2), (400, 100));
+    b.check().unwrap();
+}
+
+#[test]
+fn rto_marks_everything_unsacked_lost() {
+    let mut b = board(5);
+    b.sack(&[(Seq(300), Seq(400))], Seq(0), Time(10));
+    b.enter_loss();
+    assert_eq!(b.lost_bytes(), 400);
+    assert_eq!(b.in_flight(), 0);
+    let mut order = Vec::new();
+    while let Some(p) = b.next_retransmit() {
+        order.push(b.mark_retransmitted(p, Time(20)).seq.0);
+    }
+    assert_eq!(order, vec![0, 100, 200, 400]);
+    b.check().unwrap();
+}
+
+/// RACK (`tcp::rack`) marking segments through the scoreboard.
+mod rack {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    /// Ten segments sent 1 ms apart from t = 0, RACK on, min RTT 100 ms.
+    fn board() -> Scoreboard {
+        let mut b = Scoreboard::default();
+        b.rack.enabled = true;
+        for i in 0..10 {
+            let t = Time(i * MS);
+            let abs =
+                b.push(SentSeg { seq: Seq(i * 100), len: 100, flags: SegFlags::NONE, dsn: Dsn(i * 100), sent_at: t });
+            b.rack.on_sent(t, abs);
+        }
+        b
+    }
+
+    fn sack(b: &mut Scoreboard, s: u64, e: u64, now: Time) {
+        b.rack.begin_ack(Some(Dur(100 * MS)));
+        b.sack(&[(Seq(s), Seq(e))], Seq(0), now);
+    }
+
+    #[test]
+    fn a_hole_is_lost_one_reordering_window_after_the_later_segment_was_delivered() {
+        let mut b = board();
+        // Segment 1 (sent at 1 ms) is SACKed at 101 ms; segment 0 (sent at 0) is outstanding.
+        sack(&mut b, 100, 200, Time(101 * MS));
+        assert!(b.rack.take_advanced());
+        assert_eq!(b.rack.rtt, Dur(100 * MS));
+        let reo = b.rack.reo_wnd(false, b.sacked_segs(), 3, Some(Dur(100 * MS)));
+        assert_eq!(reo, Dur(25 * MS), "min_RTT / 4 with one segment SACKed");
+        let d = b.rack_detect_loss(Time(101 * MS), reo);
+        // Deadline: 0 + 100 ms + 25 ms.
+        assert_eq!(d, Detected { marked: 0, timeout: Some(Time(125 * MS)) });
+        let d = b.rack_detect_loss(Time(125 * MS), reo);
+        assert_eq!(d.marked, 1);
+        assert_eq!(b.lost_bytes(), 100);
+        assert_eq!(b.next_retransmit(), Some(0));
+        b.check().unwrap();
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_detected_by_a_later_delivery() {
+        let mut b = board();
+        sack(&mut b, 300, 1000, Time(109 * MS));
+        b.rack_detect_loss(Time(200 * MS), Dur::ZERO);
+        assert_eq!(b.lost_bytes(), 300, "segments 0..3 were sent before segment 9");
+        // Retransmit segment 0 at 200 ms; it is lost again. Everything sent before it was
+        // SACKed long ago: only a segment *sent after* the retransmission reveals its loss.
+        let p = b.next_retransmit().unwrap();
+        let g = b.mark_retransmitted(p, Time(200 * MS));
+        b.rack.on_sent(Time(200 * MS), 0);
+        assert_eq!(g.seq, Seq(0));
+        let abs = b.push(SentSeg {
+            seq: Seq(1000),
+            len: 100,
+            flags: SegFlags::NONE,
+            dsn: Dsn(1000),
+            sent_at: Time(201 * MS),
+        });
+        b.rack.on_sent(Time(201 * MS), abs);
+        sack(&mut b, 1000, 1100, Time(301 * MS));
+        let d = b.rack_detect_loss(Time(301 * MS), Dur::ZERO);
+        assert_eq!(d.marked, 1, "{d:?}");
+        assert_eq!(b.next_retransmit(), Some(0), "the lost retransmission is due again");
+        b.check().unwrap();
+    }
+
+    #[test]
+    fn a_never_retransmitted_segment_delivered_below_fack_is_reordering() {
+        let mut b = board();
+        sack(&mut b, 200, 300, Time(102 * MS));
+        assert!(!b.rack.reordering_seen);
+        b.rack.begin_ack(Some(Dur(100 * MS)));
+        b.ack(Seq(300), Time(103 * MS));
+        assert!(b.rack.reordering_seen);
+        // Once reordering was seen, the window stays min_RTT / 4 even in recovery.
+        assert_eq!(b.rack.reo_wnd(true, 5, 3, Some(Dur(100 * MS))), Dur(25 * MS));
+    }
+
+    #[test]
+    fn stale_entries_are_dropped_and_the_queue_drains() {
+        let mut b = board();
+        b.rack.begin_ack(Some(Dur(100 * MS)));
+        b.ack(Seq(1000), Time(110 * MS));
+        b.rack_detect_loss(Time(110 * MS), Dur::ZERO);
+        assert_eq!(b.rack.queued(), 0);
+    }
+}
