@@ -129,8 +129,9 @@ fn two_reno_flows_share_fairly() {
 /// Check 8a: A whole lost window is repaired by the RTO, at the time RFC 6298 with Linux's
 /// formula gives: the first data leaves at t = up(SYN) + down(SYN/ACK) + up(ACK); the RTO is
 /// SRTT + max(4·RTTVAR, 200 ms) with SRTT = R and RTTVAR = R/2 from the handshake sample.
-/// RFC 6675 recovery: with RACK-TLP (the default) a loss probe at 2·SRTT comes first; that
-/// case is `tcp_recovery::a_lost_window_is_probed_at_two_srtt_not_repaired_by_the_rto`.
+/// RFC 6675 recovery (the default, `tcp.recovery = "rfc6675"`, written out here): with RACK-TLP
+/// (`recovery = "rack_tlp"`, which `stack = "linux"` selects) a loss probe at 2·SRTT comes
+/// first; that case is `tcp_recovery::a_lost_window_is_probed_at_two_srtt_not_repaired_by_the_rto`.
 #[test]
 fn a_lost_window_recovers_by_rto_on_time() {
     // Downlink packet 1 is the SYN/ACK; 2..=11 are the initial window of 10 segments.

@@ -320,7 +320,7 @@ fn prr_spreads_the_reduction_over_the_recovery_round() {
         for k in 1..100u64 {
             let now = Time::ZERO + Dur::from_ms(100) + Dur(k * 10_000);
             s.on_ack(now, Seq(0), &[(Seq(MSS), Seq((k + 1) * MSS))], cc.as_mut(), &peers);
-            if s.ca == CaState::Recovery {
+            if s.ca() == CaState::Recovery {
                 while s.retransmit_next(now, sent == 0).is_some() {
                     sent += 1;
                 }
@@ -337,7 +337,7 @@ fn prr_spreads_the_reduction_over_the_recovery_round() {
         // The retransmission arrives: everything up to the highest SACK is acknowledged.
         let now = Time::ZERO + Dur::from_ms(300);
         s.on_ack(now, Seq(100 * MSS), &[], cc.as_mut(), &peers);
-        assert_eq!(s.ca, CaState::Open);
+        assert_eq!(s.ca(), CaState::Open);
         assert_eq!(s.w.cwnd, s.w.ssthresh, "cwnd = ssthresh when recovery ends");
         sent_after
     };

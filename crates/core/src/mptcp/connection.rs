@@ -273,7 +273,7 @@ impl Endpoint {
     pub(crate) fn handshake_packet(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) {
         let s = self.subflows[sf].as_ref().expect("subflow");
         let first = sf == 0;
-        let (fl, mp) = match (s.state, self.is_client) {
+        let (fl, mp) = match (s.state(), self.is_client) {
             (State::SynSent, _) => (flags::SYN, if first { MpOption::CapableSyn } else { MpOption::JoinSyn }),
             (State::SynRcvd, _) => {
                 (flags::SYN | flags::ACK, if first { MpOption::CapableSynAck } else { MpOption::JoinSynAck })
@@ -324,7 +324,7 @@ impl Endpoint {
         let mut p = self.packet(now, sf, flags::ACK, MpOption::Dss);
         let s = self.subflows[sf].as_mut().expect("subflow");
         s.rcv.on_ack_sent();
-        s.delack_at = None;
+        s.timers.delack.stop();
         p.ack = s.rcv.rcv_nxt;
         let used = self.ts_len + if self.mptcp { optlen::dss(self.ack64, false) } else { 0 };
         let max_blocks = ((optlen::MAX - used).saturating_sub(2) / 8).min(4) as usize;
@@ -401,7 +401,7 @@ impl Endpoint {
         self.new_subflow(sf, State::SynSent);
         let s = self.subflows[sf].as_mut().expect("new");
         s.hs_sent_at = now;
-        s.hs_at = Some(now + s.p.rto_initial);
+        s.timers.handshake.arm(now + s.p.rto_initial);
         self.handshake_packet(now, sf, out);
     }
 
@@ -411,7 +411,7 @@ impl Endpoint {
             s.rtt.on_sample(now.since(s.hs_sent_at));
         }
         s.stats.established_at = Some(now);
-        s.hs_at = None;
+        s.timers.handshake.stop();
         s.hs_backoff = 0;
     }
 
@@ -491,12 +491,12 @@ impl Endpoint {
                 self.new_subflow(i, State::SynRcvd);
             }
             let s = self.subflows[i].as_mut().expect("subflow");
-            if s.state == State::SynRcvd {
-                if s.hs_at.is_some() {
+            if s.state() == State::SynRcvd {
+                if s.timers.handshake.is_armed() {
                     s.hs_retransmitted = true;
                 }
                 s.hs_sent_at = now;
-                s.hs_at = Some(now + s.p.rto_initial.times(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
+                s.timers.handshake.arm(now + s.p.rto_initial.times(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
                 self.handshake_packet(now, i, out);
             }
             return;
@@ -506,17 +506,17 @@ impl Endpoint {
         };
         if pkt.is(flags::SYN) {
             // Client: SYN/ACK.
-            match s.state {
+            match s.state() {
                 State::SynSent => {
                     let join_sender = i > 0 && self.is_sender;
                     self.established(now, i);
                     let s = self.subflows[i].as_mut().expect("subflow");
                     if join_sender {
-                        s.state = State::PreEstablished;
+                        s.set_state(now, State::PreEstablished);
                         s.hs_sent_at = now;
-                        s.hs_at = Some(now + s.rtt.rto());
+                        s.timers.handshake.arm(now + s.rtt.rto());
                     } else {
-                        s.state = State::Established;
+                        s.set_state(now, State::Established);
                     }
                     self.handshake_packet(now, i, out);
                     if i == 0 {
@@ -533,10 +533,10 @@ impl Endpoint {
             }
             return;
         }
-        match s.state {
+        match s.state() {
             State::SynRcvd => {
                 // Server: third ACK (or data implying it).
-                s.state = State::Established;
+                s.set_state(now, State::Established);
                 self.established(now, i);
                 if i > 0 {
                     self.handshake_packet(now, i, out); // fourth ACK
@@ -548,8 +548,8 @@ impl Endpoint {
                 }
             }
             State::PreEstablished => {
-                s.state = State::Established;
-                s.hs_at = None;
+                s.set_state(now, State::Established);
+                s.timers.handshake.stop();
             }
             State::SynSent => return,
             State::Established => {
@@ -642,8 +642,8 @@ impl Endpoint {
         match need {
             AckNeed::Now => self.send_ack(now, i, out),
             AckNeed::Delayed => {
-                if s.delack_at.is_none() {
-                    s.delack_at = Some(now + s.p.delack_timeout);
+                if !s.timers.delack.is_armed() {
+                    s.timers.delack.arm(now + s.p.delack_timeout);
                 }
             }
         }
@@ -683,7 +683,7 @@ impl Endpoint {
             let Some(s) = self.subflows[j].as_ref().filter(|s| s.established()) else { continue };
             let (wnd, at) = self.adv[j];
             let sub = PendingAck {
-                scheduled: s.delack_at.is_some(),
+                scheduled: s.timers.delack.is_armed(),
                 arrived: s.rcv.rcv_nxt.0.saturating_sub(at.0),
                 rcv_mss: s.rcv.rcv_mss,
                 pushed: s.rcv.pushed,
@@ -935,13 +935,7 @@ mod tests {
         for (sizes, payload, ack, ack_sack) in [("linux", 1424, 64, 76), ("classic", 1420, 64, 76)] {
             let (mut client, mut server) = endpoints(sizes);
             assert_eq!(server.params[0].smss, payload, "{sizes}");
-            let seg = SentSeg {
-                seq: Seq(0),
-                len: payload as u32,
-                flags: Default::default(),
-                dsn: Dsn(0),
-                sent_at: Time::ZERO,
-            };
+            let seg = SentSeg { len: payload as u32, ..SentSeg::default() };
             let mut out = Vec::new();
             server.data_packet(Time::ZERO, 0, seg, &mut out);
             assert_eq!(out[0].wire_len, 1500, "{sizes}: data packet");

@@ -84,7 +84,7 @@ fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) -> SchedVie
         in_flight: s.sb.in_flight(),
         out,
         smss: s.w.smss,
-        recovering: matches!(s.ca, CaState::Recovery | CaState::Loss),
+        recovering: matches!(s.ca(), CaState::Recovery | CaState::Loss),
         queued: out + q.bytes(),
         sndbuf: q.sndbuf,
         pacing_rate: s.pacer.rate,
@@ -264,7 +264,7 @@ impl Endpoint {
                 }
             }
             if s.pacer.rate != 0 {
-                s.pace_at = (!s.pacer.open(now) && s.has_room()).then_some(s.pacer.next_at);
+                s.timers.pace.set((!s.pacer.open(now) && s.has_room()).then_some(s.pacer.next_at));
             }
         }
         if grew {
@@ -425,7 +425,7 @@ impl Endpoint {
         }
         let c = DeferCtx {
             now,
-            recovering: matches!(s.ca, CaState::Recovery | CaState::Loss),
+            recovering: matches!(s.ca(), CaState::Recovery | CaState::Loss),
             last_xmit: s.lsndtime,
             cwnd: s.w.cwnd,
             in_flight: s.sb.in_flight(),
@@ -496,7 +496,7 @@ impl Endpoint {
             let charge = self.charge();
             if let Some(j) = others().find(|&j| self.subflows[j].as_ref().is_some_and(holds)) {
                 let h = self.subflows[j].as_mut().expect("holder exists");
-                if h.rtt.srtt().is_some_and(|r| r > fast_srtt) && h.ca == CaState::Open {
+                if h.rtt.srtt().is_some_and(|r| r > fast_srtt) && h.ca() == CaState::Open {
                     let prior = h.w.cwnd;
                     h.w.cwnd = (h.w.cwnd / 2).max(h.w.smss);
                     if prior >= h.w.ssthresh {
@@ -577,7 +577,7 @@ impl Endpoint {
     /// A probe carries new data when the receive window admits some, else the last segment.
     fn recovery_timers(&mut self, now: Time, i: usize, out: &mut Vec<Packet>) {
         let Some(s) = self.subflows[i].as_ref() else { return };
-        if s.reo_at.is_none_or(|t| t > now) && s.tlp.at.is_none_or(|t| t > now) {
+        if !s.timers.reorder.expired(now) && !s.timers.probe.expired(now) {
             return;
         }
         self.snapshot_peers();
@@ -589,7 +589,7 @@ impl Endpoint {
         let retrans = match self.snd.next_new(0, self.params[i].smss) {
             Some(_) if paced_out => {
                 // Linux `tcp_send_loss_probe`: `tcp_write_xmit` sent nothing; re-arm the RTO.
-                s.rto_at = Some(now + s.rtt.rto());
+                s.timers.rto.arm(now + s.rtt.rto());
                 return;
             }
             Some((dsn, len)) => {
@@ -627,7 +627,7 @@ impl Endpoint {
             add(self.snd.app.next_write(now));
         }
         for s in self.subflows.iter().flatten() {
-            s.timers().into_iter().for_each(&mut add);
+            s.timers.deadlines().into_iter().for_each(&mut add);
             // A subflow TCP small queues hold back may send once enough has left the host.
             if self.is_sender && s.tsq_throttled(now) {
                 add(s.tsq.unthrottle_at(now, s.tsq_limit()));
@@ -644,31 +644,31 @@ impl Endpoint {
             let Some(s) = self.subflows[i].as_mut() else {
                 continue;
             };
-            if s.hs_at.is_some_and(|t| t <= now) {
+            if s.timers.handshake.expired(now) {
                 s.hs_backoff += 1;
                 s.hs_retransmitted = true;
                 s.stats.syn_retransmits += 1;
                 s.hs_sent_at = now;
-                let base = if s.state == State::PreEstablished { s.rtt.rto() } else { s.p.rto_initial };
-                s.hs_at = Some(now + base.times(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
+                let base = if s.state() == State::PreEstablished { s.rtt.rto() } else { s.p.rto_initial };
+                s.timers.handshake.arm(now + base.times(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
                 self.handshake_packet(now, i, out);
             }
             let s = self.subflows[i].as_mut().expect("subflow");
-            if s.delack_at.is_some_and(|t| t <= now) {
+            if s.timers.delack.expired(now) {
                 self.send_ack(now, i, out);
             }
             // The pacing timer: the gate is open now; `xmit` below sends.
             let s = self.subflows[i].as_mut().expect("subflow");
-            if s.pace_at.is_some_and(|t| t <= now) {
-                s.pace_at = None;
+            if s.timers.pace.expired(now) {
+                s.timers.pace.stop();
             }
             // Linux keeps one timer slot: a due probe or reordering timer goes first (a probe
             // restarts the RTO).
             self.recovery_timers(now, i, out);
             let s = self.subflows[i].as_mut().expect("subflow");
-            if s.rto_at.is_some_and(|t| t <= now) {
+            if s.timers.rto.expired(now) {
                 if s.sb.is_empty() {
-                    s.rto_at = None;
+                    s.timers.rto.stop();
                     continue;
                 }
                 self.snapshot_peers();

@@ -88,7 +88,7 @@ impl fmt::Debug for SegFlags {
 }
 
 /// One transmitted, not yet cumulatively acknowledged segment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SentSeg {
     pub seq: Seq,
     /// Payload bytes.

@@ -18,13 +18,11 @@
 //! duplicated a segment which was merely late also counts as a repaired loss if the ACK
 //! passes `high_seq` (RFC 8985 relies on D-SACK there).
 
-use crate::units::{Dur, Seq, Time};
+use crate::units::{Dur, Seq};
 
-/// Loss-probe state of one sender.
+/// Loss-probe state of one sender (its timer is the subflow's, `tcp::timer::SubflowTimers`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tlp {
-    /// When the probe timer fires.
-    pub at: Option<Time>,
     /// snd_nxt when the outstanding probe was sent (Linux `tlp_high_seq`).
     pub high_seq: Option<Seq>,
     /// The outstanding probe retransmitted old data.
@@ -62,7 +60,6 @@ impl Tlp {
         self.high_seq = Some(snd_nxt);
         self.retrans = retrans;
         self.probes += 1;
-        self.at = None;
     }
 
     /// Linux `tcp_process_tlp_ack` for an ACK up to `ack`; `advanced`: snd_una moved;
