@@ -8,6 +8,7 @@ use common::*;
 use mptcplab_core::cc::{self, PeerView};
 use mptcplab_core::config::{CaCounting, CcKind, CcParams, Recovery, SlowStart};
 use mptcplab_core::tcp::subflow::{CaState, State, Subflow, TcpParams};
+use mptcplab_core::trace::TraceEvent;
 use mptcplab_core::units::{Dsn, Dur, Seq, Time};
 
 const RATE: f64 = 100e6;
@@ -273,6 +274,32 @@ fn reordering_within_the_rack_window_causes_no_spurious_retransmissions() {
     assert!(go < 0.5 * cap, "RFC 6675 goodput {go}: spurious reductions should keep the window small");
 }
 
+/// A sender's parameters for driving a [`Subflow`] by hand: IW 100, Linux slow start, byte
+/// counting, the RFC 6298 / Linux timer constants.
+fn params(mss: u64, recovery: Recovery, prr: bool) -> TcpParams {
+    TcpParams {
+        smss: mss,
+        iw: 100,
+        slow_start: SlowStart::Linux,
+        ca_counting: CaCounting::Bytes,
+        b: 2,
+        delack_timeout: Dur::from_ms(40),
+        idle_restart: false,
+        dupthresh: 3,
+        rto_initial: Dur::from_secs(1),
+        rto_min: Dur::from_ms(200),
+        rto_max: Dur::from_secs(120),
+        recovery,
+        prr,
+        quickack: false,
+        cwnd_limited: Default::default(),
+        tso_defer: false,
+        cwv: false,
+        tsq: mptcplab_core::config::TsqRule::Off,
+        tx_skb_truesize: None,
+    }
+}
+
 /// PRR (RFC 6937) on one subflow driven by hand: 100 segments in flight, the first lost, each
 /// later segment SACKed by its own ACK. Reno halves: ssthresh = 50, RecoverFS = 100 segments.
 /// During recovery PRR sends ⌈ssthresh · delivered / RecoverFS⌉ segments (the fast
@@ -284,28 +311,7 @@ fn reordering_within_the_rack_window_causes_no_spurious_retransmissions() {
 fn prr_spreads_the_reduction_over_the_recovery_round() {
     const MSS: u64 = 1000;
     let run = |prr: bool| {
-        let p = TcpParams {
-            smss: MSS,
-            iw: 100,
-            slow_start: SlowStart::Linux,
-            ca_counting: CaCounting::Bytes,
-            b: 2,
-            delack_timeout: Dur::from_ms(40),
-            idle_restart: false,
-            dupthresh: 3,
-            rto_initial: Dur::from_secs(1),
-            rto_min: Dur::from_ms(200),
-            rto_max: Dur::from_secs(120),
-            recovery: Recovery::RackTlp,
-            prr,
-            quickack: false,
-            cwnd_limited: Default::default(),
-            tso_defer: false,
-            cwv: false,
-            tsq: mptcplab_core::config::TsqRule::Off,
-            tx_skb_truesize: None,
-        };
-        let mut s = Subflow::new(0, 0, false, State::Established, p);
+        let mut s = Subflow::new(0, 0, false, State::Established, params(MSS, Recovery::RackTlp, prr));
         let mut cc = cc::build(CcKind::Reno, &CcParams::default(), mptcplab_core::rng::Rng::stream(1, "cc"));
         let peers = [PeerView::default()];
         s.rtt.on_sample(Dur::from_ms(100));
@@ -357,6 +363,41 @@ fn prr_spreads_the_reduction_over_the_recovery_round() {
     // Both end the round with about ssthresh in flight: ssthresh − 1 segments sent for the
     // 99 delivered.
     assert!(at(&prr, 99).abs_diff(50) <= 1 && at(&plain, 99).abs_diff(50) <= 1, "{prr:?} {plain:?}");
+}
+
+/// RACK enters recovery from its reordering timer, not from an ACK (RFC 8985 §6.2 step 5,
+/// Linux `tcp_rack_reo_timeout`), and the recorded transitions carry the timer's time.
+/// Ten segments leave at t = 0 on a path of 100 ms RTT; segment 0 is lost. The SACK of
+/// segment 1 at 100 ms puts the sender in Disorder (one segment SACKed, fewer than
+/// DupThresh: RACK's reordering window is min_RTT / 4 = 25 ms) and arms the timer for
+/// 0 + RACK.rtt (100 ms) + 25 ms = 125 ms, when segment 0 is declared lost and recovery
+/// starts. The retransmission's ACK at 250 ms ends it.
+#[test]
+fn rack_enters_recovery_when_the_reordering_timer_fires() {
+    const MSS: u64 = 1000;
+    let ms = |m: u64| Time::ZERO + Dur::from_ms(m);
+    let mut s = Subflow::new(0, 0, false, State::Established, params(MSS, Recovery::RackTlp, false));
+    s.enable_trace();
+    let mut cc = cc::build(CcKind::Reno, &CcParams::default(), mptcplab_core::rng::Rng::stream(1, "cc"));
+    let peers = [PeerView::default()];
+    s.rtt.on_sample(Dur::from_ms(100));
+    for i in 0..10 {
+        s.send_new(Time::ZERO, MSS, Dsn(i * MSS));
+    }
+    s.on_ack(ms(100), Seq(0), &[(Seq(MSS), Seq(2 * MSS))], cc.as_mut(), &peers);
+    assert_eq!((s.ca(), s.timers.reorder.deadline()), (CaState::Disorder, Some(ms(125))));
+    assert!(!s.on_recovery_timers(ms(125), cc.as_mut(), &peers), "no loss probe in recovery");
+    assert_eq!(s.retransmit_next(ms(125), true).map(|g| g.seq), Some(Seq(0)));
+    s.on_ack(ms(250), Seq(10 * MSS), &[], cc.as_mut(), &peers);
+    let ca = |t, from, to| (ms(t), TraceEvent::CaState { sf: 0, from, to });
+    assert_eq!(
+        s.trace(),
+        [
+            ca(100, CaState::Open, CaState::Disorder),
+            ca(125, CaState::Disorder, CaState::Recovery),
+            ca(250, CaState::Recovery, CaState::Open)
+        ]
+    );
 }
 
 /// Mathis et al. with Linux's recovery: Bernoulli losses are single losses per window, which

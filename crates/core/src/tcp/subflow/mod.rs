@@ -24,7 +24,7 @@
 //!   gate, nor the idle restart apply (Linux `tcp_cong_control`, `tcp_end_cwnd_reduction`,
 //!   `tcp_slow_start_after_idle_check`).
 //!
-//! State changes go through [`Subflow::set_state`] and [`Subflow::set_ca_state`] only (the
+//! State changes go through [`Subflow::set_state`] and `Subflow::set_ca_state` only (the
 //! fields are private), which record each transition as a typed trace event
 //! ([`TraceEvent::TcpState`], [`TraceEvent::CaState`]) once [`Subflow::enable_trace`] was
 //! called; [`Subflow::trace`] reads them back.
@@ -250,8 +250,10 @@ impl Subflow {
         self.ca
     }
 
-    /// The one place the connection-setup state changes (Linux `tcp_set_state`); a change is
-    /// recorded as [`TraceEvent::TcpState`] when the trace is on.
+    /// The one place the connection-setup state changes (Linux `tcp_set_state`), called by
+    /// the connection level as the handshake proceeds; a change is recorded as
+    /// [`TraceEvent::TcpState`] when the trace is on. (The state given to [`Subflow::new`] is
+    /// where the subflow starts, not a transition.)
     pub fn set_state(&mut self, now: Time, to: State) {
         if to == self.state {
             return;
@@ -263,9 +265,10 @@ impl Subflow {
     }
 
     /// The one place the congestion state changes (Linux `tcp_set_ca_state`); a change is
-    /// recorded as [`TraceEvent::CaState`] when the trace is on.
+    /// recorded as [`TraceEvent::CaState`] when the trace is on. Only the subflow's own
+    /// mechanics (ACK processing, the timers) call it.
     #[inline]
-    pub fn set_ca_state(&mut self, now: Time, to: CaState) {
+    fn set_ca_state(&mut self, now: Time, to: CaState) {
         if to == self.ca {
             return;
         }
