@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+use crate::net::link::LinkParams;
 use crate::units::{self, Dur, Rate};
 
 // ---------------------------------------------------------------------------------------
@@ -110,13 +111,16 @@ mod conn;
 mod link;
 mod preset;
 pub mod profile;
+mod qdisc;
 mod topology;
+pub use crate::net::qdisc::QueueLimit;
 pub use algorithms::*;
 pub use buffer::{BufSize, BufTriple};
 pub use conn::*;
-pub use link::{Aqm, Capacity, JitterCfg, LinkParams, LinkSpec, PathCfg, QueueAt, QueueLimit, ScheduleStep, Traces};
+pub use link::{JitterCfg, LinkSpec, PathCfg, QueueAt, ScheduleStep, Traces};
 pub use preset::{presets, PresetInfo};
 pub use profile::Stack;
+pub use qdisc::{qdisc, Aqm};
 pub use topology::{LinkCfg, RouteCfg, RouteTable};
 
 /// Shortest period of a periodic application (1 µs): a 1500-byte packet takes 1.2 µs to
