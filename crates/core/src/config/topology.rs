@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::link::{JitterCfg, LinkSpec, QueueAt, ScheduleStep};
 use super::{did_you_mean, Aqm, ConfigError, ConnCfg, Prob, Scenario};
-use crate::net::link::Link;
+use crate::net::link::{Link, LinkParams};
 use crate::net::qdisc::QueueLimit;
 use crate::net::Topology;
 use crate::units::{Dur, Rate};
@@ -199,6 +199,17 @@ impl Scenario {
 }
 
 impl Scenario {
+    /// Parameters of general link `i` (`[[links]]`).
+    pub fn general_link(&self, i: usize) -> LinkParams {
+        self.links[i].as_path().resolve(&LinkSpec::default(), &self.traces)
+    }
+
+    /// Client → server and server → client parameters of path `i`.
+    pub fn links_of(&self, i: usize) -> [LinkParams; 2] {
+        let p = &self.paths[i];
+        [p.resolve(&p.up, &self.traces), p.resolve(&p.down, &self.traces)]
+    }
+
     /// The network of the scenario: every link (path links first: path `i` owns links 2i up
     /// and 2i + 1 down), its random streams under the scenario's seed, and the routes of
     /// `table` ([`Scenario::route_table`]).

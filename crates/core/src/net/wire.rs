@@ -133,7 +133,7 @@ impl<P> Wire<P> {
     }
 
     /// Puts a packet whose transmission ends at `end` on the wire.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn send(&mut self, end: Time, p: P) {
         let t = self.arrival(end);
         self.pipe.push(t, p);

@@ -26,7 +26,7 @@ pub enum QueueLimit {
 
 impl QueueLimit {
     /// Whether the queue has room for the arriving packet.
-    #[inline]
+    #[inline(always)]
     pub fn admits(self, a: &Arrival<'_>) -> bool {
         match (self, a.wait) {
             // Straight to the transmitter: never queued.
@@ -53,7 +53,7 @@ impl Qdisc for DropTail {
         DropTail { limit: *limit }
     }
 
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, a: &Arrival<'_>) -> Enqueue {
         if self.limit.admits(a) {
             Enqueue::Accept

@@ -154,7 +154,8 @@ macro_rules! disciplines {
                 }
             }
 
-            #[inline]
+            // Always inlined: the link's per-packet path would otherwise pay a call.
+            #[inline(always)]
             pub fn enqueue(&mut self, a: &Arrival<'_>) -> Enqueue {
                 match self {
                     $(AnyQdisc::$name(q) => q.enqueue(a),)*
