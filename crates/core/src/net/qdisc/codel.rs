@@ -99,7 +99,7 @@ impl Qdisc for Codel {
     }
 
     /// Only the hard limit: CoDel decides at dequeue.
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, a: &Arrival<'_>) -> Enqueue {
         if self.limit.admits(a) {
             Enqueue::Accept

@@ -147,7 +147,7 @@ impl Qdisc for Red {
 
     /// Fig. 2 at each arrival: update `avg` from the bytes waiting (or decay it after an idle
     /// period), decide, then check the hard limit.
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, a: &Arrival<'_>) -> Enqueue {
         let rate = a.rate_bps();
         let avpkt_time = Dur::from_secs_f64(AVPKT as f64 * 8.0 / rate.max(1.0));
