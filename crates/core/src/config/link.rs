@@ -13,7 +13,7 @@ use super::qdisc::{check_aqm, qdisc, Aqm};
 use super::{ConfigError, Prob};
 use crate::net::jitter::{Distribution, Jitter};
 use crate::net::link::{Capacity, LinkParams, ScheduledChange};
-use crate::net::qdisc::QueueLimit;
+use crate::net::qdisc::{DecidesAt, QueueLimit};
 use crate::net::service::{OppTrace, RateProfile};
 use crate::units::{Dur, Rate};
 
@@ -384,8 +384,11 @@ impl PathCfg {
                 return Err(ConfigError::new(at("loss_burst"), format!("{b} must be a mean burst length >= 1 packet")));
             }
         }
+        // TCP small queues count a packet in a host queue until it leaves, which the link
+        // knows on arrival only when the discipline decides at enqueue (not CoDel).
+        let queue = Self::pick(&o.queue, &self.queue).unwrap_or(QueueLimit::Packets(1000));
         if Self::pick(&o.queue_at, &self.queue_at) == Some(QueueAt::Host)
-            && matches!(Self::pick(&o.aqm, &self.aqm), Some(Aqm::Codel { .. }))
+            && qdisc(queue, Self::pick(&o.aqm, &self.aqm)).decides_at() == DecidesAt::Dequeue
         {
             return Err(ConfigError::new(
                 at("queue_at"),

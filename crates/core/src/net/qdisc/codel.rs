@@ -129,6 +129,8 @@ mod tests {
         Codel::new(&p, "l", 1)
     }
 
+    /// RFC 8289 §5: the first drop comes once the sojourn time has stayed above `target` for
+    /// a whole `interval`; then drops follow at `interval`/√count until it falls below.
     #[test]
     fn drops_only_after_a_full_interval_above_target() {
         let mut c = codel();
@@ -147,7 +149,7 @@ mod tests {
         assert_eq!(c.on_dequeue(Time(400_000_000), Dur::from_ms(20), big), Dequeue::Send);
     }
 
-    /// RFC 8289 §5.4 (`dodequeue`): no drop while the queue holds at most one MAXPACKET
+    /// RFC 8289 §5 (`dodequeue`): no drop while the queue holds at most one MAXPACKET
     /// behind the head, however long the sojourn; and an empty queue ends the dropping
     /// state, so the next drop again waits a full interval above target.
     #[test]

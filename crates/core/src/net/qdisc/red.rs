@@ -68,7 +68,7 @@ pub struct Red {
 
 impl Red {
     /// RED drawing from `rng`.
-    pub fn with_rng(p: &RedParams, rng: Rng) -> Red {
+    fn with_rng(p: &RedParams, rng: Rng) -> Red {
         let RedParams { limit, min, max, max_p, w_q, gentle } = *p;
         Red { limit, min, max, max_p, w_q, gentle, avg: 0.0, count: 0, idle_since: Time::ZERO, rng }
     }
