@@ -4,10 +4,10 @@
 mod common;
 use common::*;
 
-use mptcplab_core::config::{JitterCfg, LinkParams, QueueLimit};
-use mptcplab_core::net::jitter::Distribution;
-use mptcplab_core::net::link::{Link, Offer};
+use mptcplab_core::net::jitter::{Distribution, Jitter};
+use mptcplab_core::net::link::{Link, LinkParams, Offer};
 use mptcplab_core::net::packet::Packet;
+use mptcplab_core::net::qdisc::{QdiscParams, QueueLimit};
 use mptcplab_core::units::{Dur, Time};
 
 fn bulk_tcp(path: &str, duration: &str, output: &str) -> String {
@@ -58,7 +58,7 @@ fn codel_keeps_the_standing_queue_near_target() {
     assert!(g >= 0.9 * 10e6 * 1448.0 / 1500.0, "CoDel goodput {g}");
 }
 
-fn link_with(jitter: Option<JitterCfg>, queue: QueueLimit) -> Link {
+fn link_with(jitter: Option<Jitter>, queue: QueueLimit) -> Link {
     let sc = scenario(
         r#"
         duration = "1s"
@@ -74,7 +74,7 @@ fn link_with(jitter: Option<JitterCfg>, queue: QueueLimit) -> Link {
     "#,
     );
     let [up, _] = sc.links_of(0);
-    Link::new("test".into(), LinkParams { jitter, queue, ..up }, 5)
+    Link::new("test".into(), LinkParams { jitter, qdisc: QdiscParams::DropTail(queue), ..up }, 5)
 }
 
 fn packet(uid: u64) -> Packet {
@@ -202,7 +202,7 @@ fn jitter_has_the_configured_moments_and_ordering() {
     for (dist, sd_factor) in
         [(Distribution::Normal, 1.0), (Distribution::Pareto, 1.0), (Distribution::Uniform, 1.0 / 3f64.sqrt())]
     {
-        let j = JitterCfg { amount: Dur::from_ms(5), distribution: dist, reorder: true };
+        let j = Jitter { amount: Dur::from_ms(5), distribution: dist, reorder: true };
         let mut l = link_with(Some(j), QueueLimit::Packets(1000));
         // 200 000 packets 1 ms apart; the 5 ms jitter is far from clipping at zero.
         let d = delays(&mut l, 200_000, Dur::from_ms(1));
@@ -213,7 +213,7 @@ fn jitter_has_the_configured_moments_and_ordering() {
         assert!((sd / (0.005 * sd_factor) - 1.0).abs() < 0.05, "{dist:?} sd {sd}");
         assert!(d.windows(2).any(|w| w[1].0 < w[0].0), "{dist:?}: reordering mode should reorder");
     }
-    let j = JitterCfg { amount: Dur::from_ms(5), distribution: Distribution::Normal, reorder: false };
+    let j = Jitter { amount: Dur::from_ms(5), distribution: Distribution::Normal, reorder: false };
     let mut l = link_with(Some(j), QueueLimit::Packets(1000));
     let d = delays(&mut l, 50_000, Dur::from_ms(1));
     assert!(d.windows(2).all(|w| w[1].0 > w[0].0), "order-keeping mode reordered");

@@ -9,94 +9,13 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::qdisc::{check_aqm, qdisc, Aqm};
 use super::{ConfigError, Prob};
-use crate::net::jitter::Distribution;
-use crate::net::service::{OppTrace, RateProfile, Service};
-use crate::units::{self, Amount, Dur, Rate};
-
-/// A queue limit: packets, bytes, or time at the link rate (like tc-tbf's `latency`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueueLimit {
-    Packets(u64),
-    Bytes(u64),
-    Time(Dur),
-}
-
-fn parse_queue(s: &str) -> Result<QueueLimit, String> {
-    match units::parse_amount(s) {
-        Ok(Amount::Packets(p)) => Ok(QueueLimit::Packets(p)),
-        Ok(Amount::Bytes(b)) => Ok(QueueLimit::Bytes(b)),
-        Err(e) => match units::parse_dur(s) {
-            Ok(d) => Ok(QueueLimit::Time(d)),
-            Err(_) => Err(format!("{e}; or a time such as \"80ms\"")),
-        },
-    }
-}
-
-super::unit_serde!(
-    QueueLimit,
-    parse_queue,
-    "a queue limit such as \"100 packets\", \"64KB\" or \"80ms\" (a plain number is packets)",
-    |v: f64| if v >= 0.0 && v.fract() == 0.0 {
-        parse_queue(&format!("{v} packets"))
-    } else {
-        Err(format!("{v} must be a whole number of packets"))
-    },
-    |q: &QueueLimit| match *q {
-        QueueLimit::Packets(p) => format!("{p} packets"),
-        QueueLimit::Bytes(b) => format!("{b}B"),
-        QueueLimit::Time(d) => d.to_string(),
-    }
-);
-
-/// Active queue management.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
-pub enum Aqm {
-    /// CoDel (RFC 8289); `queue` stays the hard limit.
-    Codel {
-        #[serde(default = "codel_target")]
-        target: Dur,
-        #[serde(default = "codel_interval")]
-        interval: Dur,
-    },
-    /// RED (Floyd & Jacobson 1993); `queue` stays the hard limit. Thresholds on the average
-    /// queue in packets (1500 B each), bytes, or time at the link rate.
-    Red {
-        min: QueueLimit,
-        max: QueueLimit,
-        #[serde(default = "red_max_p")]
-        max_p: Prob,
-        #[serde(default = "red_weight")]
-        weight: f64,
-        #[serde(default)]
-        gentle: bool,
-    },
-}
-
-/// Floyd & Jacobson's recommended maximum drop probability.
-fn red_max_p() -> Prob {
-    Prob(0.1)
-}
-/// Floyd & Jacobson's recommended queue weight (§7: w_q ≥ 0.001, 0.002 in their simulations).
-fn red_weight() -> f64 {
-    0.002
-}
-
-fn codel_target() -> Dur {
-    Dur::from_ms(5)
-}
-fn codel_interval() -> Dur {
-    Dur::from_ms(100)
-}
-
-fn show_queue(q: QueueLimit) -> String {
-    match q {
-        QueueLimit::Packets(p) => format!("{p} packets"),
-        QueueLimit::Bytes(b) => format!("{b} B"),
-        QueueLimit::Time(d) => d.to_string(),
-    }
-}
+use crate::net::jitter::{Distribution, Jitter};
+use crate::net::link::{Capacity, LinkParams, ScheduledChange};
+use crate::net::qdisc::{DecidesAt, QueueLimit};
+use crate::net::service::{OppTrace, RateProfile};
+use crate::units::{Dur, Rate};
 
 /// Delay variation (netem-like).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -111,6 +30,12 @@ pub struct JitterCfg {
     pub reorder: bool,
 }
 
+impl JitterCfg {
+    fn resolve(self) -> Jitter {
+        Jitter { amount: self.amount, distribution: self.distribution, reorder: self.reorder }
+    }
+}
+
 /// One change of a link's parameters at time `at` (repeating with `schedule_period`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -122,6 +47,13 @@ pub struct ScheduleStep {
     pub delay: Option<Dur>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<Prob>,
+}
+
+impl ScheduleStep {
+    /// The change of delay and loss (a change of rate is resolved into the capacity).
+    fn resolve(&self) -> ScheduledChange {
+        ScheduledChange { at: self.at, delay: self.delay, loss: self.loss.map(|l| l.0) }
+    }
 }
 
 macro_rules! link_fields {
@@ -208,45 +140,6 @@ pub enum QueueAt {
     /// TCP small queues until the link has sent it ([`crate::tcp::tsq`]). Paths only; the
     /// queue must be drop-tail or RED (a CoDel queue decides departures when they happen).
     Host,
-}
-
-/// Where a link's capacity comes from.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Capacity {
-    Rate(Arc<RateProfile>),
-    Trace(Arc<OppTrace>),
-}
-
-/// The fully resolved parameters of one unidirectional link.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LinkParams {
-    pub capacity: Capacity,
-    /// The rate before any schedule (or a trace's mean capacity), for reports.
-    pub nominal_rate: Rate,
-    pub delay: Dur,
-    pub jitter: Option<JitterCfg>,
-    pub queue: QueueLimit,
-    pub aqm: Option<Aqm>,
-    pub loss: f64,
-    pub loss_burst: Option<f64>,
-    pub drop: Vec<u64>,
-    pub schedule: Vec<ScheduleStep>,
-    pub schedule_period: Option<Dur>,
-    /// The queue is in the sending host ([`QueueAt::Host`]).
-    pub at_host: bool,
-}
-
-impl LinkParams {
-    /// A fresh service process for a link.
-    pub fn service(&self) -> Service {
-        match &self.capacity {
-            Capacity::Rate(p) if p.rates.len() == 1 && p.rates[0] > 0 => {
-                Service::Constant { bps: p.rates[0], last: (0, Dur::ZERO) }
-            }
-            Capacity::Rate(p) => Service::Rate(p.clone()),
-            Capacity::Trace(t) => Service::Opportunities { trace: t.clone(), cur: None, left: 0 },
-        }
-    }
 }
 
 /// Trace files read during validation, by path.
@@ -350,17 +243,17 @@ impl PathCfg {
         let mut drop = Self::pick(&o.drop, &self.drop).unwrap_or_default();
         drop.sort_unstable();
         drop.dedup();
+        let queue = Self::pick(&o.queue, &self.queue).unwrap_or(QueueLimit::Packets(1000));
         LinkParams {
             capacity,
             nominal_rate,
             delay: Self::pick(&o.delay, &self.delay).unwrap_or_default(),
-            jitter: Self::pick(&o.jitter, &self.jitter),
-            queue: Self::pick(&o.queue, &self.queue).unwrap_or(QueueLimit::Packets(1000)),
-            aqm: Self::pick(&o.aqm, &self.aqm),
+            jitter: Self::pick(&o.jitter, &self.jitter).map(JitterCfg::resolve),
+            qdisc: qdisc(queue, Self::pick(&o.aqm, &self.aqm)),
             loss: Self::pick(&o.loss, &self.loss).unwrap_or_default().0,
             loss_burst: Self::pick(&o.loss_burst, &self.loss_burst),
             drop,
-            schedule,
+            schedule: schedule.iter().map(ScheduleStep::resolve).collect(),
             schedule_period: period,
             at_host: Self::pick(&o.queue_at, &self.queue_at) == Some(QueueAt::Host),
         }
@@ -491,8 +384,11 @@ impl PathCfg {
                 return Err(ConfigError::new(at("loss_burst"), format!("{b} must be a mean burst length >= 1 packet")));
             }
         }
+        // TCP small queues count a packet in a host queue until it leaves, which the link
+        // knows on arrival only when the discipline decides at enqueue (not CoDel).
+        let queue = Self::pick(&o.queue, &self.queue).unwrap_or(QueueLimit::Packets(1000));
         if Self::pick(&o.queue_at, &self.queue_at) == Some(QueueAt::Host)
-            && matches!(Self::pick(&o.aqm, &self.aqm), Some(Aqm::Codel { .. }))
+            && qdisc(queue, Self::pick(&o.aqm, &self.aqm)).decides_at() == DecidesAt::Dequeue
         {
             return Err(ConfigError::new(
                 at("queue_at"),
@@ -500,45 +396,7 @@ impl PathCfg {
                  and TCP small queues must know when each packet leaves",
             ));
         }
-        match Self::pick(&o.aqm, &self.aqm) {
-            Some(Aqm::Codel { target, interval }) if target == Dur::ZERO || interval == Dur::ZERO => {
-                return Err(ConfigError::new(at("aqm"), "CoDel's target and interval must be > 0"));
-            }
-            Some(Aqm::Red { min, max, max_p, weight, .. }) => {
-                let bytes = |q: QueueLimit| match q {
-                    QueueLimit::Packets(p) => Some(p as f64 * crate::net::red::AVPKT as f64),
-                    QueueLimit::Bytes(b) => Some(b as f64),
-                    QueueLimit::Time(_) => None,
-                };
-                let same_unit = std::mem::discriminant(&min) == std::mem::discriminant(&max);
-                let ordered = match (min, max) {
-                    (QueueLimit::Time(a), QueueLimit::Time(b)) => a < b,
-                    _ => bytes(min).zip(bytes(max)).is_some_and(|(a, b)| a < b),
-                };
-                if !same_unit && (matches!(min, QueueLimit::Time(_)) || matches!(max, QueueLimit::Time(_))) {
-                    return Err(ConfigError::new(
-                        at("aqm.min"),
-                        "RED's min and max must both be times, or both packets/bytes",
-                    ));
-                }
-                if !ordered {
-                    return Err(ConfigError::new(
-                        at("aqm.max"),
-                        format!("{} must exceed min = {}", show_queue(max), show_queue(min)),
-                    ));
-                }
-                if bytes(min) == Some(0.0) {
-                    return Err(ConfigError::new(at("aqm.min"), "must be > 0"));
-                }
-                if !(max_p.0 > 0.0 && max_p.0 <= 1.0) {
-                    return Err(ConfigError::new(at("aqm.max_p"), format!("{} must lie in (0, 1]", max_p.0)));
-                }
-                if !(weight > 0.0 && weight <= 1.0) {
-                    return Err(ConfigError::new(at("aqm.weight"), format!("{weight} must lie in (0, 1]")));
-                }
-            }
-            Some(Aqm::Codel { .. }) | None => {}
-        }
+        check_aqm(Self::pick(&o.aqm, &self.aqm), &at)?;
         Ok(())
     }
 }

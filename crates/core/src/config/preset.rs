@@ -195,7 +195,7 @@ fn set_spec(l: &mut LinkCfg, s: LinkSpec) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::QueueLimit;
+    use crate::net::qdisc::{QdiscParams, QueueLimit};
     use crate::units::{Dur, Rate};
 
     fn scenario(paths: &str) -> Result<Scenario, ConfigError> {
@@ -223,7 +223,7 @@ mod tests {
         assert_eq!(down.delay, Dur::from_ms(30));
         assert_eq!(up.delay, Dur::from_ms(30));
         assert_eq!(down.nominal_rate, Rate(8_000_000));
-        assert_eq!(down.queue, QueueLimit::Time(Dur::from_ms(80)));
+        assert_eq!(down.qdisc, QdiscParams::DropTail(QueueLimit::Time(Dur::from_ms(80))));
     }
 
     #[test]
@@ -233,7 +233,7 @@ mod tests {
         assert_eq!(down.nominal_rate, Rate(20_000_000));
         assert!(down.schedule.is_empty(), "the preset's rate schedule must not apply to a foreign rate");
         // The preset's other values still fill in.
-        assert_eq!(down.queue, QueueLimit::Packets(100));
+        assert_eq!(down.qdisc, QdiscParams::DropTail(QueueLimit::Packets(100)));
     }
 
     #[test]

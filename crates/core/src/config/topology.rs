@@ -9,8 +9,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::link::{JitterCfg, LinkSpec, QueueAt, QueueLimit, ScheduleStep};
+use super::link::{JitterCfg, LinkSpec, QueueAt, ScheduleStep};
 use super::{did_you_mean, Aqm, ConfigError, ConnCfg, Prob, Scenario};
+use crate::net::link::{Link, LinkParams};
+use crate::net::qdisc::QueueLimit;
+use crate::net::Topology;
 use crate::units::{Dur, Rate};
 
 super::link::link_fields!(
@@ -192,5 +195,41 @@ impl Scenario {
             t.subflows.push(subs);
         }
         Ok(t)
+    }
+}
+
+impl Scenario {
+    /// Parameters of general link `i` (`[[links]]`).
+    pub fn general_link(&self, i: usize) -> LinkParams {
+        self.links[i].as_path().resolve(&LinkSpec::default(), &self.traces)
+    }
+
+    /// Client → server and server → client parameters of path `i`.
+    pub fn links_of(&self, i: usize) -> [LinkParams; 2] {
+        let p = &self.paths[i];
+        [p.resolve(&p.up, &self.traces), p.resolve(&p.down, &self.traces)]
+    }
+
+    /// The network of the scenario: every link (path links first: path `i` owns links 2i up
+    /// and 2i + 1 down), its random streams under the scenario's seed, and the routes of
+    /// `table` ([`Scenario::route_table`]).
+    pub fn topology(&self, table: &RouteTable) -> Topology {
+        let mut links = Vec::new();
+        let mut link_path = Vec::new();
+        for (i, p) in self.paths.iter().enumerate() {
+            let [up_params, down_params] = self.links_of(i);
+            links.push(Link::new(format!("{}.up", p.name), up_params, self.seed));
+            link_path.push(Some((i, true)));
+            links.push(Link::new(format!("{}.down", p.name), down_params, self.seed));
+            link_path.push(Some((i, false)));
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            links.push(Link::new(l.name.clone(), self.general_link(i), self.seed));
+            link_path.push(None);
+        }
+        let routes = table.routes.iter().map(|(_, up, down)| [up.clone(), down.clone()]).collect();
+        let route_names = table.routes.iter().map(|r| r.0.clone()).collect();
+        let link_nodes = table.links.iter().map(|(_, f, t)| (f.clone(), t.clone())).collect();
+        Topology { links, routes, route_names, link_path, link_nodes }
     }
 }

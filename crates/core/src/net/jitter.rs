@@ -11,6 +11,17 @@
 use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
+use crate::units::Dur;
+
+/// A link's delay variation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Jitter {
+    /// netem's jitter J: the half-width for `uniform`, the standard deviation otherwise.
+    pub amount: Dur,
+    pub distribution: Distribution,
+    /// Whether packets may overtake each other (netem's behaviour) or keep their order.
+    pub reorder: bool,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]

@@ -1,35 +1,26 @@
-//! A unidirectional link: a queue (drop-tail limited in packets, bytes or time, or CoDel), a
-//! transmitter whose service is a bit rate charged on the full on-wire size (constant,
-//! scheduled, or a capacity trace), propagation delay with optional jitter, and losses on
-//! the wire (Bernoulli, Gilbert–Elliott, explicit list).
+//! A unidirectional link: a queue under a discipline ([`crate::net::qdisc`]: drop-tail
+//! limited in packets, bytes or time, RED or CoDel), a transmitter whose service is a bit
+//! rate charged on the full on-wire size (constant, scheduled, or a capacity trace), and the
+//! wire: losses (Bernoulli, Gilbert–Elliott, explicit list), then
+//! propagation delay with optional jitter.
 //!
-//! Sans-IO: the link never owns a clock. Two transmitter modes:
-//! - drop-tail FIFO (the default): because service order is fixed, a packet's transmission
-//!   start, end and arrival are computed when it arrives; the packets waiting for the
-//!   transmitter are those whose start lies in the future, which is what limits apply to
-//!   (the packet being serialised has left the queue, as in a Linux qdisc). A time limit
-//!   (like tc-tbf's `latency`) drops a packet whose wait would exceed it.
-//!   RED (optional) decides at the same moment, from the bytes waiting, before the limit.
-//! - CoDel: decisions are taken at dequeue time, so the transmitter is event-driven: the
-//!   driver wakes the link when a transmission ends.
-//!
-//! Packets in propagation sit in one pipe ordered by arrival time (a deque when order is
-//! preserved, a heap when jitter may reorder), so the driver needs one pending event per
-//! link, not one per packet. Losses happen on the wire: a lost packet uses its transmission
-//! time.
+//! Sans-IO: the link never owns a clock. Two kinds of queue, chosen by the discipline:
+//! - it decides at enqueue (drop-tail, RED): because service order is fixed, a packet's
+//!   transmission start, end and arrival are computed when it arrives; the packets waiting
+//!   for the transmitter are those whose start lies in the future, which is what the
+//!   discipline sees (the packet being serialised has left the queue, as in a Linux qdisc);
+//! - it decides at dequeue (CoDel): the link holds the packets and is event-driven: the
+//!   driver wakes it when a transmission ends.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
+use std::sync::Arc;
 
-use crate::config::{Aqm, LinkParams, QueueLimit};
-use crate::net::codel::{Codel, Verdict};
-use crate::net::jitter;
-use crate::net::loss::LossModel;
+use crate::net::jitter::Jitter;
 use crate::net::packet::Packet;
-use crate::net::red::{self, Red};
-use crate::net::service::Service;
-use crate::rng::Rng;
-use crate::units::{Dur, Time};
+use crate::net::qdisc::{AnyQdisc, Arrival, DecidesAt, Dequeue, Enqueue, Occupancy, QdiscParams};
+use crate::net::service::{OppTrace, RateProfile, Service};
+use crate::net::wire::Wire;
+use crate::units::{Dur, Rate, Time};
 
 /// What a link needs to know about the items it carries: their size on the wire.
 ///
@@ -43,6 +34,59 @@ impl WireLen for Packet {
     #[inline]
     fn wire_len(&self) -> u32 {
         self.wire_len
+    }
+}
+
+/// Where a link's capacity comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Capacity {
+    Rate(Arc<RateProfile>),
+    Trace(Arc<OppTrace>),
+}
+
+/// A change of a link's delay or loss rate at `at` into the (possibly periodic) schedule;
+/// changes of the rate are part of the [`Capacity`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScheduledChange {
+    pub at: Dur,
+    pub delay: Option<Dur>,
+    /// Mean loss probability per packet.
+    pub loss: Option<f64>,
+}
+
+/// The fully resolved parameters of one unidirectional link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkParams {
+    pub capacity: Capacity,
+    /// The rate before any schedule (or a trace's mean capacity), for reports.
+    pub nominal_rate: Rate,
+    /// One-way propagation delay.
+    pub delay: Dur,
+    pub jitter: Option<Jitter>,
+    /// The queue discipline, with the hard limit.
+    pub qdisc: QdiscParams,
+    /// Mean loss probability per packet.
+    pub loss: f64,
+    /// Mean loss burst length (packets); > 1 selects Gilbert–Elliott losses.
+    pub loss_burst: Option<f64>,
+    /// Ordinals (1 = first) of packets offered to the link that are lost, sorted.
+    pub drop: Vec<u64>,
+    pub schedule: Vec<ScheduledChange>,
+    pub schedule_period: Option<Dur>,
+    /// The queue is in the sending host, whose TCP small queues count the packets it holds.
+    pub at_host: bool,
+}
+
+impl LinkParams {
+    /// A fresh service process for a link.
+    pub fn service(&self) -> Service {
+        match &self.capacity {
+            Capacity::Rate(p) if p.rates.len() == 1 && p.rates[0] > 0 => {
+                Service::Constant { bps: p.rates[0], last: (0, Dur::ZERO) }
+            }
+            Capacity::Rate(p) => Service::Rate(p.clone()),
+            Capacity::Trace(t) => Service::Opportunities { trace: t.clone(), cur: None, left: 0 },
+        }
     }
 }
 
@@ -61,6 +105,30 @@ pub struct LinkStats {
     pub busy_ns: u64,
 }
 
+impl LinkStats {
+    /// Counts a refused packet; `None` if the discipline accepted it.
+    #[inline]
+    fn refused(&mut self, v: Enqueue) -> Option<Offer> {
+        match v {
+            Enqueue::Accept => None,
+            Enqueue::TailDrop => {
+                self.queue_drops += 1;
+                Some(Offer::QueueDrop)
+            }
+            Enqueue::EarlyDrop => {
+                self.aqm_drops += 1;
+                Some(Offer::AqmDrop)
+            }
+        }
+    }
+
+    #[inline]
+    fn saw_queue(&mut self, q: Occupancy) {
+        self.max_queue_packets = self.max_queue_packets.max(q.packets);
+        self.max_queue_bytes = self.max_queue_bytes.max(q.bytes);
+    }
+}
+
 /// What happened to a packet offered to the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Offer {
@@ -73,336 +141,186 @@ pub enum Offer {
     Lost,
 }
 
-#[allow(clippy::large_enum_variant)] // one per link; boxing would add a pointer chase per packet
-enum Mode<P> {
-    Fifo {
-        waiting: VecDeque<(Time, u32)>,
-        waiting_bytes: u64,
-        /// RED with its (min, max) thresholds, and when the last waiting packet entered
-        /// transmission (the queue has been empty since then when nothing waits).
-        red: Option<(Red, QueueLimit, QueueLimit)>,
-        last_start: Time,
-    },
-    Codel {
-        codel: Codel,
-        /// (enqueue time, ordinal on the link, packet).
-        queue: VecDeque<(Time, u64, P)>,
-        bytes: u64,
-        /// The packet being serialised: (end, packet, lost on the wire).
-        in_tx: Option<(Time, P, bool)>,
-        limit: QueueLimit,
-    },
+/// The packets waiting for the transmitter of a link whose discipline decides at enqueue:
+/// (transmission start, wire bytes) of each packet whose start is still ahead.
+#[derive(Default)]
+struct Ledger {
+    waiting: VecDeque<(Time, u32)>,
+    bytes: u64,
 }
 
-/// A packet in a reordering pipe, ordered by (arrival time, sending order).
-struct Timed<P>(Time, u64, P);
-
-impl<P> PartialEq for Timed<P> {
-    fn eq(&self, o: &Self) -> bool {
-        (self.0, self.1) == (o.0, o.1)
-    }
-}
-impl<P> Eq for Timed<P> {}
-impl<P> PartialOrd for Timed<P> {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<P> Ord for Timed<P> {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.0, self.1).cmp(&(o.0, o.1))
-    }
-}
-
-/// Packets in propagation, by arrival time (ties in sending order).
-enum Pipe<P> {
-    Fifo(VecDeque<(Time, P)>),
-    Reorder(BinaryHeap<Reverse<Timed<P>>>, u64),
-}
-
-impl<P> Pipe<P> {
+impl Ledger {
+    /// Forgets the packets that have entered transmission by `now`.
     #[inline]
-    fn push(&mut self, t: Time, p: P) {
-        match self {
-            Pipe::Fifo(q) => q.push_back((t, p)),
-            Pipe::Reorder(h, n) => {
-                *n += 1;
-                h.push(Reverse(Timed(t, *n, p)));
+    fn prune(&mut self, now: Time) {
+        while let Some(&(start, len)) = self.waiting.front() {
+            if start > now {
+                break;
             }
+            self.waiting.pop_front();
+            self.bytes -= len as u64;
         }
     }
-    fn head(&self) -> Option<Time> {
-        match self {
-            Pipe::Fifo(q) => q.front().map(|e| e.0),
-            Pipe::Reorder(h, _) => h.peek().map(|e| e.0 .0),
-        }
+
+    #[inline]
+    fn occupancy(&self) -> Occupancy {
+        Occupancy { packets: self.waiting.len() as u64, bytes: self.bytes }
     }
-    fn pop(&mut self) -> Option<P> {
-        match self {
-            Pipe::Fifo(q) => q.pop_front().map(|e| e.1),
-            Pipe::Reorder(h, _) => h.pop().map(|e| e.0 .2),
-        }
+}
+
+/// The queue of a link whose discipline decides at dequeue, and its transmitter's packet.
+struct Held<P> {
+    /// (enqueue time, ordinal on the link, packet).
+    queue: VecDeque<(Time, u64, P)>,
+    bytes: u64,
+    /// The packet being serialised: (end, packet, lost on the wire).
+    in_tx: Option<(Time, P, bool)>,
+}
+
+impl<P: WireLen> Held<P> {
+    #[inline]
+    fn occupancy(&self) -> Occupancy {
+        Occupancy { packets: self.queue.len() as u64, bytes: self.bytes }
     }
-    fn len(&self) -> usize {
-        match self {
-            Pipe::Fifo(q) => q.len(),
-            Pipe::Reorder(h, _) => h.len(),
+
+    /// If the transmitter is idle, takes the next packet the discipline lets through.
+    fn start_next(&mut self, now: Time, qdisc: &mut AnyQdisc, tx: &mut Transmitter<P>, stats: &mut LinkStats) {
+        while self.in_tx.is_none() {
+            let Some((enq, ordinal, pkt)) = self.queue.pop_front() else {
+                qdisc.on_empty();
+                return;
+            };
+            self.bytes -= pkt.wire_len() as u64;
+            if qdisc.dequeue(now, now.since(enq), self.occupancy()) == Dequeue::Drop {
+                stats.aqm_drops += 1;
+                continue;
+            }
+            let lost = tx.wire.lose(ordinal, now);
+            if lost {
+                stats.loss_drops += 1;
+            }
+            let end = tx.service.finish(now, pkt.wire_len() as u64);
+            stats.busy_ns += end.since(now).0;
+            tx.free_at = end;
+            self.in_tx = Some((end, pkt, lost));
         }
     }
 }
 
-/// A piecewise-constant value over (possibly periodic) time.
-struct Steps<T: Copy> {
-    at: Vec<Dur>,
-    v: Vec<T>,
-    period: Option<Dur>,
+/// A link's queue, by where its discipline decides.
+enum Backlog<P> {
+    Enqueue(Ledger),
+    Dequeue(Held<P>),
 }
 
-impl<T: Copy> Steps<T> {
-    fn get(&self, t: Time) -> T {
-        if self.v.len() == 1 {
-            return self.v[0];
-        }
-        let off = match self.period {
-            Some(p) if p.0 > 0 => Dur(t.0 % p.0),
-            _ => Dur(t.0),
-        };
-        self.v[self.at.partition_point(|a| *a <= off).saturating_sub(1)]
-    }
+/// The transmitter and the wire behind it.
+struct Transmitter<P> {
+    service: Service,
+    /// When the transmitter finishes the last packet it took.
+    free_at: Time,
+    wire: Wire<P>,
 }
 
 /// A unidirectional link carrying items of type `P` (the simulator's [`Packet`] by default).
 pub struct Link<P = Packet> {
     pub name: String,
     pub params: LinkParams,
-    service: Service,
-    /// When the transmitter finishes the last packet accepted (FIFO mode).
-    free_at: Time,
-    mode: Mode<P>,
-    pipe: Pipe<P>,
-    loss: LossModel,
-    delay: Steps<Dur>,
-    loss_rate: Steps<f64>,
-    jitter_rng: Rng,
-    last_arrival: Time,
+    qdisc: AnyQdisc,
+    backlog: Backlog<P>,
+    tx: Transmitter<P>,
     pub stats: LinkStats,
 }
 
 impl<P: WireLen> Link<P> {
     pub fn new(name: String, params: LinkParams, seed: u64) -> Link<P> {
-        let loss =
-            LossModel::new(Rng::stream(seed, &format!("link:{name}:loss")), params.loss_burst, params.drop.clone());
-        let jitter_rng = Rng::stream(seed, &format!("link:{name}:jitter"));
-        let mode = match params.aqm {
-            Some(Aqm::Codel { target, interval }) => Mode::Codel {
-                codel: Codel::new(target, interval),
-                queue: VecDeque::new(),
-                bytes: 0,
-                in_tx: None,
-                limit: params.queue,
-            },
-            Some(Aqm::Red { min, max, max_p, weight, gentle }) => Mode::Fifo {
-                waiting: VecDeque::new(),
-                waiting_bytes: 0,
-                red: Some((
-                    Red::new(max_p.0, weight, gentle, Rng::stream(seed, &format!("link:{name}:red"))),
-                    min,
-                    max,
-                )),
-                last_start: Time::ZERO,
-            },
-            None => Mode::Fifo { waiting: VecDeque::new(), waiting_bytes: 0, red: None, last_start: Time::ZERO },
+        let qdisc = AnyQdisc::new(&params.qdisc, &name, seed);
+        let backlog = match qdisc.decides_at() {
+            DecidesAt::Enqueue => Backlog::Enqueue(Ledger::default()),
+            DecidesAt::Dequeue => Backlog::Dequeue(Held { queue: VecDeque::new(), bytes: 0, in_tx: None }),
         };
-        let reorder = params.jitter.as_ref().is_some_and(|j| j.reorder);
-        let pipe = if reorder { Pipe::Reorder(BinaryHeap::new(), 0) } else { Pipe::Fifo(VecDeque::new()) };
-        let mut delay = Steps { at: vec![Dur::ZERO], v: vec![params.delay], period: params.schedule_period };
-        let mut loss_rate = Steps { at: vec![Dur::ZERO], v: vec![params.loss], period: params.schedule_period };
-        for s in &params.schedule {
-            if let Some(d) = s.delay {
-                delay.at.push(s.at);
-                delay.v.push(d);
-            }
-            if let Some(l) = s.loss {
-                loss_rate.at.push(s.at);
-                loss_rate.v.push(l.0);
-            }
-        }
-        Link {
-            name,
-            service: params.service(),
-            params,
-            free_at: Time::ZERO,
-            mode,
-            pipe,
-            loss,
-            delay,
-            loss_rate,
-            jitter_rng,
-            last_arrival: Time::ZERO,
-            stats: LinkStats::default(),
-        }
+        let tx = Transmitter { service: params.service(), free_at: Time::ZERO, wire: Wire::new(&name, &params, seed) };
+        Link { name, params, qdisc, backlog, tx, stats: LinkStats::default() }
     }
 
-    /// When the transmitter finishes the last packet it took (FIFO mode: known on arrival).
+    /// When the transmitter finishes the last packet it took (known on arrival when the
+    /// discipline decides at enqueue).
     pub fn tx_end(&self) -> Time {
-        self.free_at
+        self.tx.free_at
     }
 
     /// Packets and bytes waiting for the transmitter at `now`.
     pub fn backlog(&mut self, now: Time) -> (u64, u64) {
-        match &mut self.mode {
-            Mode::Fifo { waiting, waiting_bytes, .. } => {
-                prune(waiting, waiting_bytes, now);
-                (waiting.len() as u64, *waiting_bytes)
+        let q = match &mut self.backlog {
+            Backlog::Enqueue(ledger) => {
+                ledger.prune(now);
+                ledger.occupancy()
             }
-            Mode::Codel { queue, bytes, .. } => (queue.len() as u64, *bytes),
-        }
-    }
-
-    fn fits(&self, limit: QueueLimit, n: u64, bytes: u64, len: u32, wait: Dur, now: Time) -> bool {
-        match limit {
-            QueueLimit::Packets(p) => n < p,
-            QueueLimit::Bytes(b) => bytes + len as u64 <= b,
-            QueueLimit::Time(t) => match self.mode {
-                Mode::Fifo { .. } => wait <= t,
-                // Event-driven: the wait is not known yet; use the nominal rate.
-                Mode::Codel { .. } => (bytes + len as u64) as f64 * 8.0 <= self.service.nominal_bps(now) * t.secs_f64(),
-            },
-        }
-    }
-
-    /// Arrival at the far end of a packet whose transmission ends at `end`.
-    #[inline]
-    fn arrival(&mut self, end: Time) -> Time {
-        let delay = self.delay.get(end);
-        let mut t = match &self.params.jitter {
-            None => end + delay,
-            Some(j) => {
-                let d = delay.0 as f64 + j.amount.0 as f64 * jitter::draw(j.distribution, &mut self.jitter_rng);
-                end + Dur(d.max(0.0) as u64)
-            }
+            Backlog::Dequeue(held) => held.occupancy(),
         };
-        if matches!(self.pipe, Pipe::Fifo(_)) {
-            t = t.max(self.last_arrival); // order-preserving jitter
-            self.last_arrival = t;
-        }
-        t
+        (q.packets, q.bytes)
     }
 
     /// Offers a packet to the link at `now`.
     pub fn offer(&mut self, now: Time, pkt: P) -> Offer {
         self.stats.arrived += 1;
         let ordinal = self.stats.arrived;
-        match self.mode {
-            Mode::Fifo { .. } => self.offer_fifo(now, pkt, ordinal),
-            Mode::Codel { .. } => {
-                let Mode::Codel { queue, bytes, limit, .. } = &self.mode else { unreachable!() };
-                let (n, b, limit) = (queue.len() as u64, *bytes, *limit);
-                if !self.fits(limit, n, b, pkt.wire_len(), Dur::ZERO, now) {
-                    self.stats.queue_drops += 1;
-                    return Offer::QueueDrop;
+        let len = pkt.wire_len();
+        match &mut self.backlog {
+            Backlog::Enqueue(ledger) => {
+                let tx = &mut self.tx;
+                let start = tx.free_at.max(now);
+                ledger.prune(now);
+                let a = Arrival {
+                    now,
+                    len,
+                    queued: ledger.occupancy(),
+                    wait: Some(start.since(now)),
+                    service: &tx.service,
+                };
+                if let Some(refused) = self.stats.refused(self.qdisc.enqueue(&a)) {
+                    return refused;
                 }
-                let len = pkt.wire_len();
-                let Mode::Codel { queue, bytes, .. } = &mut self.mode else { unreachable!() };
-                queue.push_back((now, ordinal, pkt));
-                *bytes += len as u64;
-                self.stats.max_queue_packets = self.stats.max_queue_packets.max(queue.len() as u64);
-                self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(*bytes);
-                self.start_next(now);
+                let end = tx.service.finish(start, len as u64);
+                tx.free_at = end;
+                self.stats.busy_ns += end.since(start).0;
+                if start > now {
+                    ledger.waiting.push_back((start, len));
+                    ledger.bytes += len as u64;
+                    self.stats.saw_queue(ledger.occupancy());
+                }
+                if tx.wire.lose(ordinal, start) {
+                    self.stats.loss_drops += 1;
+                    return Offer::Lost;
+                }
+                tx.wire.send(end, pkt);
+                Offer::Accepted
+            }
+            Backlog::Dequeue(held) => {
+                let a = Arrival { now, len, queued: held.occupancy(), wait: None, service: &self.tx.service };
+                if let Some(refused) = self.stats.refused(self.qdisc.enqueue(&a)) {
+                    return refused;
+                }
+                held.queue.push_back((now, ordinal, pkt));
+                held.bytes += len as u64;
+                self.stats.saw_queue(held.occupancy());
+                held.start_next(now, &mut self.qdisc, &mut self.tx, &mut self.stats);
                 Offer::Accepted
             }
         }
     }
 
-    fn offer_fifo(&mut self, now: Time, pkt: P, ordinal: u64) -> Offer {
-        let start = self.free_at.max(now);
-        let Mode::Fifo { waiting, waiting_bytes, red, last_start } = &mut self.mode else { unreachable!() };
-        prune(waiting, waiting_bytes, now);
-        let (n, b) = (waiting.len() as u64, *waiting_bytes);
-        if let Some((red, min, max)) = red {
-            let rate = self.service.nominal_bps(now);
-            let avpkt_time = Dur::from_secs_f64(red::AVPKT as f64 * 8.0 / rate.max(1.0));
-            let idle = (n == 0).then(|| now.since((*last_start).min(now)));
-            red.update_avg(b, idle, avpkt_time);
-            let bytes = |q: QueueLimit| match q {
-                QueueLimit::Packets(p) => (p * red::AVPKT) as f64,
-                QueueLimit::Bytes(b) => b as f64,
-                QueueLimit::Time(t) => rate * t.secs_f64() / 8.0,
-            };
-            if red.decide(bytes(*min), bytes(*max)) == red::Verdict::Drop {
-                self.stats.aqm_drops += 1;
-                return Offer::AqmDrop;
-            }
-        }
-        if start > now && !self.fits(self.params.queue, n, b, pkt.wire_len(), start.since(now), now) {
-            self.stats.queue_drops += 1;
-            return Offer::QueueDrop;
-        }
-        let end = self.service.finish(start, pkt.wire_len() as u64);
-        self.free_at = end;
-        self.stats.busy_ns += end.since(start).0;
-        let Mode::Fifo { last_start, .. } = &mut self.mode else { unreachable!() };
-        *last_start = start;
-        if start > now {
-            let Mode::Fifo { waiting, waiting_bytes, .. } = &mut self.mode else { unreachable!() };
-            waiting.push_back((start, pkt.wire_len()));
-            *waiting_bytes += pkt.wire_len() as u64;
-            self.stats.max_queue_packets = self.stats.max_queue_packets.max(waiting.len() as u64);
-            self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(*waiting_bytes);
-        }
-        if self.loss.lose(ordinal, self.loss_rate.get(start)) {
-            self.stats.loss_drops += 1;
-            return Offer::Lost;
-        }
-        let t = self.arrival(end);
-        self.pipe.push(t, pkt);
-        Offer::Accepted
-    }
-
-    /// CoDel mode: if the transmitter is idle, takes the next packet CoDel lets through.
-    fn start_next(&mut self, now: Time) {
-        loop {
-            let Mode::Codel { codel, queue, bytes, in_tx, .. } = &mut self.mode else { return };
-            if in_tx.is_some() {
-                return;
-            }
-            let Some((enq, ordinal, pkt)) = queue.pop_front() else {
-                codel.on_empty();
-                return;
-            };
-            *bytes -= pkt.wire_len() as u64;
-            if codel.on_dequeue(now, now.since(enq), *bytes) == Verdict::Drop {
-                self.stats.aqm_drops += 1;
-                continue;
-            }
-            let lost = self.loss.lose(ordinal, self.loss_rate.get(now));
-            if lost {
-                self.stats.loss_drops += 1;
-            }
-            let end = self.service.finish(now, pkt.wire_len() as u64);
-            self.stats.busy_ns += end.since(now).0;
-            self.free_at = end;
-            let Mode::Codel { in_tx, .. } = &mut self.mode else { unreachable!() };
-            *in_tx = Some((end, pkt, lost));
-            return;
-        }
-    }
-
     /// Completes transmissions and hands over every packet that has reached the far end.
     pub fn advance(&mut self, now: Time, out: &mut Vec<P>) {
-        while let Mode::Codel { in_tx, .. } = &mut self.mode {
-            if in_tx.as_ref().is_none_or(|(end, _, _)| *end > now) {
-                break;
+        if let Backlog::Dequeue(held) = &mut self.backlog {
+            while let Some((end, pkt, lost)) = held.in_tx.take_if(|(end, _, _)| *end <= now) {
+                if !lost {
+                    self.tx.wire.send(end, pkt);
+                }
+                held.start_next(end, &mut self.qdisc, &mut self.tx, &mut self.stats);
             }
-            let (end, pkt, lost) = in_tx.take().expect("checked above");
-            if !lost {
-                let t = self.arrival(end);
-                self.pipe.push(t, pkt);
-            }
-            self.start_next(end);
         }
-        while self.pipe.head().is_some_and(|t| t <= now) {
-            let p = self.pipe.pop().expect("head exists");
+        while self.tx.wire.head().is_some_and(|t| t <= now) {
+            let p = self.tx.wire.pop().expect("head exists");
             self.stats.delivered += 1;
             self.stats.delivered_bytes += p.wire_len() as u64;
             out.push(p);
@@ -411,11 +329,11 @@ impl<P: WireLen> Link<P> {
 
     /// When the link next needs the driver: a transmission ends or a packet arrives.
     pub fn next_wake(&self) -> Option<Time> {
-        let tx = match &self.mode {
-            Mode::Codel { in_tx: Some((end, _, _)), .. } => Some(*end),
+        let tx = match &self.backlog {
+            Backlog::Dequeue(Held { in_tx: Some((end, _, _)), .. }) => Some(*end),
             _ => None,
         };
-        match (tx, self.pipe.head()) {
+        match (tx, self.tx.wire.head()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -423,13 +341,11 @@ impl<P: WireLen> Link<P> {
 
     /// Packets accepted and not yet delivered (queued, being serialised or propagating).
     pub fn in_flight(&self) -> u64 {
-        let held = match &self.mode {
-            Mode::Fifo { .. } => 0,
-            Mode::Codel { queue, in_tx, .. } => {
-                queue.len() as u64 + u64::from(in_tx.as_ref().is_some_and(|(_, _, lost)| !lost))
-            }
+        let held = match &self.backlog {
+            Backlog::Enqueue(_) => 0,
+            Backlog::Dequeue(h) => h.queue.len() as u64 + u64::from(h.in_tx.as_ref().is_some_and(|(_, _, lost)| !lost)),
         };
-        self.pipe.len() as u64 + held
+        self.tx.wire.len() as u64 + held
     }
 
     /// Fraction of `[0, end]` the transmitter was busy.
@@ -437,7 +353,7 @@ impl<P: WireLen> Link<P> {
         if end.0 == 0 {
             return 0.0;
         }
-        let busy = self.stats.busy_ns.saturating_sub(self.free_at.0.saturating_sub(end.0));
+        let busy = self.stats.busy_ns.saturating_sub(self.tx.free_at.0.saturating_sub(end.0));
         (busy as f64 / end.0 as f64).min(1.0)
     }
 
@@ -456,15 +372,5 @@ impl<P: WireLen> Link<P> {
             ));
         }
         Ok(())
-    }
-}
-
-fn prune(waiting: &mut VecDeque<(Time, u32)>, waiting_bytes: &mut u64, now: Time) {
-    while let Some(&(start, len)) = waiting.front() {
-        if start > now {
-            break;
-        }
-        waiting.pop_front();
-        *waiting_bytes -= len as u64;
     }
 }

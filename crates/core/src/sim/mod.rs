@@ -65,7 +65,7 @@ const LINK_METRICS: [&str; 2] = ["queue_packets", "queue_bytes"];
 impl Simulation {
     pub fn new(sc: &Scenario) -> Simulation {
         let table = sc.route_table().expect("routes validated when the scenario was loaded");
-        let topo = Topology::build(sc, &table);
+        let topo = sc.topology(&table);
         let eps: Vec<[Endpoint; 2]> = sc
             .connections
             .iter()

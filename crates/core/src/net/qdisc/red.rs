@@ -11,6 +11,9 @@
 //! between drops is uniform on 1..1/p_b (§7); above `max_th` every packet
 //! is dropped, or, when gentle, `p_b` rises linearly from `max_p` to 1 at `2·max_th`.
 //!
+//! RED decides at enqueue, before the link's hard limit (`queue`, checked as drop-tail
+//! does), so the link keeps its fast path.
+//!
 //! Deviations and choices:
 //! - the queue is measured in bytes waiting for the transmitter (the packet being serialised
 //!   has left it, as in a Linux qdisc); thresholds given in packets count 1500-byte packets,
@@ -23,21 +26,33 @@
 //!   analysis (§7: uniform on 1..1/p_b); we follow §7, as Linux's equivalent random-threshold
 //!   form (`qR`) does.
 
+use super::{Arrival, DecidesAt, Enqueue, Qdisc, QueueLimit};
 use crate::rng::Rng;
-use crate::units::Dur;
+use crate::units::{Dur, Time};
 
 /// Size of a typical packet (bytes): packet-counted thresholds and the idle decay use it.
 pub const AVPKT: u64 = 1500;
 
-/// What RED decided for an arriving packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Enqueue,
-    Drop,
+/// RED's configuration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RedParams {
+    /// The hard limit behind RED.
+    pub limit: QueueLimit,
+    /// `min_th` and `max_th` on the average queue: packets of [`AVPKT`] bytes, bytes, or
+    /// time at the link's nominal rate.
+    pub min: QueueLimit,
+    pub max: QueueLimit,
+    pub max_p: f64,
+    /// `w_q`, the weight of the average queue's EWMA.
+    pub w_q: f64,
+    pub gentle: bool,
 }
 
 #[derive(Clone, Debug)]
 pub struct Red {
+    limit: QueueLimit,
+    min: QueueLimit,
+    max: QueueLimit,
     max_p: f64,
     w_q: f64,
     gentle: bool,
@@ -45,12 +60,17 @@ pub struct Red {
     avg: f64,
     /// Arrivals since the last drop, or since `avg` entered the drop band (this one included).
     count: u64,
+    /// When the last admitted packet entered transmission: the queue has been idle since
+    /// then when nothing waits (the paper's `q_time`).
+    idle_since: Time,
     rng: Rng,
 }
 
 impl Red {
-    pub fn new(max_p: f64, w_q: f64, gentle: bool, rng: Rng) -> Red {
-        Red { max_p, w_q, gentle, avg: 0.0, count: 0, rng }
+    /// RED drawing from `rng`.
+    fn with_rng(p: &RedParams, rng: Rng) -> Red {
+        let RedParams { limit, min, max, max_p, w_q, gentle } = *p;
+        Red { limit, min, max, max_p, w_q, gentle, avg: 0.0, count: 0, idle_since: Time::ZERO, rng }
     }
 
     /// The current average queue (bytes).
@@ -85,26 +105,62 @@ impl Red {
         }
     }
 
-    /// The decision for an arrival, after [`Red::update_avg`].
-    pub fn decide(&mut self, min_th: f64, max_th: f64) -> Verdict {
+    /// The decision for an arrival, after [`Red::update_avg`]: `Accept` or `EarlyDrop`.
+    pub fn decide(&mut self, min_th: f64, max_th: f64) -> Enqueue {
         let p_b = self.p_b(self.avg, min_th, max_th);
         if p_b <= 0.0 {
             self.count = 0;
-            return Verdict::Enqueue;
+            return Enqueue::Accept;
         }
         if p_b >= 1.0 {
             self.count = 0;
-            return Verdict::Drop;
+            return Enqueue::EarlyDrop;
         }
         self.count += 1;
         let denom = 1.0 - (self.count - 1) as f64 * p_b;
         let p_a = if denom <= p_b { 1.0 } else { p_b / denom };
         if self.rng.uniform() < p_a {
             self.count = 0;
-            Verdict::Drop
+            Enqueue::EarlyDrop
         } else {
-            Verdict::Enqueue
+            Enqueue::Accept
         }
+    }
+}
+
+/// A threshold in bytes, for a link whose nominal rate is `rate` (bit/s).
+fn threshold_bytes(q: QueueLimit, rate: f64) -> f64 {
+    match q {
+        QueueLimit::Packets(p) => (p * AVPKT) as f64,
+        QueueLimit::Bytes(b) => b as f64,
+        QueueLimit::Time(t) => rate * t.secs_f64() / 8.0,
+    }
+}
+
+impl Qdisc for Red {
+    type Params = RedParams;
+    const DECIDES_AT: DecidesAt = DecidesAt::Enqueue;
+
+    fn new(p: &RedParams, link: &str, seed: u64) -> Red {
+        Red::with_rng(p, Rng::stream(seed, &format!("link:{link}:red")))
+    }
+
+    /// Fig. 2 at each arrival: update `avg` from the bytes waiting (or decay it after an idle
+    /// period), decide, then check the hard limit.
+    #[inline(always)]
+    fn enqueue(&mut self, a: &Arrival<'_>) -> Enqueue {
+        let rate = a.rate_bps();
+        let avpkt_time = Dur::from_secs_f64(AVPKT as f64 * 8.0 / rate.max(1.0));
+        let idle = (a.queued.packets == 0).then(|| a.now.since(self.idle_since.min(a.now)));
+        self.update_avg(a.queued.bytes, idle, avpkt_time);
+        if self.decide(threshold_bytes(self.min, rate), threshold_bytes(self.max, rate)) == Enqueue::EarlyDrop {
+            return Enqueue::EarlyDrop;
+        }
+        if !self.limit.admits(a) {
+            return Enqueue::TailDrop;
+        }
+        self.idle_since = a.now + a.wait.unwrap_or(Dur::ZERO);
+        Enqueue::Accept
     }
 }
 
@@ -112,8 +168,21 @@ impl Red {
 mod tests {
     use super::*;
 
+    use super::super::testing::{arrival, service};
+
+    fn params(gentle: bool) -> RedParams {
+        RedParams {
+            limit: QueueLimit::Packets(1000),
+            min: QueueLimit::Packets(5),
+            max: QueueLimit::Packets(15),
+            max_p: 0.1,
+            w_q: 0.002,
+            gentle,
+        }
+    }
+
     fn red() -> Red {
-        Red::new(0.1, 0.002, false, Rng::stream(1, "red-test"))
+        Red::with_rng(&params(false), Rng::stream(1, "red-test"))
     }
 
     /// The EWMA of a constant queue q after n arrivals from 0: q·(1 − (1 − w)^n).
@@ -141,7 +210,7 @@ mod tests {
         let (n, mut drops, mut gap, mut max_gap) = (200_000, 0u64, 0u64, 0u64);
         for _ in 0..n {
             gap += 1;
-            if r.decide(10_000.0, 30_000.0) == Verdict::Drop {
+            if r.decide(10_000.0, 30_000.0) == Enqueue::EarlyDrop {
                 drops += 1;
                 max_gap = max_gap.max(gap);
                 gap = 0;
@@ -160,9 +229,43 @@ mod tests {
         assert_eq!(r.p_b(9_999.0, 10_000.0, 30_000.0), 0.0);
         assert!((r.p_b(25_000.0, 10_000.0, 30_000.0) - 0.075).abs() < 1e-12);
         assert_eq!(r.p_b(30_000.0, 10_000.0, 30_000.0), 1.0);
-        let g = Red::new(0.1, 0.002, true, Rng::stream(1, "red-test"));
+        let g = Red::with_rng(&params(true), Rng::stream(1, "red-test"));
         // Halfway from max_th to 2·max_th: max_p + (1 − max_p)/2 = 0.55.
         assert!((g.p_b(45_000.0, 10_000.0, 30_000.0) - 0.55).abs() < 1e-12);
         assert_eq!(g.p_b(60_000.0, 10_000.0, 30_000.0), 1.0);
+    }
+
+    /// Floyd & Jacobson §4: the decision follows the average queue, not the instantaneous
+    /// one. A standing queue of 30 packets (45 000 B, above max_th = 15 packets) is first
+    /// admitted while `avg` (an EWMA with w_q = 0.002) is below min_th = 7 500 B, then
+    /// dropped at every arrival once `avg` passes max_th = 22 500 B (not gentle).
+    #[test]
+    fn the_drop_decision_follows_the_average_queue() {
+        let s = service();
+        let mut r = Red::new(&params(false), "l", 1);
+        let (mut avg, mut early, mut band) = (0.0, 0, 0);
+        for k in 0..2000 {
+            let v = r.enqueue(&arrival(&s, Time(k), 30, Some(Dur::from_ms(30))));
+            avg = (1.0 - 0.002) * avg + 0.002 * 45_000.0;
+            assert_eq!(r.avg(), avg);
+            if avg < 7_500.0 {
+                assert_eq!(v, Enqueue::Accept, "arrival {k}: avg {avg} is below min_th");
+                early += 1;
+            } else if avg >= 22_500.0 {
+                assert_eq!(v, Enqueue::EarlyDrop, "arrival {k}: avg {avg} is above max_th");
+            } else {
+                band += 1;
+            }
+        }
+        // About 91 arrivals below min_th, 255 in the band (1 − 0.998^n crosses 1/6, then 1/2).
+        assert!(early > 80 && band > 200, "{early} {band}");
+    }
+
+    #[test]
+    fn the_hard_limit_applies_behind_red() {
+        let s = service();
+        let mut r = Red::new(&RedParams { limit: QueueLimit::Packets(10), ..params(false) }, "l", 1);
+        assert_eq!(r.enqueue(&arrival(&s, Time(1), 10, Some(Dur::from_ms(10)))), Enqueue::TailDrop);
+        assert_eq!(r.enqueue(&arrival(&s, Time(2), 9, Some(Dur::from_ms(9)))), Enqueue::Accept);
     }
 }

@@ -1,0 +1,146 @@
+//! The queue part of the link schema: the hard limit (`queue`) and the active queue
+//! management (`aqm`), their checks, and [`qdisc`], the one function that turns them into a
+//! link's queue discipline ([`crate::net::qdisc`]).
+//!
+//! Adding a discipline: its file under `net/qdisc/` and its line in that module's list, then
+//! here one [`Aqm`] arm with its defaults, its arm in [`qdisc`] and, if its values need
+//! checks, in [`check_aqm`].
+
+use serde::{Deserialize, Serialize};
+
+use super::{ConfigError, Prob};
+use crate::net::qdisc::codel::CodelParams;
+use crate::net::qdisc::red::{RedParams, AVPKT};
+use crate::net::qdisc::{QdiscParams, QueueLimit};
+use crate::units::{self, Amount, Dur};
+
+fn parse_queue(s: &str) -> Result<QueueLimit, String> {
+    match units::parse_amount(s) {
+        Ok(Amount::Packets(p)) => Ok(QueueLimit::Packets(p)),
+        Ok(Amount::Bytes(b)) => Ok(QueueLimit::Bytes(b)),
+        Err(e) => match units::parse_dur(s) {
+            Ok(d) => Ok(QueueLimit::Time(d)),
+            Err(_) => Err(format!("{e}; or a time such as \"80ms\"")),
+        },
+    }
+}
+
+super::unit_serde!(
+    QueueLimit,
+    parse_queue,
+    "a queue limit such as \"100 packets\", \"64KB\" or \"80ms\" (a plain number is packets)",
+    |v: f64| if v >= 0.0 && v.fract() == 0.0 {
+        parse_queue(&format!("{v} packets"))
+    } else {
+        Err(format!("{v} must be a whole number of packets"))
+    },
+    |q: &QueueLimit| match *q {
+        QueueLimit::Packets(p) => format!("{p} packets"),
+        QueueLimit::Bytes(b) => format!("{b}B"),
+        QueueLimit::Time(d) => d.to_string(),
+    }
+);
+
+/// Active queue management.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Aqm {
+    /// CoDel (RFC 8289); `queue` stays the hard limit.
+    Codel {
+        #[serde(default = "codel_target")]
+        target: Dur,
+        #[serde(default = "codel_interval")]
+        interval: Dur,
+    },
+    /// RED (Floyd & Jacobson 1993); `queue` stays the hard limit. Thresholds on the average
+    /// queue in packets (1500 B each), bytes, or time at the link rate.
+    Red {
+        min: QueueLimit,
+        max: QueueLimit,
+        #[serde(default = "red_max_p")]
+        max_p: Prob,
+        #[serde(default = "red_weight")]
+        weight: f64,
+        #[serde(default)]
+        gentle: bool,
+    },
+}
+
+/// Floyd & Jacobson's recommended maximum drop probability.
+fn red_max_p() -> Prob {
+    Prob(0.1)
+}
+/// Floyd & Jacobson's recommended queue weight (§7: w_q ≥ 0.001, 0.002 in their simulations).
+fn red_weight() -> f64 {
+    0.002
+}
+
+fn codel_target() -> Dur {
+    Dur::from_ms(5)
+}
+fn codel_interval() -> Dur {
+    Dur::from_ms(100)
+}
+
+/// The queue discipline of a link with hard limit `queue` and AQM `aqm` (drop-tail without).
+pub fn qdisc(queue: QueueLimit, aqm: Option<Aqm>) -> QdiscParams {
+    match aqm {
+        None => QdiscParams::DropTail(queue),
+        Some(Aqm::Codel { target, interval }) => QdiscParams::Codel(CodelParams { limit: queue, target, interval }),
+        Some(Aqm::Red { min, max, max_p, weight, gentle }) => {
+            QdiscParams::Red(RedParams { limit: queue, min, max, max_p: max_p.0, w_q: weight, gentle })
+        }
+    }
+}
+
+pub(super) fn show_queue(q: QueueLimit) -> String {
+    match q {
+        QueueLimit::Packets(p) => format!("{p} packets"),
+        QueueLimit::Bytes(b) => format!("{b} B"),
+        QueueLimit::Time(d) => d.to_string(),
+    }
+}
+
+/// Checks an AQM's values; `at` names a key where it is written.
+pub(super) fn check_aqm(aqm: Option<Aqm>, at: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
+    match aqm {
+        Some(Aqm::Codel { target, interval }) if target == Dur::ZERO || interval == Dur::ZERO => {
+            return Err(ConfigError::new(at("aqm"), "CoDel's target and interval must be > 0"));
+        }
+        Some(Aqm::Red { min, max, max_p, weight, .. }) => {
+            let bytes = |q: QueueLimit| match q {
+                QueueLimit::Packets(p) => Some(p as f64 * AVPKT as f64),
+                QueueLimit::Bytes(b) => Some(b as f64),
+                QueueLimit::Time(_) => None,
+            };
+            let same_unit = std::mem::discriminant(&min) == std::mem::discriminant(&max);
+            let ordered = match (min, max) {
+                (QueueLimit::Time(a), QueueLimit::Time(b)) => a < b,
+                _ => bytes(min).zip(bytes(max)).is_some_and(|(a, b)| a < b),
+            };
+            if !same_unit && (matches!(min, QueueLimit::Time(_)) || matches!(max, QueueLimit::Time(_))) {
+                return Err(ConfigError::new(
+                    at("aqm.min"),
+                    "RED's min and max must both be times, or both packets/bytes",
+                ));
+            }
+            if !ordered {
+                return Err(ConfigError::new(
+                    at("aqm.max"),
+                    format!("{} must exceed min = {}", show_queue(max), show_queue(min)),
+                ));
+            }
+            if bytes(min) == Some(0.0) {
+                return Err(ConfigError::new(at("aqm.min"), "must be > 0"));
+            }
+            if !(max_p.0 > 0.0 && max_p.0 <= 1.0) {
+                return Err(ConfigError::new(at("aqm.max_p"), format!("{} must lie in (0, 1]", max_p.0)));
+            }
+            if !(weight > 0.0 && weight <= 1.0) {
+                return Err(ConfigError::new(at("aqm.weight"), format!("{weight} must lie in (0, 1]")));
+            }
+        }
+        Some(Aqm::Codel { .. }) | None => {}
+    }
+    Ok(())
+}

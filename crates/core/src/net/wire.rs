@@ -1,0 +1,175 @@
+//! What happens to a packet after the transmitter: losses on the wire, then propagation
+//! with its (scheduled) delay and jitter.
+//!
+//! Packets in propagation sit in one pipe ordered by arrival time (a deque when order is
+//! preserved, a heap when jitter may reorder), so the driver needs one pending event per
+//! link, not one per packet. A lost packet has used its transmission time.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::net::jitter::{self, Jitter};
+use crate::net::link::LinkParams;
+use crate::net::loss::LossModel;
+use crate::rng::Rng;
+use crate::units::{Dur, Time};
+
+/// A packet in a reordering pipe, ordered by (arrival time, sending order).
+struct Timed<P>(Time, u64, P);
+
+impl<P> PartialEq for Timed<P> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.0, self.1) == (o.0, o.1)
+    }
+}
+impl<P> Eq for Timed<P> {}
+impl<P> PartialOrd for Timed<P> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<P> Ord for Timed<P> {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.0, self.1).cmp(&(o.0, o.1))
+    }
+}
+
+/// Packets in propagation, by arrival time (ties in sending order).
+enum Pipe<P> {
+    Fifo(VecDeque<(Time, P)>),
+    Reorder(BinaryHeap<Reverse<Timed<P>>>, u64),
+}
+
+impl<P> Pipe<P> {
+    #[inline]
+    fn push(&mut self, t: Time, p: P) {
+        match self {
+            Pipe::Fifo(q) => q.push_back((t, p)),
+            Pipe::Reorder(h, n) => {
+                *n += 1;
+                h.push(Reverse(Timed(t, *n, p)));
+            }
+        }
+    }
+    fn head(&self) -> Option<Time> {
+        match self {
+            Pipe::Fifo(q) => q.front().map(|e| e.0),
+            Pipe::Reorder(h, _) => h.peek().map(|e| e.0 .0),
+        }
+    }
+    fn pop(&mut self) -> Option<P> {
+        match self {
+            Pipe::Fifo(q) => q.pop_front().map(|e| e.1),
+            Pipe::Reorder(h, _) => h.pop().map(|e| e.0 .2),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Pipe::Fifo(q) => q.len(),
+            Pipe::Reorder(h, _) => h.len(),
+        }
+    }
+}
+
+/// A piecewise-constant value over (possibly periodic) time.
+struct Steps<T: Copy> {
+    at: Vec<Dur>,
+    v: Vec<T>,
+    period: Option<Dur>,
+}
+
+impl<T: Copy> Steps<T> {
+    fn get(&self, t: Time) -> T {
+        if self.v.len() == 1 {
+            return self.v[0];
+        }
+        let off = match self.period {
+            Some(p) if p.0 > 0 => Dur(t.0 % p.0),
+            _ => Dur(t.0),
+        };
+        self.v[self.at.partition_point(|a| *a <= off).saturating_sub(1)]
+    }
+}
+
+/// The wire of one link: losses, delay, jitter and the packets propagating.
+pub(crate) struct Wire<P> {
+    pipe: Pipe<P>,
+    loss: LossModel,
+    loss_rate: Steps<f64>,
+    delay: Steps<Dur>,
+    jitter: Option<Jitter>,
+    jitter_rng: Rng,
+    /// Arrival of the last packet sent (order-keeping pipes never deliver before it).
+    last_arrival: Time,
+}
+
+impl<P> Wire<P> {
+    pub(crate) fn new(name: &str, params: &LinkParams, seed: u64) -> Wire<P> {
+        let loss =
+            LossModel::new(Rng::stream(seed, &format!("link:{name}:loss")), params.loss_burst, params.drop.clone());
+        let jitter_rng = Rng::stream(seed, &format!("link:{name}:jitter"));
+        let reorder = params.jitter.as_ref().is_some_and(|j| j.reorder);
+        let pipe = if reorder { Pipe::Reorder(BinaryHeap::new(), 0) } else { Pipe::Fifo(VecDeque::new()) };
+        let mut delay = Steps { at: vec![Dur::ZERO], v: vec![params.delay], period: params.schedule_period };
+        let mut loss_rate = Steps { at: vec![Dur::ZERO], v: vec![params.loss], period: params.schedule_period };
+        for s in &params.schedule {
+            if let Some(d) = s.delay {
+                delay.at.push(s.at);
+                delay.v.push(d);
+            }
+            if let Some(l) = s.loss {
+                loss_rate.at.push(s.at);
+                loss_rate.v.push(l);
+            }
+        }
+        Wire { pipe, loss, loss_rate, delay, jitter: params.jitter, jitter_rng, last_arrival: Time::ZERO }
+    }
+
+    /// Whether the `ordinal`-th packet offered to the link, whose transmission starts at
+    /// `start`, is lost on the wire.
+    #[inline]
+    pub(crate) fn lose(&mut self, ordinal: u64, start: Time) -> bool {
+        self.loss.lose(ordinal, self.loss_rate.get(start))
+    }
+
+    /// Puts a packet whose transmission ends at `end` on the wire.
+    #[inline(always)]
+    pub(crate) fn send(&mut self, end: Time, p: P) {
+        let t = self.arrival(end);
+        self.pipe.push(t, p);
+    }
+
+    /// Arrival at the far end of a packet whose transmission ends at `end`.
+    #[inline]
+    fn arrival(&mut self, end: Time) -> Time {
+        let delay = self.delay.get(end);
+        let mut t = match &self.jitter {
+            None => end + delay,
+            Some(j) => {
+                let d = delay.0 as f64 + j.amount.0 as f64 * jitter::draw(j.distribution, &mut self.jitter_rng);
+                end + Dur(d.max(0.0) as u64)
+            }
+        };
+        if matches!(self.pipe, Pipe::Fifo(_)) {
+            t = t.max(self.last_arrival); // order-preserving jitter
+            self.last_arrival = t;
+        }
+        t
+    }
+
+    /// When the next packet reaches the far end.
+    #[inline]
+    pub(crate) fn head(&self) -> Option<Time> {
+        self.pipe.head()
+    }
+
+    /// The next packet to reach the far end.
+    pub(crate) fn pop(&mut self) -> Option<P> {
+        self.pipe.pop()
+    }
+
+    /// Packets propagating.
+    pub(crate) fn len(&self) -> usize {
+        self.pipe.len()
+    }
+}
