@@ -7,8 +7,8 @@ use common::*;
 
 use mptcplab_core::cc::{self, PeerView};
 use mptcplab_core::config::{CaCounting, CcKind, CcParams, Recovery, SlowStart};
+use mptcplab_core::tcp::state::Transition;
 use mptcplab_core::tcp::subflow::{CaState, State, Subflow, TcpParams};
-use mptcplab_core::trace::TraceEvent;
 use mptcplab_core::units::{Dsn, Dur, Seq, Time};
 
 const RATE: f64 = 100e6;
@@ -389,7 +389,7 @@ fn rack_enters_recovery_when_the_reordering_timer_fires() {
     assert!(!s.on_recovery_timers(ms(125), cc.as_mut(), &peers), "no loss probe in recovery");
     assert_eq!(s.retransmit_next(ms(125), true).map(|g| g.seq), Some(Seq(0)));
     s.on_ack(ms(250), Seq(10 * MSS), &[], cc.as_mut(), &peers);
-    let ca = |t, from, to| (ms(t), TraceEvent::CaState { sf: 0, from, to });
+    let ca = |t, from, to| (ms(t), Transition::CaState { sf: 0, from, to });
     assert_eq!(
         s.trace(),
         [

@@ -3,9 +3,9 @@
 //!
 //! A subflow changes either only through `Subflow::set_state` / `Subflow::set_ca_state`
 //! (Linux `tcp_set_state` / `tcp_set_ca_state`), which record every transition as a typed
-//! trace event when the subflow's trace is on (`crate::trace::TraceEvent::TcpState`,
-//! `TraceEvent::CaState`). The enums live here, apart from the subflow, so that the trace
-//! events can name them without the trace module depending on the subflow.
+//! trace event when the subflow's trace is on ([`Transition`], kept in a
+//! `crate::trace::TraceLog`). The events are endpoint events: they never enter the packet
+//! digest (`output.trace_hash`), whose type takes packet events only.
 
 /// Connection-setup state of a subflow (the RFC 9293 states a simulated subflow passes
 /// through; closing is not modelled).
@@ -32,4 +32,13 @@ pub enum CaState {
     Recovery,
     /// After an RTO until snd_una reaches `high_seq`.
     Loss,
+}
+
+/// A recorded state transition of subflow `sf` (its index in the connection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transition {
+    /// Connection-setup state (Linux `tcp_set_state`, trace point `inet_sock_set_state`).
+    TcpState { sf: u8, from: State, to: State },
+    /// Congestion state (Linux `tcp_set_ca_state`, trace point `tcp_cong_state_set`).
+    CaState { sf: u8, from: CaState, to: CaState },
 }

@@ -26,7 +26,7 @@
 //!
 //! State changes go through [`Subflow::set_state`] and `Subflow::set_ca_state` only (the
 //! fields are private), which record each transition as a typed trace event
-//! ([`TraceEvent::TcpState`], [`TraceEvent::CaState`]) once [`Subflow::enable_trace`] was
+//! ([`Transition::TcpState`], [`Transition::CaState`]) once [`Subflow::enable_trace`] was
 //! called; [`Subflow::trace`] reads them back.
 
 mod ack;
@@ -41,11 +41,12 @@ use crate::tcp::receiver::SubflowReceiver;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::segment::SegFlags;
+use crate::tcp::state::Transition;
 pub use crate::tcp::state::{CaState, State};
 use crate::tcp::timer::SubflowTimers;
 use crate::tcp::tlp::Tlp;
 use crate::tcp::tsq::Tsq;
-use crate::trace::{TraceEvent, TraceLog};
+use crate::trace::TraceLog;
 use crate::units::{Dsn, Dur, Seq, Time};
 
 /// Per-subflow TCP parameters (resolved from the scenario).
@@ -178,7 +179,7 @@ pub struct Subflow {
     pub rcv: SubflowReceiver,
     pub stats: SubflowStats,
     /// State transitions recorded since [`Subflow::enable_trace`]; None: not recorded.
-    trace: Option<TraceLog>,
+    trace: Option<TraceLog<Transition>>,
 }
 
 /// Linux's stale-subflow bookkeeping of an MPTCP subflow (`struct mptcp_subflow_context`):
@@ -252,20 +253,20 @@ impl Subflow {
 
     /// The one place the connection-setup state changes (Linux `tcp_set_state`), called by
     /// the connection level as the handshake proceeds; a change is recorded as
-    /// [`TraceEvent::TcpState`] when the trace is on. (The state given to [`Subflow::new`] is
+    /// [`Transition::TcpState`] when the trace is on. (The state given to [`Subflow::new`] is
     /// where the subflow starts, not a transition.)
     pub fn set_state(&mut self, now: Time, to: State) {
         if to == self.state {
             return;
         }
         if let Some(log) = self.trace.as_mut() {
-            log.record(now, TraceEvent::TcpState { sf: self.idx, from: self.state, to });
+            log.record(now, Transition::TcpState { sf: self.idx, from: self.state, to });
         }
         self.state = to;
     }
 
     /// The one place the congestion state changes (Linux `tcp_set_ca_state`); a change is
-    /// recorded as [`TraceEvent::CaState`] when the trace is on. Only the subflow's own
+    /// recorded as [`Transition::CaState`] when the trace is on. Only the subflow's own
     /// mechanics (ACK processing, the timers) call it.
     #[inline]
     fn set_ca_state(&mut self, now: Time, to: CaState) {
@@ -273,7 +274,7 @@ impl Subflow {
             return;
         }
         if let Some(log) = self.trace.as_mut() {
-            log.record(now, TraceEvent::CaState { sf: self.idx, from: self.ca, to });
+            log.record(now, Transition::CaState { sf: self.idx, from: self.ca, to });
         }
         self.ca = to;
     }
@@ -284,7 +285,7 @@ impl Subflow {
     }
 
     /// The state transitions recorded since [`Subflow::enable_trace`] (empty if never enabled).
-    pub fn trace(&self) -> &[(Time, TraceEvent)] {
+    pub fn trace(&self) -> &[(Time, Transition)] {
         self.trace.as_ref().map_or(&[], TraceLog::events)
     }
 

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::cc::{Ack, CongestionControl};
-use crate::trace::TraceEvent;
+use crate::tcp::state::Transition;
 use crate::units::Dur;
 
 fn subflow(rule: CwndLimited) -> Subflow {
@@ -253,11 +253,11 @@ fn a_loss_episode_and_a_timeout_record_each_state_transition_once() {
     s.on_ack(ms(3600), Seq(15_000), &[], &mut cc, &[]);
 
     use CaState::*;
-    let ca = |t, from, to| (ms(t), TraceEvent::CaState { sf: 0, from, to });
+    let ca = |t, from, to| (ms(t), Transition::CaState { sf: 0, from, to });
     assert_eq!(
         s.trace(),
         [
-            (ms(0), TraceEvent::TcpState { sf: 0, from: State::SynSent, to: State::Established }),
+            (ms(0), Transition::TcpState { sf: 0, from: State::SynSent, to: State::Established }),
             ca(100, Open, Disorder),
             ca(101, Disorder, Recovery),
             ca(103, Recovery, Open),
