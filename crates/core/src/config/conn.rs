@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::algorithms::{
-    CaCounting, CcKind, CcParams, CwndLimited, Recovery, SchedKind, SchedParams, SlowStart, TsqRule,
-};
+use super::algorithms::{CaCounting, CwndLimited, Recovery, SlowStart, TsqRule};
+use crate::cc::{CcConfig, CcKind, CcParams};
+use crate::mptcp::sched::{SchedConfig, SchedKind, SchedParams};
 use super::{BufSize, ByteSize, RouteCfg, Stack};
 use crate::units::Dur;
 
@@ -325,10 +325,12 @@ pub struct ConnCfg {
     #[serde(default)]
     pub direction: Direction,
     pub app: AppCfg,
+    /// The congestion controller, and every controller's parameters (only its own are read).
     #[serde(default)]
     pub cc: CcKind,
     #[serde(default)]
     pub cc_params: CcParams,
+    /// The packet scheduler, and every scheduler's parameters (only its own are read).
     #[serde(default)]
     pub scheduler: SchedKind,
     #[serde(default)]
@@ -384,6 +386,18 @@ pub struct ConnCfg {
     pub host_jitter: Dur,
     #[serde(default)]
     pub tcp: TcpCfg,
+}
+
+impl ConnCfg {
+    /// The congestion controller with its parameters, which builds it.
+    pub fn cc_config(&self) -> CcConfig {
+        self.cc_params.config(self.cc)
+    }
+
+    /// The scheduler with its parameters, which builds it.
+    pub fn sched_config(&self) -> SchedConfig {
+        self.sched_params.config(self.scheduler)
+    }
 }
 
 /// What to record besides the summary.
