@@ -19,7 +19,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 pub use crate::cc::{CcConfig, CcKind, CcParams};
-pub use crate::mptcp::sched::minrtt::PenalisationRule;
+pub use crate::mptcp::sched::minrtt::{MinRttParams, PenalisationRule};
 pub use crate::mptcp::sched::{SchedConfig, SchedKind, SchedParams};
 
 /// What the schema needs of an algorithm's parameter type.
@@ -503,4 +503,69 @@ pub enum Recovery {
     /// retransmissions and tail losses wait for the RTO.
     #[default]
     Rfc6675,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    #[test]
+    fn every_algorithm_builds_one_that_reports_its_own_name() {
+        for &k in CcKind::ALL {
+            let config = CcParams::default().config(k);
+            assert_eq!((config.kind(), config.build(Rng::stream(1, "cc")).name()), (k, k.name()));
+        }
+        for &k in SchedKind::ALL {
+            let config = SchedParams::default().config(k);
+            assert_eq!((config.kind(), config.build().name()), (k, k.name()));
+        }
+        assert_eq!((CcKind::default(), SchedKind::default()), (CcKind::Reno, SchedKind::Minrtt));
+    }
+
+    #[test]
+    fn names_and_tables_follow_the_registry_lists() {
+        assert_eq!(CcKind::NAMES, ["reno", "lia", "cubic", "olia", "balia", "wvegas", "bbr"]);
+        assert_eq!(CcParams::TABLES, ["lia", "cubic", "wvegas"]);
+        assert_eq!(
+            SchedKind::NAMES,
+            ["minrtt", "roundrobin", "redundant", "blest", "ecf", "daps", "otias", "stms", "default"]
+        );
+        assert_eq!(SchedParams::TABLES, ["minrtt", "roundrobin", "blest", "ecf", "stms", "default"]);
+        let uncoupled: Vec<_> = CcKind::ALL.iter().filter(|k| k.uncoupled()).map(|k| k.name()).collect();
+        assert_eq!(uncoupled, ["reno", "cubic", "bbr"]);
+    }
+
+    #[test]
+    fn a_table_written_for_another_algorithm_is_kept_in_the_resolved_scenario() {
+        let json = r#"{"lia": {"alpha_update": "per_ack"}, "cubic": {"beta": 0.5}}"#;
+        let p: CcParams = serde_json::from_str(json).unwrap();
+        assert_eq!(
+            p.config(CcKind::Cubic),
+            CcConfig::Cubic(crate::cc::cubic::CubicParams { beta: 0.5, ..Default::default() })
+        );
+        let back = serde_json::to_value(&p).unwrap();
+        assert_eq!(back["lia"]["alpha_update"], "per_ack");
+        assert_eq!(back["wvegas"]["alpha_total"], 10);
+        assert_eq!(back.as_object().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn range_checks_name_the_table_and_key() {
+        let p = SchedParams {
+            stms: crate::mptcp::sched::stms::StmsParams { ewma_weight: 2.0, ..Default::default() },
+            ..Default::default()
+        };
+        assert_eq!(p.check(), Err(("stms.ewma_weight".to_string(), "2 must lie in (0, 1]".to_string())));
+        let p = CcParams {
+            wvegas: crate::cc::wvegas::WvegasParams { gamma: 1, alpha_total: 0, alpha_initial: 2 },
+            ..Default::default()
+        };
+        assert_eq!(p.check().unwrap_err().0, "wvegas");
+        assert_eq!(check_single_path(CcKind::Cubic), Ok(()));
+        assert_eq!(
+            check_single_path(CcKind::Olia).unwrap_err(),
+            "`olia` couples subflows and needs kind = \"mptcp\"; single-path tcp allows: reno, cubic, bbr"
+        );
+    }
 }

@@ -3,9 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::algorithms::{CaCounting, CwndLimited, Recovery, SlowStart, TsqRule};
-use crate::cc::{CcConfig, CcKind, CcParams};
-use crate::mptcp::sched::{SchedConfig, SchedKind, SchedParams};
 use super::{BufSize, ByteSize, RouteCfg, Stack};
+use crate::cc::{CcKind, CcParams};
+use crate::mptcp::sched::{SchedKind, SchedParams};
 use crate::units::Dur;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -386,18 +386,6 @@ pub struct ConnCfg {
     pub host_jitter: Dur,
     #[serde(default)]
     pub tcp: TcpCfg,
-}
-
-impl ConnCfg {
-    /// The congestion controller with its parameters, which builds it.
-    pub fn cc_config(&self) -> CcConfig {
-        self.cc_params.config(self.cc)
-    }
-
-    /// The scheduler with its parameters, which builds it.
-    pub fn sched_config(&self) -> SchedConfig {
-        self.sched_params.config(self.scheduler)
-    }
 }
 
 /// What to record besides the summary.

@@ -25,7 +25,7 @@
 //!   differs from `classic`: the default scheduler (`minrtt`: lowest SRTT among subflows with
 //!   window room that TCP small queues do not throttle) with `mptcp_rcv_buf_optimization`'s
 //!   opportunistic retransmission and penalisation on (`mptcp_rbuf_opti`; both switchable,
-//!   [`crate::mptcp::sched::minrtt::MinRttParams`]); joins opened by the full-mesh path manager once the
+//!   [`crate::config::MinRttParams`]); joins opened by the full-mesh path manager once the
 //!   connection is established; PRR (Linux ≥ 3.2) with RFC 6675 loss detection; the
 //!   receiver's quick-ACK mode and `tcp_grow_window`; `tcp_cwnd_validate`'s rule for a used
 //!   window with RFC 2861's decay of an application-limited one

@@ -73,18 +73,15 @@ impl HyStart {
         HyStart { round_end: Some(snd_nxt), round_start: now, last_ack: now, ..HyStart::default() }
     }
 
-    /// An RTT sample of Linux `cubictcp_acked`: it updates the lowest RTT seen and, when
-    /// HyStart is `enabled`, has not fired yet and the window is in slow start, runs
-    /// [`Self::update`].
-    pub(super) fn on_rtt_sample(&mut self, ack: &Ack, rtt: Dur, w: &mut Window, enabled: bool) {
+    /// An RTT sample of Linux `cubictcp_acked` updates the lowest RTT seen; whether HyStart
+    /// may still end slow start (it has not yet), for [`Self::update`].
+    pub(super) fn on_rtt_sample(&mut self, rtt: Dur) -> bool {
         self.delay_min = Some(self.delay_min.map_or(rtt, |m| m.min(rtt)));
-        if enabled && !self.found && w.in_slow_start() {
-            self.update(ack, rtt, w);
-        }
+        !self.found
     }
 
     /// Linux `hystart_update` (ACK-train and delay detection) for one ACK in slow start.
-    fn update(&mut self, ack: &Ack, rtt: Dur, w: &mut Window) {
+    pub(super) fn update(&mut self, ack: &Ack, rtt: Dur, w: &mut Window) {
         let srtt = ack.peers.get(ack.sf).and_then(|p| p.srtt);
         // A new round once the ACK passes (`after`, not reaches) the round's end: the ACK
         // that reaches it is the last of the flight sent in the previous round, and a round

@@ -153,6 +153,7 @@ impl Cubic {
         Cubic { p: p.clone(), paths: Vec::new() }
     }
 
+    #[inline]
     fn path(&mut self, sf: usize) -> &mut PathState {
         if self.paths.len() <= sf {
             self.paths.resize(sf + 1, PathState::default());
@@ -263,12 +264,14 @@ impl CongestionControl for Cubic {
     /// slow start, feeds HyStart, whether or not the window is in use.
     fn pkts_acked(&mut self, ack: &Ack, w: &mut Window) {
         let Some(rtt) = ack.rtt else { return };
-        let enabled = self.p.hystart;
         let st = self.path(ack.sf);
         if st.epoch_start.is_some_and(|e| ack.now.since(e) < Dur::from_secs(1)) {
             return;
         }
-        st.hystart.on_rtt_sample(ack, rtt, w, enabled);
+        let may_fire = st.hystart.on_rtt_sample(rtt);
+        if self.p.hystart && may_fire && w.in_slow_start() {
+            self.path(ack.sf).hystart.update(ack, rtt, w);
+        }
     }
 
     /// Linux `cubictcp_state(TCP_CA_Loss)`: `bictcp_reset` clears all of CUBIC's state, W_max

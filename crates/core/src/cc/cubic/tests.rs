@@ -223,12 +223,8 @@ fn hystart_leaves_slow_start_when_the_rtt_rises_by_the_threshold() {
         cubic.pkts_acked(&base, &mut w);
         // Next round: snd_una passes 20 000.
         for k in 0..9u64 {
-            let a = Ack {
-                rtt: Some(Dur::from_ms(rtt_ms)),
-                snd_una: Seq(20_001 + k),
-                snd_nxt: Seq(60_000),
-                ..ack(0, &p)
-            };
+            let a =
+                Ack { rtt: Some(Dur::from_ms(rtt_ms)), snd_una: Seq(20_001 + k), snd_nxt: Seq(60_000), ..ack(0, &p) };
             cubic.pkts_acked(&a, &mut w);
         }
         assert_eq!(!w.in_slow_start(), exits, "rtt {rtt_ms} ms: cwnd {} ssthresh {}", w.cwnd, w.ssthresh);
@@ -247,8 +243,7 @@ fn hystart_fires_once_until_a_timeout_resets_it() {
     // Base RTT 40 ms (threshold 5 ms); a round whose first 9 samples are 46 ms ends slow
     // start at cwnd 20 segments.
     let round = |cubic: &mut Cubic, w: &mut Window, una0: u64, rtt_ms: u64| {
-        let base =
-            Ack { rtt: Some(Dur::from_ms(40)), snd_una: Seq(una0), snd_nxt: Seq(una0 + 20_000), ..ack(0, &p) };
+        let base = Ack { rtt: Some(Dur::from_ms(40)), snd_una: Seq(una0), snd_nxt: Seq(una0 + 20_000), ..ack(0, &p) };
         cubic.pkts_acked(&base, w);
         for k in 0..9u64 {
             let a = Ack {
