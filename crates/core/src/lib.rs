@@ -1,6 +1,6 @@
 //! mptcplab-core: a deterministic packet-level simulator of TCP and Multipath TCP.
 //!
-//! Layout (each folder one concern; a new algorithm touches one new file and one enum arm):
+//! Layout (each folder one concern):
 //! - [`units`]: `Time`/`Dur` (integer ns), `Rate`, `Seq`, `Dsn`, human-unit parsing;
 //! - [`rng`]: per-component seeded random streams;
 //! - [`sim`]: the event queue and the driver that moves packets between endpoints and links;
@@ -11,6 +11,12 @@
 //! - [`app`]: applications (bulk, download);
 //! - [`trace`]: typed trace events, digests and statistics helpers;
 //! - [`config`]: the one scenario schema; [`results`]: what a run returns.
+//!
+//! A new congestion controller or scheduler touches one new file and one enum arm: the file
+//! holds the algorithm and its parameters, in a type that builds it; the arm is its line in
+//! its family's registry (`cc/mod.rs`, `mptcp/sched/mod.rs`, beside the file's `pub mod`
+//! line), from which its name, its parameter table in the schema, their checks and its
+//! construction follow ([`config::AlgorithmParams`]).
 
 pub mod app;
 pub mod cc;

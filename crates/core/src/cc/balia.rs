@@ -22,11 +22,30 @@
 //!   uses `md` from its last recomputation).
 //! - The window after a loss is at least two segments (the Reno helper's floor; Linux: one).
 
+use serde::{Deserialize, Serialize};
+
 use super::{
-    additive_increase, additive_increase_gently, coupled_paths, coupled_paths_into, halve, slow_start, Ack,
+    additive_increase, additive_increase_gently, coupled_paths, coupled_paths_into, halve, slow_start, Ack, CcFactory,
     CongestionControl, CoupledPath, PeerView, Window,
 };
+use crate::config::AlgorithmParams;
+use crate::rng::Rng;
 use crate::units::Time;
+
+/// BALIA has no parameters (and no `cc_params` table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaliaParams;
+
+impl AlgorithmParams for BaliaParams {
+    const NAME: &'static str = "balia";
+    const TABLE: bool = false;
+}
+
+impl CcFactory for BaliaParams {
+    fn build(&self, _rng: Rng) -> Box<dyn CongestionControl> {
+        Box::new(Balia::new())
+    }
+}
 
 /// The largest multiple of w_r/2 a loss removes (ToN 2016: min(α_r, 1.5)).
 const MAX_DECREASE_FACTOR: f64 = 1.5;
@@ -61,7 +80,7 @@ impl Balia {
 
 impl CongestionControl for Balia {
     fn name(&self) -> &'static str {
-        "balia"
+        BaliaParams::NAME
     }
 
     fn on_ack(&mut self, ack: &Ack, w: &mut Window) {

@@ -17,9 +17,43 @@
 //! Deviations: byte counting (RFC 6356 in bytes) instead of Linux 3.x's one count per ACK;
 //! floating-point α instead of Linux's fixed-point scaling.
 
-use super::{additive_increase, halve, slow_start, Ack, CongestionControl, PeerView, Window};
-use crate::config::AlphaUpdate;
+use serde::{Deserialize, Serialize};
+
+use super::{additive_increase, halve, slow_start, Ack, CcFactory, CongestionControl, PeerView, Window};
+use crate::config::AlgorithmParams;
+use crate::rng::Rng;
 use crate::units::Time;
+
+/// LIA's parameters (`cc_params.lia`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LiaParams {
+    #[serde(default)]
+    pub alpha_update: AlphaUpdate,
+}
+
+/// When LIA recomputes α.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum AlphaUpdate {
+    /// As the reference Linux implementation: on a whole-MSS window increase (≈ once per
+    /// RTT in congestion avoidance), during slow start, and after a loss.
+    #[default]
+    PerRtt,
+    /// On every ACK.
+    PerAck,
+}
+
+impl AlgorithmParams for LiaParams {
+    const NAME: &'static str = "lia";
+    const TABLE: bool = true;
+}
+
+impl CcFactory for LiaParams {
+    fn build(&self, _rng: Rng) -> Box<dyn CongestionControl> {
+        Box::new(Lia::new(self.alpha_update))
+    }
+}
 
 pub struct Lia {
     alpha: f64,
@@ -57,7 +91,7 @@ impl Lia {
 
 impl CongestionControl for Lia {
     fn name(&self) -> &'static str {
-        "lia"
+        LiaParams::NAME
     }
 
     fn on_ack(&mut self, ack: &Ack, w: &mut Window) {

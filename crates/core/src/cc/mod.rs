@@ -15,6 +15,10 @@
 //! gated `on_ack`, paces each subflow at [`CongestionControl::pacing_rate`] (`tcp::pacing`),
 //! and, as Linux's `tcp_cong_control` and `tcp_end_cwnd_reduction` do for such controllers,
 //! leaves PRR, the window reductions on loss and the idle restart out.
+//!
+//! Each controller's parameters live in its file, in a type that builds it ([`CcFactory`]);
+//! the list below ([`CcKind`], [`CcConfig`], [`CcParams`]) registers it with the schema. A new
+//! controller is one new file, its `pub mod` line and one line in that list.
 
 pub mod balia;
 pub mod bbr;
@@ -25,7 +29,7 @@ pub mod olia;
 pub mod reno;
 pub mod wvegas;
 
-use crate::config::{CaCounting, CcKind, CcParams, SlowStart};
+use crate::config::{AlgorithmParams, CaCounting, SlowStart};
 use crate::rng::Rng;
 use crate::tcp::rate::RateSample;
 use crate::tcp::subflow::CaState;
@@ -158,18 +162,55 @@ pub trait CongestionControl {
     }
 }
 
-/// Builds the controller a connection's configuration names; `rng` is the controller's own
-/// random stream (BBR draws its first gain-cycle phase from it).
-pub fn build(kind: CcKind, params: &CcParams, rng: Rng) -> Box<dyn CongestionControl> {
-    match kind {
-        CcKind::Reno => Box::new(reno::Reno),
-        CcKind::Lia => Box::new(lia::Lia::new(params.lia.alpha_update)),
-        CcKind::Cubic => Box::new(cubic::Cubic::new(&params.cubic)),
-        CcKind::Olia => Box::new(olia::Olia::new()),
-        CcKind::Balia => Box::new(balia::Balia::new()),
-        CcKind::Wvegas => Box::new(wvegas::Wvegas::new(&params.wvegas)),
-        CcKind::Bbr => Box::new(bbr::Bbr::new(rng)),
+crate::config::algorithm_registry! {
+    /// Congestion control algorithms, by the name scenarios give them (`cc = "lia"`).
+    pub enum CcKind {
+        /// Whether the controller runs each subflow on its own ([`CcFactory::UNCOUPLED`]), so
+        /// that single-path TCP may use it.
+        const UNCOUPLED: bool => fn uncoupled;
     }
+    /// A congestion controller with its parameters: the configuration that builds it.
+    pub enum CcConfig: CcFactory {
+        /// The controller of one connection; `rng` is its own random stream.
+        fn build(&self, rng: Rng) -> Box<dyn CongestionControl>;
+    }
+    /// Every controller's parameters: the schema's `cc_params`, one table per controller
+    /// that has parameters (each read only by its own controller).
+    pub struct CcParams;
+    {
+        /// Uncoupled Reno per subflow.
+        Reno => reno::RenoParams,
+        /// RFC 6356 Linked Increases.
+        Lia => lia::LiaParams,
+        /// CUBIC (RFC 9438), uncoupled per subflow.
+        Cubic => cubic::CubicParams,
+        /// Opportunistic Linked Increases (Khalili et al., CoNEXT 2012).
+        Olia => olia::OliaParams,
+        /// Balanced Linked Adaptation (Peng et al., IEEE/ACM ToN 2016).
+        Balia => balia::BaliaParams,
+        /// Weighted Vegas, delay-based (Cao, Xu, Fu, ICNP 2012).
+        Wvegas => wvegas::WvegasParams,
+        /// BBR v1 (Cardwell et al., ACM Queue 2016), uncoupled per subflow, as the Linux
+        /// kernel's `tcp_bbr`, with delivery-rate estimation and pacing; the Linux backend
+        /// runs the kernel's own.
+        Bbr => bbr::BbrParams,
+    }
+}
+
+/// A controller's parameters, which build it (the config-as-factory pattern, as quinn's
+/// `ControllerFactory`): one type per controller, in the controller's file.
+pub trait CcFactory: AlgorithmParams {
+    /// Whether the controller runs each subflow on its own, without coupling; only such a
+    /// controller may drive single-path TCP.
+    const UNCOUPLED: bool = false;
+    /// The controller of one connection; `rng` is its own random stream (BBR draws its first
+    /// gain-cycle phase from it).
+    fn build(&self, rng: Rng) -> Box<dyn CongestionControl>;
+}
+
+/// Builds the controller a connection's configuration names with its parameters.
+pub fn build(kind: CcKind, params: &CcParams, rng: Rng) -> Box<dyn CongestionControl> {
+    params.config(kind).build(rng)
 }
 
 /// One subflow as coupled algorithms (OLIA, BALIA) see it.

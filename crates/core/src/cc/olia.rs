@@ -27,10 +27,30 @@
 //! - Windows below one segment are floored at one SMSS on a decrease (as Linux), at two SMSS
 //!   on a loss (the Reno helper here).
 
+use serde::{Deserialize, Serialize};
+
 use super::{
-    additive_increase, coupled_paths_into, halve, slow_start, Ack, CongestionControl, CoupledPath, PeerView, Window,
+    additive_increase, coupled_paths_into, halve, slow_start, Ack, CcFactory, CongestionControl, CoupledPath, PeerView,
+    Window,
 };
+use crate::config::AlgorithmParams;
+use crate::rng::Rng;
 use crate::units::Time;
+
+/// OLIA has no parameters (and no `cc_params` table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OliaParams;
+
+impl AlgorithmParams for OliaParams {
+    const NAME: &'static str = "olia";
+    const TABLE: bool = false;
+}
+
+impl CcFactory for OliaParams {
+    fn build(&self, _rng: Rng) -> Box<dyn CongestionControl> {
+        Box::new(Olia::new())
+    }
+}
 
 /// Tolerance (bytes) for whole-segment steps, so that float sums of exact per-ACK changes
 /// reach them.
@@ -109,7 +129,7 @@ impl Olia {
 
 impl CongestionControl for Olia {
     fn name(&self) -> &'static str {
-        "olia"
+        OliaParams::NAME
     }
 
     fn on_ack(&mut self, ack: &Ack, w: &mut Window) {

@@ -5,14 +5,34 @@
 //! bytes (RFC 3465 byte counting, as Linux since 3.18), ssthresh = max(cwnd/2, 2 SMSS).
 //! Deviation: ssthresh halves cwnd (Linux) rather than FlightSize (RFC 5681 eq. 4).
 
-use super::{additive_increase, halve, slow_start, Ack, CongestionControl, PeerView, Window};
+use serde::{Deserialize, Serialize};
+
+use super::{additive_increase, halve, slow_start, Ack, CcFactory, CongestionControl, PeerView, Window};
+use crate::config::AlgorithmParams;
+use crate::rng::Rng;
 use crate::units::Time;
+
+/// Reno has no parameters (and no `cc_params` table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RenoParams;
+
+impl AlgorithmParams for RenoParams {
+    const NAME: &'static str = "reno";
+    const TABLE: bool = false;
+}
+
+impl CcFactory for RenoParams {
+    const UNCOUPLED: bool = true;
+    fn build(&self, _rng: Rng) -> Box<dyn CongestionControl> {
+        Box::new(Reno)
+    }
+}
 
 pub struct Reno;
 
 impl CongestionControl for Reno {
     fn name(&self) -> &'static str {
-        "reno"
+        RenoParams::NAME
     }
 
     fn on_ack(&mut self, ack: &Ack, w: &mut Window) {

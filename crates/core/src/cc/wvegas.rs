@@ -32,9 +32,48 @@
 //! - Rates are in bytes/s (Linux: packets/µs in 2¹⁶ fixed point); the minimum α of 2 packets
 //!   is Linux's constant.
 
-use super::{halve, reno::Reno, slow_start, Ack, CongestionControl, PeerView, Window};
-use crate::config::WvegasParams;
+use serde::{Deserialize, Serialize};
+
+use super::{halve, reno::Reno, slow_start, Ack, CcFactory, CongestionControl, PeerView, Window};
+use crate::config::AlgorithmParams;
+use crate::rng::Rng;
 use crate::units::{Dur, Time};
+
+/// wVegas parameters (`cc_params.wvegas`); the defaults are Linux `mptcp_wvegas.c`'s module
+/// parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WvegasParams {
+    /// Total backlog target α_total over all subflows (packets), split by rate weights.
+    pub alpha_total: u64,
+    /// Per-subflow α before weights are known and after each loss (packets).
+    pub alpha_initial: u64,
+    /// Slow start ends once the backlog exceeds γ (packets).
+    pub gamma: u64,
+}
+
+impl Default for WvegasParams {
+    fn default() -> Self {
+        WvegasParams { alpha_total: 10, alpha_initial: 2, gamma: 1 }
+    }
+}
+
+impl AlgorithmParams for WvegasParams {
+    const NAME: &'static str = "wvegas";
+    const TABLE: bool = true;
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.alpha_total == 0 || self.alpha_initial == 0 {
+            return Err(("", "alpha_total and alpha_initial must be >= 1 packet".into()));
+        }
+        Ok(())
+    }
+}
+
+impl CcFactory for WvegasParams {
+    fn build(&self, _rng: Rng) -> Box<dyn CongestionControl> {
+        Box::new(Wvegas::new(self))
+    }
+}
 
 /// Smallest per-subflow α (packets; Linux's `max(2U, …)`).
 const MIN_ALPHA: u64 = 2;
@@ -157,7 +196,7 @@ impl Wvegas {
 
 impl CongestionControl for Wvegas {
     fn name(&self) -> &'static str {
-        "wvegas"
+        WvegasParams::NAME
     }
 
     fn on_ack(&mut self, ack: &Ack, w: &mut Window) {

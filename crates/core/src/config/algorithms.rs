@@ -1,340 +1,432 @@
-//! Algorithm choices of the scenario schema: congestion control and packet schedulers with
-//! their parameter tables, and the slow-start and congestion-avoidance counting rules.
+//! Algorithm choices of the scenario schema: how a family of algorithms (congestion control,
+//! packet schedulers) is declared from one list, and the slow-start, congestion-avoidance and
+//! loss-recovery rules of every subflow.
+//!
+//! Each algorithm's parameters live in the algorithm's own file, in a type that is also its
+//! factory (the config-as-factory pattern): the type implements [`AlgorithmParams`] (its name,
+//! whether it has a parameter table, range checks) and its family's factory trait
+//! ([`crate::cc::CcFactory`], [`crate::mptcp::sched::SchedFactory`]). A family is then one
+//! [`algorithm_registry!`] list in `cc/mod.rs` or `mptcp/sched/mod.rs`, one line per
+//! algorithm, from which everything else follows: the name enum (`cc = "lia"`) with its
+//! `NAMES`, the configuration enum whose arms carry each algorithm's parameters and build it,
+//! and the parameter tables (`cc_params.<name>`) of the schema. The schema's spelling is that
+//! of serde's derive for the hand-written enums and structs these replaced, error messages
+//! included.
 
+use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Unexpected, Visitor};
 use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::marker::PhantomData;
 
-use super::ByteSize;
+pub use crate::cc::{CcConfig, CcKind, CcParams};
+pub use crate::mptcp::sched::minrtt::{MinRttParams, PenalisationRule};
+pub use crate::mptcp::sched::{SchedConfig, SchedKind, SchedParams};
 
-/// Congestion control algorithms (one file each under `cc/`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum CcKind {
-    /// Uncoupled Reno per subflow.
-    #[default]
-    Reno,
-    /// RFC 6356 Linked Increases.
-    Lia,
-    /// CUBIC (RFC 9438), uncoupled per subflow.
-    Cubic,
-    /// Opportunistic Linked Increases (Khalili et al., CoNEXT 2012).
-    Olia,
-    /// Balanced Linked Adaptation (Peng et al., IEEE/ACM ToN 2016).
-    Balia,
-    /// Weighted Vegas, delay-based (Cao, Xu, Fu, ICNP 2012).
-    Wvegas,
-    /// BBR v1 (Cardwell et al., ACM Queue 2016), uncoupled per subflow, as the Linux kernel's
-    /// `tcp_bbr` (`cc::bbr`), with delivery-rate estimation and pacing; the Linux backend
-    /// runs the kernel's own.
-    Bbr,
-}
-
-impl CcKind {
-    pub const NAMES: &'static [&'static str] = &["reno", "lia", "cubic", "olia", "balia", "wvegas", "bbr"];
-    /// The algorithms the simulator models (all of them).
-    pub const SIMULATED: &'static [&'static str] = &["reno", "lia", "cubic", "olia", "balia", "wvegas", "bbr"];
-}
-
-/// When LIA recomputes α.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum AlphaUpdate {
-    /// As the reference Linux implementation: on a whole-MSS window increase (≈ once per
-    /// RTT in congestion avoidance), during slow start, and after a loss.
-    #[default]
-    PerRtt,
-    /// On every ACK.
-    PerAck,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LiaParams {
-    #[serde(default)]
-    pub alpha_update: AlphaUpdate,
-}
-
-/// CUBIC parameters (RFC 9438 §4); the defaults are Linux `tcp_cubic.c`'s.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct CubicParams {
-    /// Multiplicative decrease factor β_cubic (dimensionless, strictly between 0 and 1);
-    /// default Linux's 717/1024 ≈ 0.7.
-    pub beta: f64,
-    /// Cubic scaling constant C (segments per second³, > 0); default 0.4.
-    pub c: f64,
-    /// Fast convergence (RFC 9438 §4.7): a loss below the previous W_max lowers W_max further.
-    pub fast_convergence: bool,
-    /// Reno-friendly region (RFC 9438 §4.3): grow at least as an AIMD flow with the same β.
-    pub tcp_friendliness: bool,
-    /// HyStart (Ha & Rhee, 2011; Linux `hystart=1` with ACK-train and delay detection): leave
-    /// slow start when a round's ACK train spans half the base RTT or its RTT rises clearly
-    /// above the minimum, before the queue overflows.
-    pub hystart: bool,
-    /// What an idle period does to the curve's epoch ([`CubicIdle`]); default `restart`,
-    /// `shift` in the `linux` profile.
-    pub idle: CubicIdle,
-}
-
-impl Default for CubicParams {
-    fn default() -> Self {
-        CubicParams {
-            beta: 717.0 / 1024.0,
-            c: 0.4,
-            fast_convergence: true,
-            tcp_friendliness: true,
-            hystart: true,
-            idle: CubicIdle::Restart,
-        }
-    }
-}
-
-/// How CUBIC's congestion-avoidance epoch treats time a subflow spends with nothing in flight.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CubicIdle {
-    /// The epoch runs on through idle periods and a new one starts at an idle restart
-    /// (RFC 2861's window restart; Linux before 4.1).
-    #[default]
-    Restart,
-    /// Each time the subflow sends with nothing in flight, the epoch's start moves forward by
-    /// the time since its last transmission, counted in jiffies, so the curve does not count
-    /// idle time; an idle restart leaves the epoch alone (Linux >= 4.1,
-    /// `cubictcp_cwnd_event(CA_EVENT_TX_START)`).
-    Shift,
-}
-
-/// wVegas parameters; the defaults are Linux `mptcp_wvegas.c`'s module parameters.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct WvegasParams {
-    /// Total backlog target α_total over all subflows (packets), split by rate weights.
-    pub alpha_total: u64,
-    /// Per-subflow α before weights are known and after each loss (packets).
-    pub alpha_initial: u64,
-    /// Slow start ends once the backlog exceeds γ (packets).
-    pub gamma: u64,
-}
-
-impl Default for WvegasParams {
-    fn default() -> Self {
-        WvegasParams { alpha_total: 10, alpha_initial: 2, gamma: 1 }
-    }
-}
-
-/// Per-algorithm parameters; each algorithm reads only its own table.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CcParams {
-    #[serde(default)]
-    pub lia: LiaParams,
-    #[serde(default)]
-    pub cubic: CubicParams,
-    #[serde(default)]
-    pub wvegas: WvegasParams,
-}
-
-/// Packet schedulers (one file each under `mptcp/sched/`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum SchedKind {
-    /// Lowest smoothed RTT among subflows with congestion-window space.
-    #[default]
-    Minrtt,
-    /// Subflows in turn (out-of-tree Linux `mptcp_rr.c`).
-    Roundrobin,
-    /// Every segment on every usable subflow (out-of-tree Linux `mptcp_redundant.c`).
-    Redundant,
-    /// Blocking estimation (Ferlin et al., IFIP Networking 2016).
-    Blest,
-    /// Earliest completion first (Lim et al., CoNEXT 2017).
-    Ecf,
-    /// Delay-aware packet scheduling (Kuhn et al., ICC 2014).
-    Daps,
-    /// Out-of-order transmission for in-order arrival (Yang, Wang, Amer, 2014).
-    Otias,
-    /// Out-of-order sending for in-order arrival with a gap (Shi et al., STMS).
-    Stms,
-    /// The scheduler of today's upstream Linux kernels (`mptcp_subflow_get_send`).
-    #[serde(rename = "default")]
-    LinuxDefault,
-}
-
-impl SchedKind {
-    pub const NAMES: &'static [&'static str] =
-        &["minrtt", "roundrobin", "redundant", "blest", "ecf", "daps", "otias", "stms", "default"];
-}
-
-/// minRTT's add-ons from the out-of-tree Linux MPTCP (NSDI 2012 §4.2).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MinRttParams {
-    /// M1: when the receive window or a full send buffer blocks new data, re-send the
-    /// oldest un-DATA_ACKed segment on the fastest subflow with room.
-    #[serde(default)]
-    pub opportunistic_retransmission: bool,
-    /// M2: then halve the congestion window of the subflow holding that segment (at most
-    /// once per SRTT of the fast subflow).
-    #[serde(default)]
-    pub penalisation: bool,
-    /// Which release's penalisation test M2 applies.
-    #[serde(default)]
-    pub penalisation_rule: PenalisationRule,
-}
-
-/// The out-of-tree stack changed M2's test between releases (`mptcp_rcv_buf_optimization`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub enum PenalisationRule {
-    /// v0.89 onwards (`mptcp_sched.c`): the holder is halved if its SRTT is above the calling
-    /// subflow's and it is in the Open state, its ssthresh too unless it is in slow start; at
-    /// most once per SRTT of the calling subflow.
-    #[default]
-    #[serde(rename = "v0.9x")]
-    V09x,
-    /// v0.86–v0.88 (`mptcp_output.c`, Linux 3.x): the holder is halved if its rate
-    /// cwnd / SRTT is below the calling subflow's, whatever its state, and its ssthresh is
-    /// set to the halved window; at most once per SRTT of the holder.
-    #[serde(rename = "v0.88")]
-    V088,
-}
-
-/// Round-robin parameters; the default is `mptcp_rr.c`'s module parameter.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RoundRobinParams {
-    /// Consecutive segments sent on a subflow before moving to the next (segments, >= 1).
-    pub num_segments: u64,
-}
-
-impl Default for RoundRobinParams {
-    fn default() -> Self {
-        RoundRobinParams { num_segments: 1 }
-    }
-}
-
-/// BLEST parameters (Ferlin et al. §3).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct BlestParams {
-    /// λ, the scaling factor of the fast subflow's estimated sending (dimensionless, > 0);
-    /// default 1.2, `mptcp_blest.c`'s initial value.
-    pub lambda: f64,
-}
-
-impl Default for BlestParams {
-    fn default() -> Self {
-        BlestParams { lambda: 1.2 }
-    }
-}
-
-/// ECF parameters (Lim et al. §4).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct EcfParams {
-    /// β, the hysteresis margin once ECF has started waiting for the fast subflow
-    /// (fraction of the slow subflow's RTT, >= 0); default 0.25 as in the paper.
-    pub beta: f64,
-}
-
-impl Default for EcfParams {
-    fn default() -> Self {
-        EcfParams { beta: 0.25 }
-    }
-}
-
-/// How STMS obtains its gap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum StmsGap {
-    /// Gap = bw_fast × (delay_slow − delay_fast) from the subflows' cwnd and SRTT.
-    Calculation,
-    /// Gap adjusted from bursts of DATA_ACKs (the slides' deployed variant).
-    #[default]
-    Adjustment,
-}
-
-/// STMS parameters (seed 002, "Gap adjustment" slide).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct StmsParams {
-    pub gap: StmsGap,
-    /// Starting gap of the adjustment variant (segments).
-    pub initial_gap: u64,
-    /// Weight of a new DATA_ACK-burst sample in the EWMA of adjustments (0 < w <= 1).
-    pub ewma_weight: f64,
-    /// Minimum time between two gap adjustments (slow subflow's SRTTs, > 0).
-    pub adjust_interval_rtts: f64,
-}
-
-impl Default for StmsParams {
-    fn default() -> Self {
-        StmsParams { gap: StmsGap::default(), initial_gap: 0, ewma_weight: 0.25, adjust_interval_rtts: 1.0 }
-    }
-}
-
-/// Parameters of the upstream Linux scheduler (`net/mptcp/protocol.c`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LinuxDefaultParams {
-    /// Bytes sent on a chosen subflow before choosing again (`MPTCP_SEND_BURST_SIZE`, >= 1).
-    pub burst: ByteSize,
-    /// Pacing rate as a multiple of cwnd / SRTT in slow start (`tcp_pacing_ss_ratio` / 100)
-    /// and in congestion avoidance (`tcp_pacing_ca_ratio` / 100); dimensionless, > 0.
-    pub pacing_ss_ratio: f64,
-    pub pacing_ca_ratio: f64,
-}
-
-impl Default for LinuxDefaultParams {
-    fn default() -> Self {
-        LinuxDefaultParams { burst: ByteSize(64 * 1024), pacing_ss_ratio: 2.0, pacing_ca_ratio: 1.2 }
-    }
-}
-
-/// Per-scheduler parameters; each scheduler reads only its own table.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SchedParams {
-    #[serde(default)]
-    pub minrtt: MinRttParams,
-    #[serde(default)]
-    pub roundrobin: RoundRobinParams,
-    #[serde(default)]
-    pub blest: BlestParams,
-    #[serde(default)]
-    pub ecf: EcfParams,
-    #[serde(default)]
-    pub stms: StmsParams,
-    #[serde(default, rename = "default")]
-    pub linux_default: LinuxDefaultParams,
-}
-
-impl SchedParams {
-    /// Range checks: (key below `sched_params`, message) of the first bad value.
-    pub(crate) fn check(&self) -> Result<(), (&'static str, String)> {
-        let positive = |v: f64| v > 0.0 && v.is_finite();
-        if self.roundrobin.num_segments == 0 {
-            return Err(("roundrobin.num_segments", "must be >= 1".into()));
-        }
-        if !positive(self.blest.lambda) {
-            return Err(("blest.lambda", format!("{} must be > 0", self.blest.lambda)));
-        }
-        if !(self.ecf.beta >= 0.0 && self.ecf.beta.is_finite()) {
-            return Err(("ecf.beta", format!("{} must be >= 0", self.ecf.beta)));
-        }
-        if !(positive(self.stms.ewma_weight) && self.stms.ewma_weight <= 1.0) {
-            return Err(("stms.ewma_weight", format!("{} must lie in (0, 1]", self.stms.ewma_weight)));
-        }
-        if !positive(self.stms.adjust_interval_rtts) {
-            return Err(("stms.adjust_interval_rtts", format!("{} must be > 0", self.stms.adjust_interval_rtts)));
-        }
-        let d = &self.linux_default;
-        if d.burst.0 == 0 {
-            return Err(("default.burst", "must be >= 1 B".into()));
-        }
-        if !positive(d.pacing_ss_ratio) || !positive(d.pacing_ca_ratio) {
-            return Err(("default.pacing_ss_ratio", "both pacing ratios must be > 0".into()));
-        }
+/// What the schema needs of an algorithm's parameter type.
+pub trait AlgorithmParams: Clone + fmt::Debug + Default + PartialEq + Serialize + DeserializeOwned + 'static {
+    /// The name scenarios choose the algorithm by (`cc = "lia"`), its parameter table's key
+    /// (`cc_params.lia`) and the name results report.
+    const NAME: &'static str;
+    /// Whether the algorithm has a parameter table. One without parameters has none, and the
+    /// schema refuses a table under its name.
+    const TABLE: bool;
+    /// Range checks the types alone cannot express: the key of the first bad value below the
+    /// table (empty: the table as a whole) and what is wrong with it.
+    fn check(&self) -> Result<(), (&'static str, String)> {
         Ok(())
     }
+}
+
+/// Declares a family of algorithms from one list of `Variant => module::ParamsType` lines
+/// (each type an [`AlgorithmParams`] and a `Factory`; the first line is the default):
+///
+/// - `Kind`, the name enum of the schema (`cc = "lia"`), with `ALL`, `NAMES` and `name()`,
+///   and one method per `const NAME: Type => fn method;` line, which reads that constant of
+///   the factory trait;
+/// - `Config`, whose arms carry each algorithm's parameters, with `kind()` and one method per
+///   `fn method(&self[, arg: Type]) -> Type;` line, which calls the factory trait's method
+///   of that arm's parameters (static dispatch);
+/// - `Params`, every algorithm's parameters (a field per module) as the schema's table of
+///   tables (`cc_params`), with `config(kind)` and `check()`.
+macro_rules! algorithm_registry {
+    (
+        $(#[$kind_doc:meta])*
+        pub enum $Kind:ident { $($(#[$cdoc:meta])* const $C:ident: $cty:ty => fn $cfn:ident;)* }
+        $(#[$config_doc:meta])*
+        pub enum $Config:ident: $Factory:ident { $($methods:tt)* }
+        $(#[$params_doc:meta])*
+        pub struct $Params:ident;
+        $arms:tt
+    ) => {
+        $crate::config::algorithm_registry!(
+            @types [$(#[$kind_doc])*] $Kind [$(#[$config_doc])*] $Config [$(#[$params_doc])*] $Params $arms
+        );
+        $($crate::config::algorithm_registry!(@const $Kind $Factory [$(#[$cdoc])*] $C $cty => $cfn $arms);)*
+        $crate::config::algorithm_registry!(@methods $Config $Factory $arms $($methods)*);
+    };
+    (
+        @types [$($kind_doc:tt)*] $Kind:ident [$($config_doc:tt)*] $Config:ident [$($params_doc:tt)*] $Params:ident
+        { $($(#[$doc:meta])* $V:ident => $m:ident :: $P:ident,)+ }
+    ) => {
+        $($kind_doc)*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $Kind {
+            $($(#[$doc])* $V,)+
+        }
+
+        impl $Kind {
+            /// Every algorithm of the family, in the order of its list.
+            pub const ALL: &'static [$Kind] = &[$($Kind::$V),+];
+            /// Their names, as scenarios write them.
+            pub const NAMES: &'static [&'static str] =
+                &[$(<$m::$P as $crate::config::AlgorithmParams>::NAME),+];
+
+            /// The name scenarios write.
+            pub fn name(self) -> &'static str {
+                Self::NAMES[self as usize]
+            }
+        }
+
+        impl Default for $Kind {
+            /// The first of the list.
+            fn default() -> Self {
+                Self::ALL[0]
+            }
+        }
+
+        impl serde::Serialize for $Kind {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_unit_variant(stringify!($Kind), *self as u32, self.name())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $Kind {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::config::deserialize_choice(d, stringify!($Kind), Self::NAMES).map(|i| Self::ALL[i])
+            }
+        }
+
+        $($config_doc)*
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum $Config {
+            $($(#[$doc])* $V($m::$P),)+
+        }
+
+        impl $Config {
+            /// Which algorithm this is.
+            pub fn kind(&self) -> $Kind {
+                match self {
+                    $(Self::$V(_) => $Kind::$V,)+
+                }
+            }
+        }
+
+        $($params_doc)*
+        #[derive(Clone, Debug, Default, PartialEq)]
+        pub struct $Params {
+            $($(#[$doc])* pub $m: $m::$P,)+
+        }
+
+        impl $Params {
+            /// The keys of the parameter tables: the algorithms that have one, in list order.
+            pub const TABLES: &'static [&'static str] = {
+                const ALL: &[(&str, bool)] = &[$((
+                    <$m::$P as $crate::config::AlgorithmParams>::NAME,
+                    <$m::$P as $crate::config::AlgorithmParams>::TABLE,
+                )),+];
+                const N: usize = $crate::config::count_tables(ALL);
+                &$crate::config::table_names::<N>(ALL)
+            };
+
+            /// Algorithm `kind` with its parameters.
+            pub fn config(&self, kind: $Kind) -> $Config {
+                match kind {
+                    $($Kind::$V => $Config::$V(self.$m.clone()),)+
+                }
+            }
+
+            /// Every table's range checks, in list order: the first bad value's key below the
+            /// table of tables (`lia.alpha`) and what is wrong with it.
+            pub fn check(&self) -> Result<(), (String, String)> {
+                use $crate::config::AlgorithmParams;
+                $(
+                    if <$m::$P as AlgorithmParams>::TABLE {
+                        if let Err((key, msg)) = self.$m.check() {
+                            return Err(($crate::config::table_key(<$m::$P as AlgorithmParams>::NAME, key), msg));
+                        }
+                    }
+                )+
+                Ok(())
+            }
+        }
+
+        impl $crate::config::Tables for $Params {
+            fn read_value<'de, A: serde::de::MapAccess<'de>>(&mut self, name: &str, map: &mut A) -> Result<(), A::Error> {
+                use $crate::config::AlgorithmParams;
+                $(
+                    if <$m::$P as AlgorithmParams>::TABLE && name == <$m::$P as AlgorithmParams>::NAME {
+                        self.$m = map.next_value()?;
+                    }
+                )+
+                Ok(())
+            }
+
+            fn read_elements<'de, A: serde::de::SeqAccess<'de>>(&mut self, seq: &mut A) -> Result<(), A::Error> {
+                $(
+                    if <$m::$P as $crate::config::AlgorithmParams>::TABLE {
+                        if let Some(p) = seq.next_element()? {
+                            self.$m = p;
+                        }
+                    }
+                )+
+                Ok(())
+            }
+        }
+
+        impl serde::Serialize for $Params {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeStruct;
+                use $crate::config::AlgorithmParams;
+                let mut st = s.serialize_struct(stringify!($Params), Self::TABLES.len())?;
+                $(
+                    if <$m::$P as AlgorithmParams>::TABLE {
+                        st.serialize_field(<$m::$P as AlgorithmParams>::NAME, &self.$m)?;
+                    }
+                )+
+                st.end()
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $Params {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::config::deserialize_tables(d, stringify!($Params), Self::TABLES)
+            }
+        }
+    };
+    (
+        @const $Kind:ident $Factory:ident [$($doc:tt)*] $C:ident $cty:ty => $cfn:ident
+        { $($(#[$d:meta])* $V:ident => $m:ident :: $P:ident,)+ }
+    ) => {
+        impl $Kind {
+            $($doc)*
+            pub fn $cfn(self) -> $cty {
+                match self {
+                    $(Self::$V => <$m::$P as $Factory>::$C,)+
+                }
+            }
+        }
+    };
+    (@methods $Config:ident $Factory:ident $arms:tt) => {};
+    (
+        @methods $Config:ident $Factory:ident $arms:tt
+        $(#[$doc:meta])* fn $f:ident(&self) -> $ret:ty; $($rest:tt)*
+    ) => {
+        $crate::config::algorithm_registry!(@method $Config $Factory $arms [$(#[$doc])*] $f () -> $ret);
+        $crate::config::algorithm_registry!(@methods $Config $Factory $arms $($rest)*);
+    };
+    (
+        @methods $Config:ident $Factory:ident $arms:tt
+        $(#[$doc:meta])* fn $f:ident(&self, $a:ident: $aty:ty) -> $ret:ty; $($rest:tt)*
+    ) => {
+        $crate::config::algorithm_registry!(@method $Config $Factory $arms [$(#[$doc])*] $f ($a: $aty) -> $ret);
+        $crate::config::algorithm_registry!(@methods $Config $Factory $arms $($rest)*);
+    };
+    (
+        @method $Config:ident $Factory:ident { $($(#[$d:meta])* $V:ident => $m:ident :: $P:ident,)+ }
+        [$($doc:tt)*] $f:ident () -> $ret:ty
+    ) => {
+        impl $Config {
+            $($doc)*
+            pub fn $f(&self) -> $ret {
+                match self {
+                    $(Self::$V(p) => <$m::$P as $Factory>::$f(p),)+
+                }
+            }
+        }
+    };
+    (
+        @method $Config:ident $Factory:ident { $($(#[$d:meta])* $V:ident => $m:ident :: $P:ident,)+ }
+        [$($doc:tt)*] $f:ident ($a:ident: $aty:ty) -> $ret:ty
+    ) => {
+        impl $Config {
+            $($doc)*
+            pub fn $f(&self, $a: $aty) -> $ret {
+                match self {
+                    $(Self::$V(p) => <$m::$P as $Factory>::$f(p, $a),)+
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use algorithm_registry;
+
+/// How many of `all` (name, has a table) have a table.
+pub(crate) const fn count_tables(all: &[(&str, bool)]) -> usize {
+    let (mut i, mut n) = (0, 0);
+    while i < all.len() {
+        n += all[i].1 as usize;
+        i += 1;
+    }
+    n
+}
+
+/// The names of those of `all` that have a table, in order (`N` = [`count_tables`]).
+pub(crate) const fn table_names<const N: usize>(all: &[(&'static str, bool)]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut i, mut n) = (0, 0);
+    while i < all.len() {
+        if all[i].1 {
+            out[n] = all[i].0;
+            n += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `table.key`, or `table` for an empty key.
+pub(crate) fn table_key(table: &str, key: &str) -> String {
+    if key.is_empty() {
+        table.to_string()
+    } else {
+        format!("{table}.{key}")
+    }
+}
+
+/// A family's table of tables, read field by field (implemented by [`algorithm_registry!`]).
+pub(crate) trait Tables: Default {
+    /// Reads the table named `name` (one of the family's tables) as the map's next value.
+    fn read_value<'de, A: MapAccess<'de>>(&mut self, name: &str, map: &mut A) -> Result<(), A::Error>;
+    /// Reads the tables in order from a sequence; those it lacks keep their defaults.
+    fn read_elements<'de, A: SeqAccess<'de>>(&mut self, seq: &mut A) -> Result<(), A::Error>;
+}
+
+/// A variant or field name among `names`, read as serde's derive reads identifiers.
+struct Identifier {
+    names: &'static [&'static str],
+    /// A variant (true) or a field (false): the words of the error messages.
+    variant: bool,
+}
+
+impl<'de> de::DeserializeSeed<'de> for Identifier {
+    type Value = usize;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
+        d.deserialize_identifier(self)
+    }
+}
+
+impl Identifier {
+    fn unknown<E: de::Error>(&self, name: &str) -> E {
+        if self.variant {
+            E::unknown_variant(name, self.names)
+        } else {
+            E::unknown_field(name, self.names)
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for Identifier {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(if self.variant { "variant identifier" } else { "field identifier" })
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<usize, E> {
+        match usize::try_from(v) {
+            Ok(i) if i < self.names.len() => Ok(i),
+            _ => {
+                let what = if self.variant { "variant" } else { "field" };
+                let expected = format!("{what} index 0 <= i < {}", self.names.len());
+                Err(E::invalid_value(Unexpected::Unsigned(v), &expected.as_str()))
+            }
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
+        self.names.iter().position(|n| *n == v).ok_or_else(|| self.unknown(v))
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<usize, E> {
+        let v = String::from_utf8_lossy(v);
+        self.names.iter().position(|n| *n == v).ok_or_else(|| self.unknown(&v))
+    }
+}
+
+/// Reads a name enum (a unit variant among `names`) as serde's derive reads one; the index.
+pub(crate) fn deserialize_choice<'de, D: Deserializer<'de>>(
+    d: D,
+    enum_name: &'static str,
+    names: &'static [&'static str],
+) -> Result<usize, D::Error> {
+    struct Choice {
+        enum_name: &'static str,
+        names: &'static [&'static str],
+    }
+    impl<'de> Visitor<'de> for Choice {
+        type Value = usize;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            write!(f, "enum {}", self.enum_name)
+        }
+        fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<usize, A::Error> {
+            let (i, variant) = data.variant_seed(Identifier { names: self.names, variant: true })?;
+            de::VariantAccess::unit_variant(variant)?;
+            Ok(i)
+        }
+    }
+    d.deserialize_enum(enum_name, names, Choice { enum_name, names })
+}
+
+/// Reads a table of tables (fields `tables`, each defaulted when absent, none other) as
+/// serde's derive reads a struct with `deny_unknown_fields`.
+pub(crate) fn deserialize_tables<'de, D: Deserializer<'de>, T: Tables>(
+    d: D,
+    struct_name: &'static str,
+    tables: &'static [&'static str],
+) -> Result<T, D::Error> {
+    struct Of<T> {
+        struct_name: &'static str,
+        tables: &'static [&'static str],
+        of: PhantomData<T>,
+    }
+    impl<'de, T: Tables> Visitor<'de> for Of<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            write!(f, "struct {}", self.struct_name)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
+            let mut t = T::default();
+            t.read_elements(&mut seq)?;
+            Ok(t)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+            let mut t = T::default();
+            let mut seen = vec![false; self.tables.len()];
+            while let Some(i) = map.next_key_seed(Identifier { names: self.tables, variant: false })? {
+                if std::mem::replace(&mut seen[i], true) {
+                    return Err(de::Error::duplicate_field(self.tables[i]));
+                }
+                t.read_value(self.tables[i], &mut map)?;
+            }
+            Ok(t)
+        }
+    }
+    d.deserialize_struct(struct_name, tables, Of { struct_name, tables, of: PhantomData })
+}
+
+/// Single-path TCP runs only controllers that do not couple subflows: the message when
+/// `cc` does.
+pub(crate) fn check_single_path(cc: CcKind) -> Result<(), String> {
+    if cc.uncoupled() {
+        return Ok(());
+    }
+    let allowed: Vec<&str> = CcKind::ALL.iter().filter(|k| k.uncoupled()).map(|k| k.name()).collect();
+    Err(format!(
+        "`{}` couples subflows and needs kind = \"mptcp\"; single-path tcp allows: {}",
+        cc.name(),
+        allowed.join(", ")
+    ))
 }
 
 /// Slow-start growth rule.
@@ -411,4 +503,69 @@ pub enum Recovery {
     /// retransmissions and tail losses wait for the RTO.
     #[default]
     Rfc6675,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    #[test]
+    fn every_algorithm_builds_one_that_reports_its_own_name() {
+        for &k in CcKind::ALL {
+            let config = CcParams::default().config(k);
+            assert_eq!((config.kind(), config.build(Rng::stream(1, "cc")).name()), (k, k.name()));
+        }
+        for &k in SchedKind::ALL {
+            let config = SchedParams::default().config(k);
+            assert_eq!((config.kind(), config.build().name()), (k, k.name()));
+        }
+        assert_eq!((CcKind::default(), SchedKind::default()), (CcKind::Reno, SchedKind::Minrtt));
+    }
+
+    #[test]
+    fn names_and_tables_follow_the_registry_lists() {
+        assert_eq!(CcKind::NAMES, ["reno", "lia", "cubic", "olia", "balia", "wvegas", "bbr"]);
+        assert_eq!(CcParams::TABLES, ["lia", "cubic", "wvegas"]);
+        assert_eq!(
+            SchedKind::NAMES,
+            ["minrtt", "roundrobin", "redundant", "blest", "ecf", "daps", "otias", "stms", "default"]
+        );
+        assert_eq!(SchedParams::TABLES, ["minrtt", "roundrobin", "blest", "ecf", "stms", "default"]);
+        let uncoupled: Vec<_> = CcKind::ALL.iter().filter(|k| k.uncoupled()).map(|k| k.name()).collect();
+        assert_eq!(uncoupled, ["reno", "cubic", "bbr"]);
+    }
+
+    #[test]
+    fn a_table_written_for_another_algorithm_is_kept_in_the_resolved_scenario() {
+        let json = r#"{"lia": {"alpha_update": "per_ack"}, "cubic": {"beta": 0.5}}"#;
+        let p: CcParams = serde_json::from_str(json).unwrap();
+        assert_eq!(
+            p.config(CcKind::Cubic),
+            CcConfig::Cubic(crate::cc::cubic::CubicParams { beta: 0.5, ..Default::default() })
+        );
+        let back = serde_json::to_value(&p).unwrap();
+        assert_eq!(back["lia"]["alpha_update"], "per_ack");
+        assert_eq!(back["wvegas"]["alpha_total"], 10);
+        assert_eq!(back.as_object().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn range_checks_name_the_table_and_key() {
+        let p = SchedParams {
+            stms: crate::mptcp::sched::stms::StmsParams { ewma_weight: 2.0, ..Default::default() },
+            ..Default::default()
+        };
+        assert_eq!(p.check(), Err(("stms.ewma_weight".to_string(), "2 must lie in (0, 1]".to_string())));
+        let p = CcParams {
+            wvegas: crate::cc::wvegas::WvegasParams { gamma: 1, alpha_total: 0, alpha_initial: 2 },
+            ..Default::default()
+        };
+        assert_eq!(p.check().unwrap_err().0, "wvegas");
+        assert_eq!(check_single_path(CcKind::Cubic), Ok(()));
+        assert_eq!(
+            check_single_path(CcKind::Olia).unwrap_err(),
+            "`olia` couples subflows and needs kind = \"mptcp\"; single-path tcp allows: reno, cubic, bbr"
+        );
+    }
 }

@@ -2,10 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::algorithms::{
-    CaCounting, CcKind, CcParams, CwndLimited, Recovery, SchedKind, SchedParams, SlowStart, TsqRule,
-};
+use super::algorithms::{CaCounting, CwndLimited, Recovery, SlowStart, TsqRule};
 use super::{BufSize, ByteSize, RouteCfg, Stack};
+use crate::cc::{CcKind, CcParams};
+use crate::mptcp::sched::{SchedKind, SchedParams};
 use crate::units::Dur;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -325,10 +325,12 @@ pub struct ConnCfg {
     #[serde(default)]
     pub direction: Direction,
     pub app: AppCfg,
+    /// The congestion controller, and every controller's parameters (only its own are read).
     #[serde(default)]
     pub cc: CcKind,
     #[serde(default)]
     pub cc_params: CcParams,
+    /// The packet scheduler, and every scheduler's parameters (only its own are read).
     #[serde(default)]
     pub scheduler: SchedKind,
     #[serde(default)]

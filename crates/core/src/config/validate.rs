@@ -1,7 +1,7 @@
 //! The semantic checks of a scenario that the types alone cannot express.
 
 use super::{
-    did_you_mean, AppCfg, BufferAccounting, CcKind, ConfigError, ConnCfg, ConnKind, QueueLimit, Scenario,
+    algorithms, did_you_mean, AppCfg, BufferAccounting, ConfigError, ConnCfg, ConnKind, QueueLimit, Scenario,
     MIN_APP_PERIOD, MIN_RTO,
 };
 use crate::units::Dur;
@@ -123,33 +123,12 @@ impl Scenario {
                         ),
                     ));
                 }
-                if !matches!(c.cc, CcKind::Reno | CcKind::Cubic | CcKind::Bbr) {
-                    return Err(ConfigError::new(
-                        at("cc"),
-                        format!(
-                            "`{:?}` couples subflows and needs kind = \"mptcp\"; single-path tcp allows: reno, cubic, bbr",
-                            c.cc
-                        )
-                        .to_lowercase(),
-                    ));
+                if let Err(msg) = algorithms::check_single_path(c.cc) {
+                    return Err(ConfigError::new(at("cc"), msg));
                 }
             }
-            let cubic = &c.cc_params.cubic;
-            if !(cubic.beta > 0.0 && cubic.beta < 1.0) {
-                return Err(ConfigError::new(
-                    at("cc_params.cubic.beta"),
-                    format!("{} must lie strictly between 0 and 1", cubic.beta),
-                ));
-            }
-            if !(cubic.c > 0.0 && cubic.c.is_finite()) {
-                return Err(ConfigError::new(at("cc_params.cubic.c"), format!("{} must be > 0", cubic.c)));
-            }
-            let wv = &c.cc_params.wvegas;
-            if wv.alpha_total == 0 || wv.alpha_initial == 0 {
-                return Err(ConfigError::new(
-                    at("cc_params.wvegas"),
-                    "alpha_total and alpha_initial must be >= 1 packet",
-                ));
+            if let Err((key, msg)) = c.cc_params.check() {
+                return Err(ConfigError::new(at(&format!("cc_params.{key}")), msg));
             }
             if c.start >= self.duration {
                 return Err(ConfigError::new(

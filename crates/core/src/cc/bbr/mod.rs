@@ -17,7 +17,8 @@
 //! Linux's long-term bandwidth sampling (`bbr_lt_bw_sampling`, policer detection: `lt.rs`)
 //! and its ACK-aggregation allowance (`bbr_update_ack_aggregation`, extra cwnd for ACKs that
 //! arrive in bursts: `aggregation.rs`) are implemented; both are part of the kernel's
-//! `tcp_bbr` that runs on the Linux backend.
+//! `tcp_bbr` that runs on the Linux backend. `window.rs` turns the model into the pacing rate
+//! and the window.
 //!
 //! Units: windows and counters are handed over in bytes and turned into segments of `smss`
 //! (Linux counts packets; the simulator sends one segment per packet); `bw` is in payload
@@ -46,9 +47,13 @@
 
 mod aggregation;
 mod lt;
+mod window;
+
+use serde::{Deserialize, Serialize};
 
 use super::minmax::MinMax;
-use super::{CongestionControl, PeerView, RateAck, Window};
+use super::{CcFactory, CongestionControl, PeerView, RateAck, Window};
+use crate::config::AlgorithmParams;
 use crate::rng::Rng;
 use crate::tcp::subflow::CaState;
 use crate::units::{Dur, Time};
@@ -76,18 +81,21 @@ const CWND_MIN_TARGET: u64 = 4;
 /// Full-pipe detection: growth below 5/4 for 3 rounds (Linux `bbr_full_bw_thresh`, `_cnt`).
 const FULL_BW_THRESH: u64 = UNIT * 5 / 4;
 const FULL_BW_CNT: u32 = 3;
-/// Pacing at 1 % below the estimated rate (Linux `bbr_pacing_margin_percent`).
-const PACING_MARGIN_PERCENT: u64 = 1;
-/// Initial window when no RTT is known (segments; Linux `TCP_INIT_CWND`).
-const INIT_CWND: u64 = 10;
-/// Below this pacing rate a TSO burst is 1 segment, else at least 2 (Linux
-/// `bbr_min_tso_rate` = 1.2 Mbit/s, in bytes per second).
-const MIN_TSO_RATE: u64 = 1_200_000 / 8;
-/// Linux `sk_pacing_shift` (a TSO burst holds about 2^-10 s of data) and the burst cap
-/// (`GSO_LEGACY_MAX_SIZE − 1 − MAX_TCP_HEADER`, bytes, x86-64) and segment cap (0x7F).
-const PACING_SHIFT: u32 = 10;
-const TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
-const TSO_MAX_SEGS: u64 = 0x7F;
+/// BBR has no parameters (and no `cc_params` table; the kernel's are module-wide).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BbrParams;
+
+impl AlgorithmParams for BbrParams {
+    const NAME: &'static str = "bbr";
+    const TABLE: bool = false;
+}
+
+impl CcFactory for BbrParams {
+    const UNCOUPLED: bool = true;
+    fn build(&self, rng: Rng) -> Box<dyn CongestionControl> {
+        Box::new(Bbr::new(rng))
+    }
+}
 
 /// BBR's modes (Linux `enum bbr_mode`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -207,96 +215,6 @@ impl Path {
             self.lt_bw
         } else {
             self.max_bw()
-        }
-    }
-
-    /// Linux `bbr_rate_bytes_per_sec` + `bbr_bw_to_pacing_rate`: `bw` × `gain`, 1 % below.
-    pub fn pacing_rate_for(bw: u64, gain: u64) -> u64 {
-        (bw as u128 * gain as u128 / UNIT as u128 * (100 - PACING_MARGIN_PERCENT) as u128 / 100) as u64
-    }
-
-    /// Linux `bbr_init_pacing_rate_from_rtt`: high gain × cwnd / SRTT (1 ms without SRTT).
-    fn init_pacing_rate_from_rtt(&mut self, srtt: Option<Dur>, cwnd_bytes: u64) {
-        let rtt = match srtt {
-            Some(r) => {
-                self.has_seen_rtt = true;
-                r.0.max(1_000)
-            }
-            None => 1_000_000,
-        };
-        let bw = (cwnd_bytes as u128 * 1_000_000_000 / rtt as u128) as u64;
-        self.pacing_rate = Self::pacing_rate_for(bw, HIGH_GAIN);
-    }
-
-    /// Linux `bbr_set_pacing_rate`: before the pipe is full the rate only grows (a sample
-    /// below the start-up rate would slow start-up down).
-    fn set_pacing_rate(&mut self, bw: u64, gain: u64, srtt: Option<Dur>, cwnd_bytes: u64) {
-        if !self.has_seen_rtt && srtt.is_some() {
-            self.init_pacing_rate_from_rtt(srtt, cwnd_bytes);
-        }
-        let rate = Self::pacing_rate_for(bw, gain);
-        if self.full_bw_reached || rate > self.pacing_rate {
-            self.pacing_rate = rate;
-        }
-    }
-
-    /// Linux `bbr_tso_segs_goal`: the TSO burst the kernel would build at this pacing rate
-    /// (segments).
-    pub fn tso_segs_goal(&self) -> u64 {
-        let bytes = (self.pacing_rate >> PACING_SHIFT).min(TSO_MAX_BYTES);
-        let min = if self.pacing_rate < MIN_TSO_RATE { 1 } else { 2 };
-        (bytes / self.smss).max(min).min(TSO_MAX_SEGS)
-    }
-
-    /// Linux `bbr_bdp`: `gain` × bw × min_rtt in segments, rounded up; the initial window
-    /// while no RTT is known.
-    pub fn bdp(&self, bw: u64, gain: u64) -> u64 {
-        let Some(rtt) = self.min_rtt else {
-            return INIT_CWND;
-        };
-        let bytes_x_gain = bw as u128 * rtt.0 as u128 * gain as u128 / UNIT as u128;
-        bytes_x_gain.div_ceil(1_000_000_000 * self.smss as u128) as u64
-    }
-
-    /// Linux `bbr_quantization_budget`: room for 3 TSO bursts (send, receive and ACK
-    /// hosts may each hold one), rounded up to even, and 2 more segments in the probing phase.
-    fn quantization_budget(&self, cwnd: u64) -> u64 {
-        let mut cwnd = cwnd + 3 * self.tso_segs_goal();
-        cwnd = (cwnd + 1) & !1;
-        if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
-            cwnd += 2;
-        }
-        cwnd
-    }
-
-    /// Linux `bbr_inflight`: the data in flight `gain` calls for (segments).
-    pub fn inflight(&self, bw: u64, gain: u64) -> u64 {
-        self.quantization_budget(self.bdp(bw, gain))
-    }
-
-    /// Linux `bbr_packets_in_net_at_edt`: what will still be in the network when the next
-    /// segment departs (segments): the pacing delay delivers some in the meantime; probing
-    /// counts the next burst in.
-    fn packets_in_net_at_edt(&self, inflight: u64, now: Time, next_departure: Time) -> u64 {
-        let wait = next_departure.max(now).since(now);
-        let interval_delivered = self.segs_floor(self.bw() as u128 * wait.0 as u128 / 1_000_000_000);
-        let mut at_edt = inflight;
-        if self.pacing_gain > UNIT {
-            at_edt += self.tso_segs_goal();
-        }
-        at_edt.saturating_sub(interval_delivered)
-    }
-
-    fn segs_floor(&self, bytes: u128) -> u64 {
-        (bytes / self.smss as u128) as u64
-    }
-
-    /// Linux `bbr_save_cwnd`: remember the window before recovery or PROBE_RTT.
-    fn save_cwnd(&mut self, cwnd: u64) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(cwnd);
         }
     }
 
@@ -455,60 +373,6 @@ impl Path {
             Mode::ProbeRtt => (UNIT, UNIT),
         };
     }
-
-    /// Linux `bbr_set_cwnd_to_recover_or_restore`: losses shrink the window at once; the
-    /// first round of fast recovery conserves packets (one out per one delivered); leaving
-    /// recovery or loss restores the window from before. Returns the window (segments) and
-    /// whether packet conservation decides it.
-    fn recover_or_restore(&mut self, a: &RateAck, acked: u64, cwnd: u64) -> (u64, bool) {
-        let mut cwnd = cwnd;
-        let losses = self.segs(a.rs.losses);
-        if losses > 0 {
-            cwnd = cwnd.saturating_sub(losses).max(1);
-        }
-        let in_flight = self.segs(a.in_flight);
-        let (state, prev) = (a.ca, self.prev_ca_state);
-        if state == CaState::Recovery && prev != CaState::Recovery {
-            self.packet_conservation = true;
-            self.next_rtt_delivered = a.delivered;
-            cwnd = in_flight + acked;
-        } else if prev >= CaState::Recovery && state < CaState::Recovery {
-            cwnd = cwnd.max(self.prior_cwnd);
-            self.packet_conservation = false;
-        }
-        self.prev_ca_state = state;
-        if self.packet_conservation {
-            return (cwnd.max(in_flight + acked), true);
-        }
-        (cwnd, false)
-    }
-
-    /// Linux `bbr_set_cwnd`: towards cwnd_gain × BDP + ACK-aggregation allowance +
-    /// quantization budget, growing by what was delivered (before the pipe is full, only
-    /// upwards); at least 4 segments, exactly 4 in PROBE_RTT.
-    fn set_cwnd(&mut self, a: &RateAck, bw: u64, w: &mut Window) {
-        let acked = self.segs(a.rs.acked_sacked);
-        let mut cwnd = self.segs(w.cwnd);
-        if acked > 0 {
-            let (c, conserving) = self.recover_or_restore(a, acked, cwnd);
-            cwnd = c;
-            if !conserving {
-                let mut target = self.bdp(bw, self.cwnd_gain);
-                target += self.ack_aggregation_cwnd();
-                target = self.quantization_budget(target);
-                if self.full_bw_reached {
-                    cwnd = (cwnd + acked).min(target);
-                } else if cwnd < target || a.delivered < INIT_CWND * self.smss {
-                    cwnd += acked;
-                }
-                cwnd = cwnd.max(CWND_MIN_TARGET);
-            }
-        }
-        if self.mode == Mode::ProbeRtt {
-            cwnd = cwnd.min(CWND_MIN_TARGET);
-        }
-        w.cwnd = cwnd * self.smss;
-    }
 }
 
 /// BBR for every subflow of a connection (independent instances).
@@ -538,7 +402,7 @@ impl Bbr {
 
 impl CongestionControl for Bbr {
     fn name(&self) -> &'static str {
-        "bbr"
+        BbrParams::NAME
     }
 
     /// Not called for a rate-based controller (the host calls `cong_control`).

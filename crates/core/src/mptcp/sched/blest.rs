@@ -18,8 +18,42 @@
 //! - subflows without an RTT estimate are used without the check; backups only when no
 //!   regular subflow is usable.
 
-use super::{FastOrSlow, Pick, SchedCtx, Scheduler};
-use crate::config::BlestParams;
+use serde::{Deserialize, Serialize};
+
+use super::{FastOrSlow, Pick, SchedCtx, SchedFactory, Scheduler};
+use crate::config::AlgorithmParams;
+
+/// BLEST parameters (`sched_params.blest`; Ferlin et al. §3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BlestParams {
+    /// λ, the scaling factor of the fast subflow's estimated sending (dimensionless, > 0);
+    /// default 1.2, `mptcp_blest.c`'s initial value.
+    pub lambda: f64,
+}
+
+impl Default for BlestParams {
+    fn default() -> Self {
+        BlestParams { lambda: 1.2 }
+    }
+}
+
+impl AlgorithmParams for BlestParams {
+    const NAME: &'static str = "blest";
+    const TABLE: bool = true;
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        if !(self.lambda > 0.0 && self.lambda.is_finite()) {
+            return Err(("lambda", format!("{} must be > 0", self.lambda)));
+        }
+        Ok(())
+    }
+}
+
+impl SchedFactory for BlestParams {
+    fn build(&self) -> Box<dyn Scheduler> {
+        Box::new(Blest::new(self))
+    }
+}
 
 pub struct Blest {
     lambda: f64,
@@ -39,7 +73,7 @@ impl Blest {
 
 impl Scheduler for Blest {
     fn name(&self) -> &'static str {
-        "blest"
+        BlestParams::NAME
     }
 
     fn next(&mut self, ctx: &SchedCtx) -> Pick {

@@ -25,8 +25,26 @@
 
 use std::collections::VecDeque;
 
-use super::{Pick, SchedCtx, Scheduler};
+use serde::{Deserialize, Serialize};
+
+use super::{Pick, SchedCtx, SchedFactory, Scheduler};
+use crate::config::AlgorithmParams;
 use crate::units::Dsn;
+
+/// DAPS has no parameters (and no `sched_params` table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DapsParams;
+
+impl AlgorithmParams for DapsParams {
+    const NAME: &'static str = "daps";
+    const TABLE: bool = false;
+}
+
+impl SchedFactory for DapsParams {
+    fn build(&self) -> Box<dyn Scheduler> {
+        Box::new(Daps::default())
+    }
+}
 
 /// Outstanding runs (blocks per subflow) after which a subflow without a block takes the
 /// oldest unsent data.
@@ -113,7 +131,7 @@ impl Daps {
 
 impl Scheduler for Daps {
     fn name(&self) -> &'static str {
-        "daps"
+        DapsParams::NAME
     }
 
     fn next(&mut self, ctx: &SchedCtx) -> Pick {

@@ -13,8 +13,42 @@
 //! SMSS; subflows without an RTT estimate are used without the check; backups only when no
 //! regular subflow is usable.
 
-use super::{FastOrSlow, Pick, SchedCtx, Scheduler};
-use crate::config::EcfParams;
+use serde::{Deserialize, Serialize};
+
+use super::{FastOrSlow, Pick, SchedCtx, SchedFactory, Scheduler};
+use crate::config::AlgorithmParams;
+
+/// ECF parameters (`sched_params.ecf`; Lim et al. §4).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EcfParams {
+    /// β, the hysteresis margin once ECF has started waiting for the fast subflow
+    /// (fraction of the slow subflow's RTT, >= 0); default 0.25 as in the paper.
+    pub beta: f64,
+}
+
+impl Default for EcfParams {
+    fn default() -> Self {
+        EcfParams { beta: 0.25 }
+    }
+}
+
+impl AlgorithmParams for EcfParams {
+    const NAME: &'static str = "ecf";
+    const TABLE: bool = true;
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        if !(self.beta >= 0.0 && self.beta.is_finite()) {
+            return Err(("beta", format!("{} must be >= 0", self.beta)));
+        }
+        Ok(())
+    }
+}
+
+impl SchedFactory for EcfParams {
+    fn build(&self) -> Box<dyn Scheduler> {
+        Box::new(Ecf::new(self))
+    }
+}
 
 pub struct Ecf {
     beta: f64,
@@ -29,7 +63,7 @@ impl Ecf {
 
 impl Scheduler for Ecf {
     fn name(&self) -> &'static str {
-        "ecf"
+        EcfParams::NAME
     }
 
     fn next(&mut self, ctx: &SchedCtx) -> Pick {

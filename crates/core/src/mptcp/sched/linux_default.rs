@@ -34,9 +34,50 @@
 //! - reinjections after an RTO go, segment by segment, to a subflow with window room (the
 //!   engine's reinjection path), not through the kernel's data-level retransmission timer.
 
-use super::{Pick, SchedCtx, SchedView, Scheduler};
-use crate::config::LinuxDefaultParams;
+use serde::{Deserialize, Serialize};
+
+use super::{Pick, SchedCtx, SchedFactory, SchedView, Scheduler};
+use crate::config::{AlgorithmParams, ByteSize};
 use crate::units::Dsn;
+
+/// Parameters of the upstream Linux scheduler (`sched_params.default`; `net/mptcp/protocol.c`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinuxDefaultParams {
+    /// Bytes sent on a chosen subflow before choosing again (`MPTCP_SEND_BURST_SIZE`, >= 1).
+    pub burst: ByteSize,
+    /// Pacing rate as a multiple of cwnd / SRTT in slow start (`tcp_pacing_ss_ratio` / 100)
+    /// and in congestion avoidance (`tcp_pacing_ca_ratio` / 100); dimensionless, > 0.
+    pub pacing_ss_ratio: f64,
+    pub pacing_ca_ratio: f64,
+}
+
+impl Default for LinuxDefaultParams {
+    fn default() -> Self {
+        LinuxDefaultParams { burst: ByteSize(64 * 1024), pacing_ss_ratio: 2.0, pacing_ca_ratio: 1.2 }
+    }
+}
+
+impl AlgorithmParams for LinuxDefaultParams {
+    const NAME: &'static str = "default";
+    const TABLE: bool = true;
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        let positive = |v: f64| v > 0.0 && v.is_finite();
+        if self.burst.0 == 0 {
+            return Err(("burst", "must be >= 1 B".into()));
+        }
+        if !positive(self.pacing_ss_ratio) || !positive(self.pacing_ca_ratio) {
+            return Err(("pacing_ss_ratio", "both pacing ratios must be > 0".into()));
+        }
+        Ok(())
+    }
+}
+
+impl SchedFactory for LinuxDefaultParams {
+    fn build(&self) -> Box<dyn Scheduler> {
+        Box::new(LinuxDefault::new(self))
+    }
+}
 
 pub struct LinuxDefault {
     burst: u64,
@@ -77,7 +118,7 @@ impl LinuxDefault {
 
 impl Scheduler for LinuxDefault {
     fn name(&self) -> &'static str {
-        "default"
+        LinuxDefaultParams::NAME
     }
 
     fn queues(&self) -> bool {

@@ -13,8 +13,54 @@
 //!
 //! Deviations: subflows without an RTT estimate rank last; ties go to the lowest index.
 
-use super::{Pick, SchedCtx, Scheduler};
-use crate::config::MinRttParams;
+use serde::{Deserialize, Serialize};
+
+use super::{Pick, SchedCtx, SchedFactory, Scheduler};
+use crate::config::AlgorithmParams;
+
+/// minRTT's add-ons from the out-of-tree Linux MPTCP (NSDI 2012 §4.2; `sched_params.minrtt`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MinRttParams {
+    /// M1: when the receive window or a full send buffer blocks new data, re-send the
+    /// oldest un-DATA_ACKed segment on the fastest subflow with room.
+    #[serde(default)]
+    pub opportunistic_retransmission: bool,
+    /// M2: then halve the congestion window of the subflow holding that segment (at most
+    /// once per SRTT of the fast subflow).
+    #[serde(default)]
+    pub penalisation: bool,
+    /// Which release's penalisation test M2 applies.
+    #[serde(default)]
+    pub penalisation_rule: PenalisationRule,
+}
+
+/// The out-of-tree stack changed M2's test between releases (`mptcp_rcv_buf_optimization`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum PenalisationRule {
+    /// v0.89 onwards (`mptcp_sched.c`): the holder is halved if its SRTT is above the calling
+    /// subflow's and it is in the Open state, its ssthresh too unless it is in slow start; at
+    /// most once per SRTT of the calling subflow.
+    #[default]
+    #[serde(rename = "v0.9x")]
+    V09x,
+    /// v0.86–v0.88 (`mptcp_output.c`, Linux 3.x): the holder is halved if its rate
+    /// cwnd / SRTT is below the calling subflow's, whatever its state, and its ssthresh is
+    /// set to the halved window; at most once per SRTT of the holder.
+    #[serde(rename = "v0.88")]
+    V088,
+}
+
+impl AlgorithmParams for MinRttParams {
+    const NAME: &'static str = "minrtt";
+    const TABLE: bool = true;
+}
+
+impl SchedFactory for MinRttParams {
+    fn build(&self) -> Box<dyn Scheduler> {
+        Box::new(MinRtt::new(self))
+    }
+}
 
 pub struct MinRtt {
     m1: bool,
@@ -29,7 +75,7 @@ impl MinRtt {
 
 impl Scheduler for MinRtt {
     fn name(&self) -> &'static str {
-        "minrtt"
+        MinRttParams::NAME
     }
 
     fn next(&mut self, ctx: &SchedCtx) -> Pick {

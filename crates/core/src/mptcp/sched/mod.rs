@@ -1,6 +1,8 @@
 //! Packet schedulers: which subflow carries the next segment, and which data it carries
-//! (Linux `mptcp_sched_ops` `get_send` / `get_retrans`). One file per algorithm, built from
-//! [`SchedKind`] and its parameters.
+//! (Linux `mptcp_sched_ops` `get_send` / `get_retrans`). One file per algorithm, with its
+//! parameters in a type that builds it ([`SchedFactory`]); the list below ([`SchedKind`],
+//! [`SchedConfig`], [`SchedParams`]) registers it with the schema. A new scheduler is one new
+//! file, its `pub mod` line and one line in that list.
 //!
 //! The connection calls [`Scheduler::next`] while it has something to send. A scheduler
 //! answers with the subflow for the oldest unsent data, for unsent data further ahead
@@ -24,7 +26,7 @@ pub mod redundant;
 pub mod roundrobin;
 pub mod stms;
 
-use crate::config::{SchedKind, SchedParams};
+use crate::config::AlgorithmParams;
 use crate::units::{Dsn, Dur, Time};
 
 /// What a scheduler may read about one subflow.
@@ -215,18 +217,49 @@ pub trait Scheduler {
     }
 }
 
-pub fn build(kind: SchedKind, params: &SchedParams) -> Box<dyn Scheduler> {
-    match kind {
-        SchedKind::Minrtt => Box::new(minrtt::MinRtt::new(&params.minrtt)),
-        SchedKind::Roundrobin => Box::new(roundrobin::RoundRobin::new(&params.roundrobin)),
-        SchedKind::Redundant => Box::new(redundant::Redundant::default()),
-        SchedKind::Blest => Box::new(blest::Blest::new(&params.blest)),
-        SchedKind::Ecf => Box::new(ecf::Ecf::new(&params.ecf)),
-        SchedKind::Daps => Box::new(daps::Daps::default()),
-        SchedKind::Otias => Box::new(otias::Otias),
-        SchedKind::Stms => Box::new(stms::Stms::new(&params.stms)),
-        SchedKind::LinuxDefault => Box::new(linux_default::LinuxDefault::new(&params.linux_default)),
+crate::config::algorithm_registry! {
+    /// Packet schedulers, by the name scenarios give them (`scheduler = "minrtt"`).
+    pub enum SchedKind {}
+    /// A scheduler with its parameters: the configuration that builds it.
+    pub enum SchedConfig: SchedFactory {
+        /// The scheduler of one connection.
+        fn build(&self) -> Box<dyn Scheduler>;
     }
+    /// Every scheduler's parameters: the schema's `sched_params`, one table per scheduler
+    /// that has parameters (each read only by its own scheduler).
+    pub struct SchedParams;
+    {
+        /// Lowest smoothed RTT among subflows with congestion-window space.
+        Minrtt => minrtt::MinRttParams,
+        /// Subflows in turn (out-of-tree Linux `mptcp_rr.c`).
+        Roundrobin => roundrobin::RoundRobinParams,
+        /// Every segment on every usable subflow (out-of-tree Linux `mptcp_redundant.c`).
+        Redundant => redundant::RedundantParams,
+        /// Blocking estimation (Ferlin et al., IFIP Networking 2016).
+        Blest => blest::BlestParams,
+        /// Earliest completion first (Lim et al., CoNEXT 2017).
+        Ecf => ecf::EcfParams,
+        /// Delay-aware packet scheduling (Kuhn et al., ICC 2014).
+        Daps => daps::DapsParams,
+        /// Out-of-order transmission for in-order arrival (Yang, Wang, Amer, 2014).
+        Otias => otias::OtiasParams,
+        /// Out-of-order sending for in-order arrival with a gap (Shi et al., STMS).
+        Stms => stms::StmsParams,
+        /// The scheduler of today's upstream Linux kernels (`mptcp_subflow_get_send`).
+        LinuxDefault => linux_default::LinuxDefaultParams,
+    }
+}
+
+/// A scheduler's parameters, which build it (the config-as-factory pattern): one type per
+/// scheduler, in the scheduler's file.
+pub trait SchedFactory: AlgorithmParams {
+    /// The scheduler of one connection.
+    fn build(&self) -> Box<dyn Scheduler>;
+}
+
+/// Builds the scheduler a connection's configuration names with its parameters.
+pub fn build(kind: SchedKind, params: &SchedParams) -> Box<dyn Scheduler> {
+    params.config(kind).build()
 }
 
 #[cfg(test)]

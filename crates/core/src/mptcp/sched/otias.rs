@@ -22,7 +22,25 @@
 //! subflows without an RTT estimate are used only when none has one; backups only when no
 //! regular subflow is usable.
 
-use super::{Pick, SchedCtx, Scheduler};
+use serde::{Deserialize, Serialize};
+
+use super::{Pick, SchedCtx, SchedFactory, Scheduler};
+use crate::config::AlgorithmParams;
+
+/// OTIAS has no parameters (and no `sched_params` table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OtiasParams;
+
+impl AlgorithmParams for OtiasParams {
+    const NAME: &'static str = "otias";
+    const TABLE: bool = false;
+}
+
+impl SchedFactory for OtiasParams {
+    fn build(&self) -> Box<dyn Scheduler> {
+        Box::new(Otias)
+    }
+}
 
 pub struct Otias;
 
@@ -61,7 +79,7 @@ impl Otias {
 
 impl Scheduler for Otias {
     fn name(&self) -> &'static str {
-        "otias"
+        OtiasParams::NAME
     }
 
     fn next(&mut self, ctx: &SchedCtx) -> Pick {

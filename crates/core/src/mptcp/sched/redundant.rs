@@ -10,8 +10,26 @@
 //! Deviations: the kernel walks the meta send queue per subflow; the pointer is the same
 //! state without the queue walk. Backups only when no regular subflow is usable.
 
-use super::{Pick, SchedCtx, Scheduler};
+use serde::{Deserialize, Serialize};
+
+use super::{Pick, SchedCtx, SchedFactory, Scheduler};
+use crate::config::AlgorithmParams;
 use crate::units::Dsn;
+
+/// The redundant scheduler has no parameters (and no `sched_params` table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedundantParams;
+
+impl AlgorithmParams for RedundantParams {
+    const NAME: &'static str = "redundant";
+    const TABLE: bool = false;
+}
+
+impl SchedFactory for RedundantParams {
+    fn build(&self) -> Box<dyn Scheduler> {
+        Box::new(Redundant::default())
+    }
+}
 
 #[derive(Default)]
 pub struct Redundant {
@@ -27,7 +45,7 @@ impl Redundant {
 
 impl Scheduler for Redundant {
     fn name(&self) -> &'static str {
-        "redundant"
+        RedundantParams::NAME
     }
 
     fn next(&mut self, ctx: &SchedCtx) -> Pick {

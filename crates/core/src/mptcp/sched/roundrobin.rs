@@ -9,9 +9,43 @@
 //! to the next available subflow the same way); the turn counter advances per segment sent,
 //! not per skb of up to 64 KB.
 
-use super::{Pick, SchedCtx, Scheduler};
-use crate::config::RoundRobinParams;
+use serde::{Deserialize, Serialize};
+
+use super::{Pick, SchedCtx, SchedFactory, Scheduler};
+use crate::config::AlgorithmParams;
 use crate::units::Dsn;
+
+/// Round-robin parameters (`sched_params.roundrobin`); the default is `mptcp_rr.c`'s module
+/// parameter.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RoundRobinParams {
+    /// Consecutive segments sent on a subflow before moving to the next (segments, >= 1).
+    pub num_segments: u64,
+}
+
+impl Default for RoundRobinParams {
+    fn default() -> Self {
+        RoundRobinParams { num_segments: 1 }
+    }
+}
+
+impl AlgorithmParams for RoundRobinParams {
+    const NAME: &'static str = "roundrobin";
+    const TABLE: bool = true;
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.num_segments == 0 {
+            return Err(("num_segments", "must be >= 1".into()));
+        }
+        Ok(())
+    }
+}
+
+impl SchedFactory for RoundRobinParams {
+    fn build(&self) -> Box<dyn Scheduler> {
+        Box::new(RoundRobin::new(self))
+    }
+}
 
 pub struct RoundRobin {
     num_segments: u64,
@@ -28,7 +62,7 @@ impl RoundRobin {
 
 impl Scheduler for RoundRobin {
     fn name(&self) -> &'static str {
-        "roundrobin"
+        RoundRobinParams::NAME
     }
 
     fn next(&mut self, ctx: &SchedCtx) -> Pick {

@@ -27,9 +27,62 @@
 
 use std::collections::VecDeque;
 
-use super::{Pick, SchedCtx, SchedView, Scheduler};
-use crate::config::{StmsGap, StmsParams};
+use serde::{Deserialize, Serialize};
+
+use super::{Pick, SchedCtx, SchedFactory, SchedView, Scheduler};
+use crate::config::AlgorithmParams;
 use crate::units::{Dsn, Dur, Time};
+
+/// STMS parameters (`sched_params.stms`; seed 002, "Gap adjustment" slide).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StmsParams {
+    pub gap: StmsGap,
+    /// Starting gap of the adjustment variant (segments).
+    pub initial_gap: u64,
+    /// Weight of a new DATA_ACK-burst sample in the EWMA of adjustments (0 < w <= 1).
+    pub ewma_weight: f64,
+    /// Minimum time between two gap adjustments (slow subflow's SRTTs, > 0).
+    pub adjust_interval_rtts: f64,
+}
+
+impl Default for StmsParams {
+    fn default() -> Self {
+        StmsParams { gap: StmsGap::default(), initial_gap: 0, ewma_weight: 0.25, adjust_interval_rtts: 1.0 }
+    }
+}
+
+/// How STMS obtains its gap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum StmsGap {
+    /// Gap = bw_fast × (delay_slow − delay_fast) from the subflows' cwnd and SRTT.
+    Calculation,
+    /// Gap adjusted from bursts of DATA_ACKs (the slides' deployed variant).
+    #[default]
+    Adjustment,
+}
+
+impl AlgorithmParams for StmsParams {
+    const NAME: &'static str = "stms";
+    const TABLE: bool = true;
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        let positive = |v: f64| v > 0.0 && v.is_finite();
+        if !(positive(self.ewma_weight) && self.ewma_weight <= 1.0) {
+            return Err(("ewma_weight", format!("{} must lie in (0, 1]", self.ewma_weight)));
+        }
+        if !positive(self.adjust_interval_rtts) {
+            return Err(("adjust_interval_rtts", format!("{} must be > 0", self.adjust_interval_rtts)));
+        }
+        Ok(())
+    }
+}
+
+impl SchedFactory for StmsParams {
+    fn build(&self) -> Box<dyn Scheduler> {
+        Box::new(Stms::new(self))
+    }
+}
 
 pub struct Stms {
     variant: StmsGap,
@@ -85,7 +138,7 @@ impl Stms {
 
 impl Scheduler for Stms {
     fn name(&self) -> &'static str {
-        "stms"
+        StmsParams::NAME
     }
 
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
