@@ -398,7 +398,7 @@ fn m2_penalises_the_subflow_with_the_larger_srtt_even_on_the_low_delay_path() {
 }
 
 /// The v0.86–v0.88 penalisation test (`penalisation_rule = "v0.88"`) compares rates, not
-/// SRTTs (its arithmetic: `xmit::v088_slower`'s unit test). WiFi: 20 Mbit/s, 15 ms one way,
+/// SRTTs (its arithmetic: `rbuf_opt::v088_slower`'s unit test). WiFi: 20 Mbit/s, 15 ms one way,
 /// 1 % loss, 50 packets of queue; cellular: 10 Mbit/s, 60 ms one way, 300 packets; a 256 KiB
 /// receive buffer blocks the window. WiFi's SRTT stays below cellular's: every WiFi sample is
 /// at most 30 ms of propagation + 50 · 1500 B · 8 / 20 Mbit/s = 30 ms of queue + a 40 ms

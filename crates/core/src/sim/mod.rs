@@ -229,7 +229,6 @@ impl Simulation {
                     let iv = self.sc.output.timeseries.expect("sampling on");
                     self.q.push(t + iv, Event::Sample);
                 }
-                Event::Warmup => {}
                 Event::HostSend(h) => self.on_host(h as usize, t),
             }
             if can_finish && self.all_done() {
