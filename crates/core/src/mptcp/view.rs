@@ -1,14 +1,14 @@
 //! The scheduler's view of the subflows: what a scheduler may read about each subflow
-//! ([`SchedView`]), computed from the subflow's state by one function, [`view_of`].
+//! ([`SchedView`]), computed from the subflow's state by one function, `view_of`.
 //!
 //! The endpoint keeps one entry per subflow (`Endpoint::views`), always rebuilt whole from the
 //! subflow, never edited field by field: every entry at the start of a push
-//! ([`Endpoint::sched_views`]), and one subflow's entry ([`Endpoint::refresh_view`]) right
+//! (`Endpoint::sched_views`), and one subflow's entry (`Endpoint::refresh_view`) right
 //! after each change the push makes to that subflow: a transmission (`send_on`), data assigned
 //! to its send queue, a penalisation of its window (M2, [`crate::mptcp::rbuf_opt`]). Nothing
 //! else changes a subflow between two scheduler questions, so before each question every entry
 //! is what a rebuild from the subflow's state gives, but for the one lag below; debug builds
-//! check this before every question ([`Endpoint::debug_check_views`]).
+//! check this before every question (`Endpoint::debug_check_views`).
 //!
 //! TCP small queues: a transmission's entry is rebuilt after the subflow-level send and before
 //! the packet enters this host's queue, where TSQ charges it ([`crate::tcp::tsq`]), so within a

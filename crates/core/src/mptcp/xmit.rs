@@ -1,4 +1,13 @@
-//! The sending loop and the timers of an [`Endpoint`].
+//! The sending loop of an [`Endpoint`] (`xmit`, one push attempt), where every scheduling
+//! decision is made: the loop asks the scheduler where each reinjected segment
+//! ([`Scheduler::pick_reinject`](crate::mptcp::sched::Scheduler::pick_reinject)) and each new
+//! segment ([`Scheduler::next`](crate::mptcp::sched::Scheduler::next)) goes, showing it the
+//! subflows as [`crate::mptcp::view`] builds them and the connection's send state
+//! (`sched_ctx`); when a pick finds no new data it may send, minRTT's M1/M2 run
+//! ([`crate::mptcp::rbuf_opt`]). What is queued for reinjection comes from the timers
+//! ([`crate::mptcp::timers`]: a subflow's RTO, the MPTCP-level timer) and from stale
+//! subflows ([`crate::mptcp::stale`]). Unit tests drive it with subflows in chosen states
+//! (`xmit/tests.rs`, with the harness in `testkit.rs`).
 //!
 //! Order of transmission (Linux: `tcp_xmit_retransmit_queue` per subflow, then
 //! `mptcp_write_xmit` for the connection): first each subflow's lost segments within its
