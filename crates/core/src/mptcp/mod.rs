@@ -5,10 +5,17 @@
 
 pub mod connection;
 pub mod pm;
+pub mod rbuf_opt;
 pub mod rcvbuf;
 pub mod reassembly;
+pub mod recv;
 pub mod sched;
 pub mod sendbuf;
 pub mod sfqueue;
 pub mod stale;
+#[cfg(test)]
+pub(crate) mod testkit;
+pub mod timers;
+pub mod view;
+pub mod wire;
 pub mod xmit;

@@ -219,17 +219,8 @@ impl Simulation {
             match ev {
                 Event::LinkArrive(l) => self.on_link(l as usize, t),
                 Event::Endpoint(c, s) => self.on_endpoint_timer(c as usize, s as usize, t),
-                Event::ConnStart(c) => {
-                    let c = c as usize;
-                    self.eps[c][0].start(t, &mut self.out);
-                    self.flush(c, 0);
-                }
-                Event::Sample => {
-                    self.sample();
-                    let iv = self.sc.output.timeseries.expect("sampling on");
-                    self.q.push(t + iv, Event::Sample);
-                }
-                Event::Warmup => {}
+                Event::ConnStart(c) => self.on_conn_start(c as usize, t),
+                Event::Sample => self.on_sample_tick(t),
                 Event::HostSend(h) => self.on_host(h as usize, t),
             }
             if can_finish && self.all_done() {
@@ -243,6 +234,23 @@ impl Simulation {
         }
         self.check_invariants();
         Ok(report::build(self, end))
+    }
+
+    /// Connection `c`'s client sends its first SYN (once per connection: kept out of the
+    /// event loop's hot path).
+    #[cold]
+    fn on_conn_start(&mut self, c: usize, t: Time) {
+        self.eps[c][0].start(t, &mut self.out);
+        self.flush(c, 0);
+    }
+
+    /// A time-series sampling tick: samples, and schedules the next (rare beside packet
+    /// events: kept out of the event loop's hot path).
+    #[cold]
+    fn on_sample_tick(&mut self, t: Time) {
+        self.sample();
+        let iv = self.sc.output.timeseries.expect("sampling on");
+        self.q.push(t + iv, Event::Sample);
     }
 
     fn all_done(&self) -> bool {

@@ -22,8 +22,6 @@ pub enum Event {
     ConnStart(u32),
     /// Time-series sampling tick.
     Sample,
-    /// Warm-up boundary for goodput accounting.
-    Warmup,
     /// The head of a host's transmit queue is due to leave (`host_jitter`).
     HostSend(u32),
 }

@@ -1,0 +1,291 @@
+//! The receive side of an [`Endpoint`]: data arriving on a subflow, the connection-level
+//! reassembly and read, receive-buffer auto-tuning, and the windows advertised.
+//!
+//! Window updates (`window_update`): in the classic model only the subflow that received data
+//! acknowledges it, and the application reads at once. With `all_subflows` (Linux) the
+//! segment is acknowledged before the application reads what it delivered, and after the
+//! read every subflow may send a window update (`mptcp_cleanup_rbuf`, see `cleanup_rbuf`),
+//! so a window opened by data on a slow path reaches the sender over the fastest one.
+
+use crate::config::{DrsRtt, WindowUpdate};
+use crate::mptcp::connection::Endpoint;
+use crate::mptcp::rcvbuf::DEFAULT_SCALING_RATIO;
+use crate::net::packet::Packet;
+use crate::tcp::receiver::{AckNeed, Arriving};
+use crate::units::{Dsn, Dur, Time};
+
+impl Endpoint {
+    /// The receive window to advertise on subflow `sf`: free space of the shared receive
+    /// buffer, at most the subflow's `rcv_ssthresh` where `tcp_grow_window` is modelled (Linux
+    /// `__tcp_select_window`), the right edge never moving left (for MPTCP, `mptcp_set_rwin`
+    /// raises a subflow's window to the connection's right edge).
+    pub(super) fn adv_window(&mut self, sf: usize) -> u64 {
+        let sub_ooo: u64 = self.subflows.iter().flatten().map(|s| s.rcv.ooo_bytes()).sum();
+        let cap = self.subflows.get(sf).and_then(|s| s.as_ref()).map_or(u64::MAX, |s| s.rcv.offer_cap());
+        self.rcv.window(sub_ooo, cap)
+    }
+
+    /// Each MPTCP subflow has a receive buffer of its own (Linux's memory accounting with
+    /// `tcp_grow_window` modelled); a TCP connection's one socket is the connection's buffer.
+    pub(super) fn subflow_bufs(&self) -> bool {
+        self.mptcp && self.truesize && self.params.first().is_some_and(|p| p.quickack)
+    }
+
+    /// The free space the next advertised window would offer, without advertising it.
+    fn adv_window_peek(&self) -> u64 {
+        let sub_ooo: u64 = self.subflows.iter().flatten().map(|s| s.rcv.ooo_bytes()).sum();
+        self.rcv.free(sub_ooo)
+    }
+
+    pub(super) fn on_data(&mut self, now: Time, i: usize, pkt: &Packet, out: &mut Vec<Packet>) {
+        let s = self.subflows[i].as_mut().expect("subflow");
+        let mut need = AckNeed::Now;
+        let delivered_before = self.rcv.delivered;
+        if pkt.payload > 0 {
+            let dsn = if self.mptcp { pkt.dsn } else { Dsn(pkt.seq.0) };
+            let full = pkt.payload as u64 >= s.p.smss;
+            self.chunks.clear();
+            let seg = Arriving { seq: pkt.seq, len: pkt.payload as u64, dsn, full_size: full };
+            let new_data = pkt.seq.0 + pkt.payload as u64 > s.rcv.rcv_nxt.0;
+            let ooo_before = s.rcv.ooo_bytes();
+            need = s.rcv.on_segment(seg, s.p.b, now, &mut self.chunks);
+            if s.rcv.rcvbuf > 0 && s.rcv.ooo_bytes() > ooo_before {
+                // `tcp_data_queue_ofo` → `tcp_rcvbuf_grow(ssk, space)`: the subflow's buffer
+                // grows to hold the span it now holds out of order.
+                let (record, span) = (s.rcv.rcvq_space, s.rcv.ooo_span());
+                self.rcv.space.grow_subflow(&mut s.rcv.rcvbuf, &mut s.rcv.rcvq_space, record, span);
+            }
+            if s.stats.first_data_at.is_none() {
+                s.stats.first_data_at = Some(now);
+            }
+            if full {
+                self.rcv.space.on_segment(pkt.payload as u64);
+                if s.rcv.rcvbuf > 0 && !s.rcv.ratio_seen {
+                    // The subflow's own first full-sized segment sets its ratio
+                    // (`tcp_measure_rcv_mss` → `tcp_set_window_clamp`).
+                    s.rcv.ratio_seen = true;
+                    let old = (s.rcv.rcvbuf * DEFAULT_SCALING_RATIO) >> 8;
+                    let new = self.rcv.space.subflow_window(s.rcv.rcvbuf, 0);
+                    s.rcv.raise_window_clamp(old, new, self.adv[i].0);
+                }
+            }
+            // `tcp_event_data_recv`, after `tcp_measure_rcv_mss`: `tcp_grow_window` sends the
+            // segment's ACK at once while the window this socket's buffer allows is above
+            // `rcv_ssthresh` (the peer's MSS taken as the largest segment received, where
+            // Linux uses this end's `advmss`). An MPTCP subflow's buffer is its own, less what
+            // it holds out of order; a TCP connection's is the connection's.
+            if new_data && s.rcv.quickack {
+                let clamp = if s.rcv.rcvbuf > 0 {
+                    self.rcv.space.subflow_window(s.rcv.rcvbuf, s.rcv.ooo_bytes())
+                } else {
+                    self.rcv.space.window_for(0)
+                };
+                if s.rcv.grow_window(pkt.payload as u64, clamp, s.rcv.rcv_mss) {
+                    need = AckNeed::Now;
+                }
+            }
+            self.rcv_rtt[i].on_data(now, pkt.ts_echo);
+            for k in 0..self.chunks.len() {
+                let c = self.chunks[k];
+                let new = self.rcv.on_chunk(now, c);
+                let s = self.subflows[i].as_mut().expect("subflow");
+                s.stats.data_bytes_received += new;
+                if now >= self.rcv.warmup {
+                    s.stats.data_bytes_after_warmup += new;
+                }
+            }
+        }
+        if self.completed_at.is_none() && self.snd.app.size().is_some_and(|n| self.rcv.delivered >= n) {
+            self.completed_at = Some(now);
+        }
+        let read = self.rcv.delivered - delivered_before;
+        let linux_read = self.window_update == WindowUpdate::AllSubflows;
+        if linux_read {
+            // The segment is acknowledged before the application reads what it delivered.
+            self.rcv.unread = read;
+        }
+        let s = self.subflows[i].as_mut().expect("subflow");
+        match need {
+            AckNeed::Now => self.send_ack(now, i, out),
+            AckNeed::Delayed => {
+                if !s.timers.delack.is_armed() {
+                    s.timers.delack.arm(now + s.p.delack_timeout);
+                }
+            }
+        }
+        self.rcv.unread = 0;
+        if read > 0 {
+            match drs_rtt(self.drs_rtt, self.rcv_rtt[i].est, self.rcv_rtt.iter().map(|r| r.est)) {
+                Some((rtt, DrsRtt::Smallest)) => self.rcv.space.on_rtt(rtt),
+                Some((rtt, DrsRtt::Largest)) => self.rcv.space.set_rtt(rtt),
+                None => {}
+            }
+            let span = self.rcv.ooo_span();
+            if let Some(copied) = self.rcv.space.on_read(now, read, span) {
+                // `mptcp_rcv_space_adjust`: the subflows follow the connection's buffer.
+                for s in self.subflows.iter_mut().flatten().filter(|s| s.rcv.rcvbuf > 0 && s.established()) {
+                    let span = s.rcv.ooo_span();
+                    self.rcv.space.grow_subflow(&mut s.rcv.rcvbuf, &mut s.rcv.rcvq_space, copied, span);
+                }
+            }
+            if linux_read {
+                self.cleanup_rbuf(now, out);
+            }
+        }
+    }
+
+    /// After the application read data: Linux `mptcp_cleanup_rbuf`. A subflow runs
+    /// `tcp_cleanup_rbuf` when the free space has at least doubled since the last advertised
+    /// window (`old_wspace`), or when it owes a delayed ACK that the read lets go out
+    /// (`mptcp_subflow_could_cleanup`: more than one segment unacknowledged, or a short segment
+    /// and the read emptied the connection's receive queue, out-of-order data included). See
+    /// [`cleanup_acks`] for what `tcp_cleanup_rbuf` then sends.
+    fn cleanup_rbuf(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let space = self.adv_window_peek();
+        let doubled = space_doubled(space, self.old_space);
+        let rx_empty = self.rcv.ooo_bytes() == 0 && self.rcv.unread == 0;
+        let clamp = self.rcv.space.window_for(0);
+        for j in 0..self.subflows.len() {
+            let Some(s) = self.subflows[j].as_ref().filter(|s| s.established()) else { continue };
+            let (wnd, at) = self.adv[j];
+            let sub = PendingAck {
+                scheduled: s.timers.delack.is_armed(),
+                arrived: s.rcv.rcv_nxt.0.saturating_sub(at.0),
+                rcv_mss: s.rcv.rcv_mss,
+                pushed: s.rcv.pushed,
+                subflow_empty: s.rcv.ooo_bytes() == 0,
+                adv_wnd: wnd,
+            };
+            // The subflow's own `window_clamp` and `__tcp_select_window` (capped at its
+            // `rcv_ssthresh`) where they are modelled.
+            let space = space.min(s.rcv.offer_cap());
+            let clamp = if s.rcv.rcvbuf > 0 { self.rcv.space.subflow_window(s.rcv.rcvbuf, 0) } else { clamp };
+            if cleanup_acks(doubled, rx_empty, &sub, space, clamp) {
+                self.send_ack(now, j, out);
+            }
+        }
+    }
+}
+
+/// `mptcp_cleanup_rbuf`'s gate: the free space is positive and at least twice the window
+/// last advertised (`old_wspace`).
+fn space_doubled(space: u64, old_space: u64) -> bool {
+    space > 0 && space >= 2 * old_space
+}
+
+/// The RTT a read reports to receive-buffer auto-tuning ([`DrsRtt`]): the estimate of the
+/// subflow that delivered (the interval keeps the smallest, Linux 7.0), or the largest
+/// estimate of all subflows (the 6.18 sources' `mptcp_rcv_space_adjust`: `max(sf_rtt_us)` over
+/// `mptcp_for_each_subflow`, whoever delivered).
+fn drs_rtt(rule: DrsRtt, delivering: Option<Dur>, all: impl Iterator<Item = Option<Dur>>) -> Option<(Dur, DrsRtt)> {
+    match rule {
+        DrsRtt::Smallest => delivering.map(|r| (r, rule)),
+        DrsRtt::Largest => all.flatten().max().map(|r| (r, rule)),
+    }
+}
+
+/// One subflow's receive state as `mptcp_cleanup_rbuf` reads it.
+struct PendingAck {
+    /// A delayed ACK is pending (`ICSK_ACK_SCHED`).
+    scheduled: bool,
+    /// Bytes that arrived since its last ACK (`rcv_nxt - rcv_wup`).
+    arrived: u64,
+    /// Its estimate of the peer's segment size (`icsk_ack.rcv_mss`).
+    rcv_mss: u64,
+    /// A short segment arrived since its last ACK (`ICSK_ACK_PUSHED`).
+    pushed: bool,
+    /// Nothing waits in its own receive queues (`sk_rmem_alloc` of the subflow).
+    subflow_empty: bool,
+    /// The window of its last ACK.
+    adv_wnd: u64,
+}
+
+/// Whether a subflow acknowledges after a read (Linux 6.18 `mptcp_cleanup_rbuf`,
+/// `mptcp_subflow_could_cleanup`, `tcp_cleanup_rbuf`). It runs `tcp_cleanup_rbuf` if the free
+/// space doubled (`doubled`) or it could clean up: a delayed ACK is pending and more than one
+/// segment arrived since its last ACK, or a short one did and the read emptied the
+/// connection's receive queue (`rx_empty`). `tcp_cleanup_rbuf` then sends the pending ACK if
+/// more than one segment arrived, or a short one did and the subflow holds nothing
+/// (`ICSK_ACK_PUSHED` with the receiver not in ping-pong mode, which a bulk receiver never
+/// enters), and otherwise a window update if the window grew enough ([`subflow_window_update`]).
+fn cleanup_acks(doubled: bool, rx_empty: bool, a: &PendingAck, space: u64, clamp: u64) -> bool {
+    let more_than_one = a.arrived > a.rcv_mss;
+    let could = a.scheduled && (more_than_one || (rx_empty && a.pushed));
+    if !(doubled || could) {
+        return false;
+    }
+    let time_to_ack = a.scheduled && (more_than_one || (a.pushed && a.subflow_empty));
+    time_to_ack || subflow_window_update(space, clamp, a.adv_wnd, a.arrived)
+}
+
+/// `tcp_cleanup_rbuf`'s test for one subflow: the window it still offers (`tcp_receive_window`:
+/// the window it last advertised, `adv_wnd`, less the bytes that arrived on it since) is at
+/// most half the window clamp, and the new window (`space`) is at least twice that.
+fn subflow_window_update(space: u64, clamp: u64, adv_wnd: u64, arrived: u64) -> bool {
+    let offered = adv_wnd.saturating_sub(arrived);
+    2 * offered <= clamp && space >= 2 * offered
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_updates_follow_mptcp_cleanup_rbuf_and_tcp_cleanup_rbuf() {
+        // A 3G hole filled: the ACK on 3G advertised 56 KB (most of the buffer still
+        // unread), the application read, and 300 KB are free now: 300 >= 2 * 56.
+        assert!(space_doubled(300_000, 56_000));
+        assert!(!space_doubled(100_000, 56_000));
+        assert!(!space_doubled(0, 0));
+        // WiFi last advertised 60 KB and received 40 KB since: it still offers 20 KB;
+        // clamp 320 KB: 40 <= 320 and 300 >= 40 -> update.
+        assert!(subflow_window_update(300_000, 320_000, 60_000, 40_000));
+        // A subflow still offering 200 KB: 400 > 320 (more than half the clamp) -> none.
+        assert!(!subflow_window_update(300_000, 320_000, 200_000, 0));
+        // Offering 160 KB with 300 KB free: 300 < 320 -> none.
+        assert!(!subflow_window_update(300_000, 640_000, 160_000, 0));
+    }
+
+    #[test]
+    fn a_read_that_empties_the_queue_sends_a_pending_ack_for_a_short_segment() {
+        // The fast subflow's last segment was the window's 124-byte tail, its ACK delayed
+        // (`ICSK_ACK_PUSHED`); it still offers 262 140 B, so the window-update test fails
+        // (2 x 262 140 > clamp 262 140).
+        let fast = PendingAck {
+            scheduled: true,
+            arrived: 124,
+            rcv_mss: 1424,
+            pushed: true,
+            subflow_empty: true,
+            adv_wnd: 262_140,
+        };
+        // The slow path's segment filled the hole and the application read everything:
+        // `rx_empty`, so `mptcp_subflow_could_cleanup` holds and `tcp_cleanup_rbuf` sends the
+        // pending ACK, whether or not the space doubled.
+        assert!(cleanup_acks(false, true, &fast, 262_140, 262_140));
+        assert!(cleanup_acks(true, true, &fast, 262_140, 262_140));
+        // Data still held out of order at the connection level: not empty, no doubling -> none.
+        assert!(!cleanup_acks(false, false, &fast, 100_000, 262_140));
+        // With doubling, `tcp_cleanup_rbuf` runs and its PUSHED test needs only the subflow's
+        // own queues empty.
+        assert!(cleanup_acks(true, false, &fast, 262_140, 262_140));
+        // No ACK pending: only the window-update test, which fails here.
+        let idle = PendingAck { scheduled: false, pushed: false, ..fast };
+        assert!(!cleanup_acks(true, true, &idle, 262_140, 262_140));
+        // More than one segment unacknowledged with an ACK pending: sent on any read
+        // (`rcv_nxt - rcv_wup > rcv_mss`).
+        let two = PendingAck { arrived: 1424 + 124, pushed: false, ..fast };
+        assert!(cleanup_acks(false, false, &two, 0, 262_140));
+    }
+
+    #[test]
+    fn drs_takes_the_delivering_subflows_rtt_or_the_largest_of_all_subflows() {
+        let ms = |x: u64| Some(Dur::from_ms(x));
+        // WiFi (20 ms) delivered; 3G (200 ms) has an estimate too; a third subflow none yet.
+        let all = [ms(20), ms(200), None];
+        assert_eq!(drs_rtt(DrsRtt::Largest, ms(20), all.into_iter()), Some((Dur::from_ms(200), DrsRtt::Largest)));
+        assert_eq!(drs_rtt(DrsRtt::Smallest, ms(20), all.into_iter()), Some((Dur::from_ms(20), DrsRtt::Smallest)));
+        // No estimate anywhere: no interval can close.
+        assert_eq!(drs_rtt(DrsRtt::Largest, None, [None, None].into_iter()), None);
+    }
+}

@@ -1,0 +1,214 @@
+//! The timers of an [`Endpoint`]: handshake retransmission, delayed ACKs, pacing, RACK and
+//! tail loss probes, the subflows' retransmission timeouts with reinjection, the MPTCP-level
+//! retransmission timer, and the persist timer.
+//!
+//! Reinjection on a subflow's RTO (out-of-tree Linux `mptcp_sub_retransmit_timer` →
+//! `mptcp_reinject_data`; `mptcp_retransmit = false`, the classic model): each segment the
+//! subflow still holds, and the data queued on it and not sent, is queued once for
+//! reinjection on another subflow, which the send loop places with the scheduler's
+//! [`pick_reinject`](crate::mptcp::sched::Scheduler::pick_reinject) before any new data
+//! ([`crate::mptcp::xmit`]). With the MPTCP-level timer (`mptcp_retransmit = true`, upstream
+//! Linux `mptcp_retransmit_timer`) a subflow RTO reinjects nothing; the timer re-sends the
+//! oldest data fragment on an idle subflow, and stale subflows
+//! ([`crate::mptcp::stale`], `__mptcp_retransmit_pending_data`) have everything not DATA_ACKed
+//! reinjected.
+
+use crate::mptcp::connection::Endpoint;
+use crate::net::packet::{flags, MpOption, Packet};
+use crate::tcp::subflow::State;
+use crate::units::{Dur, Time};
+
+/// Size of the MPTCP socket's data fragments (`struct mptcp_data_frag`): data is copied
+/// into 32 KiB page fragments (`SKB_FRAG_PAGE_ORDER` = 3), one fragment per page.
+pub const DFRAG: u64 = 32 * 1024;
+
+impl Endpoint {
+    /// Linux `__mptcp_set_timeout` as `mptcp_subflow_get_send` calls it: the MPTCP timer's
+    /// interval is the longest time any subflow's pending retransmission timer still has to
+    /// run, or `TCP_RTO_MIN` (the subflows' `rto_min`) when none is pending.
+    pub(super) fn set_rtx_ival(&mut self, now: Time) {
+        let tout = self.subflows.iter().flatten().filter_map(|s| s.xmit_timer_at()).map(|t| t.since(now)).max();
+        self.rtx_ival = tout.filter(|d| *d > Dur::ZERO).unwrap_or(self.params[0].rto_min);
+    }
+
+    /// DATA_ACK moved (Linux `__mptcp_clean_una`): the MPTCP timer stops when everything
+    /// written was acknowledged, and restarts otherwise.
+    pub(crate) fn on_data_acked(&mut self, now: Time) {
+        if !self.mptcp_rtx {
+            return;
+        }
+        if self.snd.data_una >= self.snd.write_seq {
+            self.rtx_at = None;
+        } else {
+            self.rtx_at = Some(now + self.rtx_ival);
+        }
+    }
+
+    /// The MPTCP-level retransmission timer fired (Linux `mptcp_retransmit_timer` →
+    /// `__mptcp_retrans`): the oldest data not DATA_ACKed, up to the end of its data fragment
+    /// (`mptcp_rtx_head`, the page-fragment chunk of at most [`DFRAG`] bytes it was written
+    /// in) and to what was already sent, goes again on the first subflow whose
+    /// retransmission and write queues are empty (`mptcp_subflow_get_retrans`, backup
+    /// subflows only when no regular one qualifies and no busy one progressed); the busy
+    /// subflows are checked for staleness on the way ([`crate::mptcp::stale`]). If none is
+    /// idle, nothing is sent. The timer is restarted either way.
+    /// Deviation: fragment boundaries are taken at multiples of [`DFRAG`] in data-sequence
+    /// space (the kernel's follow its page fragments).
+    fn on_rtx_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.rtx_at = None;
+        let una = self.snd.data_una;
+        if self.snd.snd_nxt > una {
+            if let Some(j) = self.retrans_subflow() {
+                let frag_end = (una.0 / DFRAG + 1) * DFRAG;
+                let end = frag_end.min(self.snd.snd_nxt.0);
+                let len = end - una.0;
+                self.sfq[j].push(una, len);
+                self.snd.reinjected_bytes += len;
+                self.sched_views(now);
+                self.flush_queue(now, j, out);
+            }
+        }
+        self.set_rtx_ival(now);
+        if self.snd.data_una < self.snd.write_seq {
+            self.rtx_at = Some(now + self.rtx_ival);
+        }
+    }
+
+    /// RACK reordering and tail-loss-probe timers of subflow `i` (`tcp::rack`, `tcp::tlp`).
+    /// A probe carries new data when the receive window admits some, else the last segment.
+    fn recovery_timers(&mut self, now: Time, i: usize, out: &mut Vec<Packet>) {
+        let Some(s) = self.subflows[i].as_ref() else { return };
+        if !s.timers.reorder.expired(now) && !s.timers.probe.expired(now) {
+            return;
+        }
+        self.snapshot_peers();
+        let s = self.subflows[i].as_mut().expect("subflow");
+        if !s.on_recovery_timers(now, self.cc.as_mut(), &self.peers) {
+            return;
+        }
+        let paced_out = !s.pacer.open(now);
+        let retrans = match self.snd.next_new(0, self.params[i].smss) {
+            Some(_) if paced_out => {
+                // Linux `tcp_send_loss_probe`: `tcp_write_xmit` sent nothing; re-arm the RTO.
+                s.timers.rto.arm(now + s.rtt.rto());
+                return;
+            }
+            Some((dsn, len)) => {
+                self.snd.mark_sent(dsn, len);
+                self.sched_views(now);
+                self.send_on(now, i, dsn, len, out);
+                self.sched.on_sent(i, dsn, len);
+                false
+            }
+            None => match s.probe_last(now) {
+                Some(seg) => {
+                    self.data_packet(now, i, seg, out);
+                    true
+                }
+                None => return,
+            },
+        };
+        self.subflows[i].as_mut().expect("subflow").on_probe_sent(now, retrans);
+    }
+
+    /// The earliest pending timer.
+    pub fn poll_timeout(&self, now: Time) -> Option<Time> {
+        // In nanoseconds, an absent deadline counting as the end of time (a minimum without
+        // branches), with whether any deadline was present, to tell "none" from "at the end
+        // of time".
+        let (mut t, mut any) = (u64::MAX, false);
+        let mut add = |d: Option<Time>| {
+            any |= d.is_some();
+            t = t.min(d.map_or(u64::MAX, |d| d.0));
+        };
+        add(self.persist_at);
+        add(self.rtx_at);
+        add(self.pm.retrans_at);
+        if self.is_sender && self.app_started {
+            add(self.snd.app.next_write(now));
+        }
+        for s in self.subflows.iter().flatten() {
+            s.timers.deadlines().into_iter().for_each(&mut add);
+            // A subflow TCP small queues hold back may send once enough has left the host.
+            if self.is_sender && s.tsq_throttled(now) {
+                add(s.tsq.unthrottle_at(now, s.tsq_limit()));
+            }
+        }
+        any.then_some(Time(t))
+    }
+
+    /// Fires every timer due at `now`.
+    pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let act = self.pm.on_timeout(now);
+        self.pm_act(now, act, out);
+        for i in 0..self.subflows.len() {
+            let Some(s) = self.subflows[i].as_mut() else {
+                continue;
+            };
+            if s.timers.handshake.expired(now) {
+                s.hs_backoff += 1;
+                s.hs_retransmitted = true;
+                s.stats.syn_retransmits += 1;
+                s.hs_sent_at = now;
+                let base = if s.state() == State::PreEstablished { s.rtt.rto() } else { s.p.rto_initial };
+                s.timers.handshake.arm(now + base.times(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
+                self.handshake_packet(now, i, out);
+            }
+            let s = self.subflows[i].as_mut().expect("subflow");
+            if s.timers.delack.expired(now) {
+                self.send_ack(now, i, out);
+            }
+            // The pacing timer: the gate is open now; `xmit` below sends.
+            let s = self.subflows[i].as_mut().expect("subflow");
+            if s.timers.pace.expired(now) {
+                s.timers.pace.stop();
+            }
+            // Linux keeps one timer slot: a due probe or reordering timer goes first (a probe
+            // restarts the RTO).
+            self.recovery_timers(now, i, out);
+            let s = self.subflows[i].as_mut().expect("subflow");
+            if s.timers.rto.expired(now) {
+                if s.sb.is_empty() {
+                    s.timers.rto.stop();
+                    continue;
+                }
+                self.snapshot_peers();
+                let s = self.subflows[i].as_mut().expect("subflow");
+                s.on_rto(now, self.cc.as_mut(), &self.peers);
+                // Reinject on every RTO (Linux `mptcp_sub_retransmit_timer`), each segment once.
+                let n_subflows = self.subflows.len();
+                if self.mptcp && n_subflows > 1 && !self.mptcp_rtx {
+                    let mut taken = Vec::new();
+                    self.subflows[i].as_mut().expect("subflow").take_for_reinjection(&mut taken);
+                    // Data queued on the subflow and not sent yet goes with it.
+                    self.sfq[i].drain_into(&mut taken);
+                    let una = self.snd.data_una;
+                    for (dsn, len) in taken {
+                        if dsn + len > una {
+                            self.snd.reinject.push_back((dsn, len, i as u8));
+                        }
+                    }
+                }
+                let s = self.subflows[i].as_mut().expect("subflow");
+                if let Some(seg) = s.retransmit_next(now, true) {
+                    self.data_packet(now, i, seg, out);
+                }
+            }
+        }
+        if self.rtx_at.is_some_and(|t| t <= now) {
+            self.on_rtx_timer(now, out);
+        }
+        if self.persist_at.is_some_and(|t| t <= now) {
+            self.persist_at = None;
+            self.persist_backoff += 1;
+            if let Some(i) = (0..self.subflows.len()).find(|&i| self.subflow(i).is_some_and(|s| s.established())) {
+                let mut p = self.packet(now, i, flags::ACK | flags::PROBE, MpOption::Dss);
+                p.seq = self.subflows[i].as_ref().expect("subflow").snd_nxt;
+                out.push(p);
+            }
+        }
+        if self.is_sender {
+            self.xmit(now, out);
+        }
+    }
+}

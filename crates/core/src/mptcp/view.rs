@@ -1,0 +1,118 @@
+//! The scheduler's view of the subflows: what a scheduler may read about each subflow
+//! ([`SchedView`]), computed from the subflow's state by one function, `view_of`.
+//!
+//! The endpoint keeps one entry per subflow (`Endpoint::views`), always rebuilt whole from the
+//! subflow, never edited field by field: every entry at the start of a push
+//! (`Endpoint::sched_views`), and one subflow's entry (`Endpoint::refresh_view`) right
+//! after each change the push makes to that subflow: a transmission (`send_on`), data assigned
+//! to its send queue, a penalisation of its window (M2, [`crate::mptcp::rbuf_opt`]). Nothing
+//! else changes a subflow between two scheduler questions, so before each question every entry
+//! is what a rebuild from the subflow's state gives, but for the one lag below; debug builds
+//! check this before every question (`Endpoint::debug_check_views`).
+//!
+//! TCP small queues: a transmission's entry is rebuilt after the subflow-level send and before
+//! the packet enters this host's queue, where TSQ charges it ([`crate::tcp::tsq`]), so within a
+//! push a scheduler sees a subflow's TSQ budget as it was before that subflow's latest packet
+//! and may pick it for one packet more than the budget allows (the out-of-tree Linux
+//! schedulers likewise see TSQ only through `TSQ_THROTTLED`, which a transmission attempt over
+//! the limit sets). Rebuilding after the charge instead changes the packets sent with
+//! `queue_at = "host"` (e.g. the Kato et al. send-buffer scenario), so it would be a change of
+//! model, not of code.
+
+use crate::mptcp::connection::Endpoint;
+use crate::mptcp::sched::SchedView;
+use crate::mptcp::sfqueue::{wmem_truesize, SubflowQueue};
+use crate::tcp::subflow::{CaState, Subflow};
+use crate::tcp::tso;
+use crate::units::Time;
+
+// Linux's default `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio`, which size its transmit
+// skbs (`tcp_tso_autosize`).
+use crate::tcp::pacing::{CA_RATIO as PACING_CA_RATIO, SS_RATIO as PACING_SS_RATIO};
+
+/// How a subflow's data is charged to its memory: payload bytes, or skb truesize with the
+/// largest window the peer offered (which bounds the write-queue buffers).
+#[derive(Clone, Copy)]
+pub(super) enum Charge {
+    Payload,
+    Truesize { max_window: u64 },
+}
+
+/// Subflow `s`'s view at `now`, with `q` the data assigned to it and not sent yet.
+#[inline]
+pub(super) fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) -> SchedView {
+    // Sent and not cumulatively acknowledged (Linux `packets_out`, in bytes).
+    let out = s.snd_nxt.dist(s.snd_una);
+    let mut v = SchedView {
+        usable: s.established() && !s.stale.on,
+        has_room: s.can_send(now),
+        backup: s.backup,
+        srtt: s.rtt.srtt(),
+        rttvar: s.rtt.rttvar(),
+        min_rtt: s.rtt.min_rtt(),
+        cwnd: s.w.cwnd,
+        ssthresh: s.w.ssthresh,
+        in_flight: s.sb.in_flight(),
+        out,
+        smss: s.w.smss,
+        recovering: matches!(s.ca(), CaState::Recovery | CaState::Loss),
+        queued: out + q.bytes(),
+        sndbuf: q.sndbuf,
+        pacing_rate: s.pacer.rate,
+    };
+    if let Charge::Truesize { max_window } = charge {
+        let unit = tso::autosize_segs(v.linux_pacing_rate(PACING_SS_RATIO, PACING_CA_RATIO), v.min_rtt, s.w.smss);
+        v.queued = wmem_truesize(out, q.bytes(), s.w.smss, unit, tso::size_goal(max_window, s.w.smss));
+    }
+    v
+}
+
+impl Endpoint {
+    /// How subflows' data is charged (see [`Charge`]).
+    pub(super) fn charge(&self) -> Charge {
+        if self.truesize {
+            Charge::Truesize { max_window: self.snd.max_window }
+        } else {
+            Charge::Payload
+        }
+    }
+
+    /// Rebuilds every subflow's entry (the start of a push), after giving stale subflows
+    /// that heard an ACK back to the schedulers ([`crate::mptcp::stale`]).
+    pub(super) fn sched_views(&mut self, now: Time) {
+        self.refresh_stale();
+        self.views.clear();
+        let charge = self.charge();
+        for (s, q) in self.subflows.iter().zip(&self.sfq) {
+            self.views.push(s.as_ref().map(|s| view_of(now, s, q, charge)).unwrap_or_default());
+        }
+    }
+
+    /// Rebuilds subflow `j`'s entry from its state, after the push changed that state.
+    #[inline]
+    pub(super) fn refresh_view(&mut self, now: Time, j: usize) {
+        let charge = self.charge();
+        if let Some(s) = self.subflows[j].as_ref() {
+            self.views[j] = view_of(now, s, &self.sfq[j], charge);
+        }
+    }
+
+    /// Subflow `sf` is usable and may send now, as the scheduler sees it.
+    pub(super) fn can_use(&self, sf: usize) -> bool {
+        self.views.get(sf).is_some_and(|v| v.usable && v.has_room)
+    }
+
+    /// Debug builds, before each scheduler question: every entry is what a rebuild from its
+    /// subflow's state gives, but for the TSQ lag of the module documentation (an entry may
+    /// still show room that its latest packet's TSQ charge took, if it sent in this push).
+    pub(super) fn debug_check_views(&self, now: Time) {
+        let charge = self.charge();
+        for (j, (s, q)) in self.subflows.iter().zip(&self.sfq).enumerate() {
+            let fresh = s.as_ref().map(|s| view_of(now, s, q, charge)).unwrap_or_default();
+            let v = self.views[j];
+            let sent = s.as_ref().is_some_and(|s| self.sent_before.get(j).is_some_and(|&b| s.stats.segments_sent > b));
+            let tsq_lag = sent && v.has_room && !fresh.has_room && SchedView { has_room: true, ..fresh } == v;
+            assert!(v == fresh || tsq_lag, "subflow {j}: the scheduler's view {v:?} is not its state's {fresh:?}");
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! Unit tests of the send path: an endpoint driven sans-IO with subflows in states a test
+//! sets ([`crate::mptcp::testkit`]), each decision asserted as the rule it follows gives it.
+//!
+//! Every connection here uses `classic` option sizes: a full segment carries
+//! 1500 − 40 (IP, TCP) − 12 (timestamps) − 28 (DSS with a 64-bit DATA_ACK) = 1420 B.
+
+use crate::mptcp::testkit::{backup, run, sf, Harness, Sent};
+use crate::units::{Dur, Time};
+
+const S: u64 = 1420;
+
+fn harness(conn: &str, subflows: &[crate::mptcp::testkit::Sf]) -> Harness {
+    let h = Harness::new(conn, subflows);
+    assert_eq!(h.smss, S, "a full segment");
+    h
+}
+
+fn ms(x: u64) -> Time {
+    Time::ZERO + Dur::from_ms(x)
+}
+
+/// minRTT (the out-of-tree Linux default, v0.9x `mptcp_sched.c` `get_available_subflow`):
+/// each segment goes to the subflow with the lowest smoothed RTT among those with room for a
+/// full segment in their congestion window. Windows of 4, 3 and 5 segments at 40, 10 and
+/// 80 ms, nothing in flight: 3 segments on subflow 1 (10 ms), then 4 on subflow 0 (40 ms),
+/// then 5 on subflow 2 (80 ms), in data-sequence order; then every window is full and the
+/// push ends with data still unsent.
+#[test]
+fn minrtt_fills_the_lowest_srtt_subflow_with_room_first() {
+    let mut h = harness("scheduler = \"minrtt\"", &[sf(40, 4), sf(10, 3), sf(80, 5)]);
+    let want = [run(1, 0, 3, S), run(0, 3 * S, 4, S), run(2, 7 * S, 5, S)].concat();
+    assert_eq!(h.push(), want);
+    assert!(h.ep.snd.unsent() > 0, "the bulk writer's data waits for the windows");
+}
+
+/// minRTT takes a backup subflow only when no regular subflow is usable at all
+/// (`get_available_subflow` falls back to backups only when no active subflow exists, not
+/// when the active ones are full; RFC 8684 §3.3.8): the regular subflow's 2-segment window
+/// fills and the push stops, although the backup has a lower SRTT and room.
+#[test]
+fn minrtt_leaves_a_backup_subflow_idle_while_a_regular_one_is_usable() {
+    let mut h = harness("scheduler = \"minrtt\"", &[sf(50, 2), backup(5, 10)]);
+    assert_eq!(h.push(), run(0, 0, 2, S));
+}
+
+/// Upstream Linux's `default` (`mptcp_subflow_get_send`, net/mptcp/protocol.c): among the
+/// active non-backup subflows, the one with the shortest linger time, the bytes it holds
+/// (`sk_wmem_queued`) over its average pacing rate (`(wmem << 32) / pace`), takes a burst
+/// of up to 64 KiB (`MPTCP_SEND_BURST_SIZE`, the scheduler's `burst`) whatever its window
+/// says, and then the choice is made again. Pacing rate (`tcp_update_pacing_rate`, slow
+/// start): 2 × max(cwnd, packets out) / SRTT.
+/// - subflow 0: 10 ms, window 10, 5 segments held: 2 × 10 S / 10 ms = 2000 S/s, linger
+///   5 / 2000 s = 2.5 ms;
+/// - subflow 1: 40 ms, window 80, 4 segments held: 2 × 80 S / 40 ms = 4000 S/s, linger 1 ms.
+///
+/// Subflow 1 takes the burst, ⌈65536 / 1420⌉ = 47 segments, all within its window
+/// (4 + 47 ≤ 80). It then holds 51 segments (12.75 ms) against subflow 0's 2.5 ms: the next
+/// segment, the download's last, goes to subflow 0. minRTT, from the same state, fills
+/// subflow 0's window first (5 segments) and gives the other 43 to subflow 1.
+#[test]
+fn the_default_scheduler_picks_the_shortest_linger_time_then_bursts_64_kib() {
+    let burst = 65_536u64.div_ceil(S);
+    assert_eq!(burst, 47);
+    let size = (5 + 4 + burst + 1) * S;
+    let setup = |sched: &str| {
+        let conn = format!("scheduler = \"{sched}\"\napp = {{ kind = \"download\", size = \"{size}B\" }}");
+        let mut h = harness(&conn, &[sf(10, 10), sf(40, 80)]);
+        h.in_flight(0, 5);
+        h.in_flight(1, 4);
+        h
+    };
+    let mut h = setup("default");
+    let want = [run(1, 9 * S, burst, S), run(0, (9 + burst) * S, 1, S)].concat();
+    assert_eq!(h.push(), want);
+    let mut h = setup("minrtt");
+    assert_eq!(h.push(), [run(0, 9 * S, 5, S), run(1, 14 * S, burst + 1 - 5, S)].concat());
+}
+
+/// The `default` scheduler assigns data to a subflow's send queue whatever its congestion
+/// window says, up to the subflow's send buffer (`sk_stream_memory_free`; a burst ends when
+/// the held bytes reach it); the subflow sends what its window allows. Send buffer
+/// (`tcp_sndbuf_expand`): 2 × max(10, cwnd / S) × (roundup_pow_of_two(S + 512) + 256) =
+/// 2 × 10 × 2304 = 46080 B, which ⌈46080 / 1420⌉ = 33 segments reach.
+/// Subflow 0: 10 ms, window 10, 5 segments held (linger 2.5 ms, as above); subflow 1: 10 ms,
+/// window 10, idle (linger 0). Subflow 1 takes 33 segments (not the burst's 47), sends 10 and
+/// queues 23; holding 33 at 2000 S/s (16.5 ms) it loses the next choice to subflow 0, which
+/// takes the download's last segment.
+#[test]
+fn the_default_scheduler_queues_beyond_the_window_up_to_the_send_buffer() {
+    let sndbuf_segs = (2 * 10 * 2304u64).div_ceil(S);
+    assert_eq!(sndbuf_segs, 33);
+    let size = (5 + sndbuf_segs + 1) * S;
+    let conn = format!("scheduler = \"default\"\napp = {{ kind = \"download\", size = \"{size}B\" }}");
+    let mut h = harness(&conn, &[sf(10, 10), sf(10, 10)]);
+    h.in_flight(0, 5);
+    assert_eq!(h.ep.sfq[1].sndbuf, 46_080);
+    let want = [run(1, 5 * S, 10, S), run(0, (5 + sndbuf_segs) * S, 1, S)].concat();
+    assert_eq!(h.push(), want);
+    assert_eq!(h.ep.sfq[1].bytes(), (sndbuf_segs - 10) * S);
+}
+
+/// Reinjection on a subflow's RTO (`mptcp_retransmit = false`, the classic model; out-of-tree
+/// Linux `mptcp_sub_retransmit_timer` → `mptcp_reinject_data`): the subflow retransmits its
+/// first segment itself (RFC 6298 (5.4)), and every segment it holds is queued once for the
+/// other subflows; the push that follows places them first, on the scheduler's reinjection
+/// pick (the lowest SRTT among the other subflows with room), then new data.
+/// Subflow 1 (100 ms) holds DSN [0, 3 S); subflow 0 (10 ms, window 10) is idle. Subflow 1's
+/// RTO is SRTT + max(rto_min, 4 RTTVAR) = 100 + max(200, 4 × 50) = 300 ms. Then: DSN 0 on
+/// subflow 1; DSN 0, S, 2 S on subflow 0; new data from 3 S on subflow 0 until its window is
+/// full (7 segments). Subflow 1, its window down to the one segment it just retransmitted,
+/// takes nothing.
+#[test]
+fn a_subflow_rto_reinjects_what_it_holds_on_the_fastest_other_subflow() {
+    let mut h = harness("scheduler = \"minrtt\"", &[sf(10, 10), sf(100, 10)]);
+    h.in_flight(1, 3);
+    let rto_at = h.ep.subflow(1).and_then(|s| s.timers.rto.deadline());
+    assert_eq!(rto_at, Some(ms(300)));
+    let sent = h.fire(ms(300));
+    let want = [vec![Sent { sf: 1, dsn: 0, len: S }], run(0, 0, 3, S), run(0, 3 * S, 7, S)].concat();
+    assert_eq!(sent, want);
+    assert_eq!(h.ep.snd.reinjected_bytes, 3 * S);
+    assert!(h.ep.snd.reinject.is_empty(), "all of it placed");
+}
+
+/// The MPTCP-level retransmission timer (`mptcp_retransmit = true`, upstream Linux
+/// `mptcp_retransmit_timer` → `__mptcp_retrans`): a subflow RTO reinjects nothing; when the
+/// timer fires, the oldest data not DATA_ACKed, up to the end of its 32 KiB data fragment
+/// and to what was sent, goes again on the first subflow with nothing in flight and nothing
+/// queued (`mptcp_subflow_get_retrans`). The timer's interval is the longest time a
+/// subflow's retransmission timer still has (`__mptcp_set_timeout`): subflow 1's 300 ms.
+/// A 3-segment download held by subflow 1: at 300 ms subflow 1 retransmits DSN 0 (its RTO)
+/// and the timer sends DSN [0, 3 S) again on idle subflow 0.
+#[test]
+fn the_mptcp_timer_resends_the_oldest_fragment_on_an_idle_subflow() {
+    let conn = format!(
+        "scheduler = \"minrtt\"\nmptcp_retransmit = true\napp = {{ kind = \"download\", size = \"{}B\" }}",
+        3 * S
+    );
+    let mut h = harness(&conn, &[sf(10, 10), sf(100, 10)]);
+    h.in_flight(1, 3);
+    assert_eq!(h.push(), vec![], "nothing new to send");
+    assert_eq!(h.ep.rtx_at, Some(ms(300)));
+    let sent = h.fire(ms(300));
+    assert_eq!(sent, [vec![Sent { sf: 1, dsn: 0, len: S }], run(0, 0, 3, S)].concat());
+    assert!(h.ep.snd.reinject.is_empty(), "the RTO queued nothing");
+    assert_eq!(h.ep.snd.reinjected_bytes, 3 * S);
+}
+
+/// New data is bounded by the connection's send buffer (data stays in it until DATA_ACKed,
+/// RFC 8684 §3.3.2) and by the peer's receive window, which is relative to DATA_ACK
+/// (RFC 8684 §3.3.4: data may be sent up to DATA_ACK + window), in whole segments
+/// (sender-side silly-window avoidance, RFC 1122 §4.2.3.4); congestion windows of 100
+/// segments do not bind. Both are connection-level: minRTT puts everything on subflow 0.
+#[test]
+fn a_push_sends_at_most_the_send_buffer_and_the_peers_window_allow() {
+    let subflows = [sf(10, 100), sf(20, 100)];
+    // A 4-segment send buffer, a 10-segment window: 4 segments. An ACK of 2 segments frees
+    // 2 S, at least half of the 2 S still held (`sk_stream_write_space`): the writer wakes,
+    // fills the buffer and 2 more segments go.
+    let mut h = harness(&format!("sndbuf = \"{}B\"\nrcvbuf = \"{}B\"", 4 * S, 10 * S), &subflows);
+    assert_eq!(h.push(), run(0, 0, 4, S));
+    h.now = ms(10);
+    assert_eq!(h.ack(0, 2 * S, 2 * S, 10 * S), run(0, 4 * S, 2, S));
+    // A 10-segment send buffer, a window of 4 segments and 700 B: 4 segments, the tail
+    // unused. An ACK of one segment with the same window moves its right edge to
+    // 5 S + 700: one more segment.
+    let mut h = harness(&format!("sndbuf = \"{}B\"\nrcvbuf = \"{}B\"", 10 * S, 4 * S + 700), &subflows);
+    assert_eq!(h.push(), run(0, 0, 4, S));
+    h.now = ms(10);
+    assert_eq!(h.ack(0, S, S, 4 * S + 700), run(0, 4 * S, 1, S));
+    // With `window_tail = "fill"` (Linux `mptcp_check_allowed_size`) the tail goes too, as a
+    // short segment.
+    let conn = format!("sndbuf = \"{}B\"\nrcvbuf = \"{}B\"\nwindow_tail = \"fill\"", 10 * S, 4 * S + 700);
+    let mut h = harness(&conn, &subflows);
+    assert_eq!(h.push(), [run(0, 0, 4, S), vec![Sent { sf: 0, dsn: 4 * S, len: 700 }]].concat());
+}
