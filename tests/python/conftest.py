@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+# The Linux backend's shared test helpers: their assertions report values as a test's do.
+pytest.register_assert_rewrite("kernel_testing")
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 TWO_PATH = HERE / "data" / "two-path.toml"

@@ -1,0 +1,124 @@
+"""The commands of the Linux kernel backend: ``mptcplab compare`` (one scenario on both
+backends), ``mptcplab validate`` (the simulator against stored kernel runs over the validation
+grid) and ``mptcplab cleanup`` (what killed runs left behind)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import click
+
+from mptcplab.commands import SET_HELP, _raise_keyboard_interrupt
+
+
+@click.command(epilog="Writes with --out: compare.json (both backends' summaries), compare.csv, compare.png.")
+@click.argument("scenario")
+@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help=SET_HELP)
+@click.option("--runs", type=click.IntRange(1), default=3, show_default=True, help="Runs per backend.")
+@click.option("--out", type=click.Path(file_okay=False), help="Write the comparison here.")
+def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | None) -> None:
+    """Run SCENARIO on the simulator and on the Linux kernel, RUNS times each, both with
+    stack = "linux" (inserted where a connection does not write a stack), and print medians,
+    ranges and relative differences."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from mptcplab.kernel.compare import compare as run_compare
+    from mptcplab.runner import check_output_dir
+
+    if out:
+        check_output_dir(out, "--out", sibling=False)
+
+    def progress(backend: str, k: int) -> None:
+        click.echo(f"{backend}: run {k + 1} of {runs}", err=True)
+
+    res = run_compare(scenario, runs=runs, overrides=list(overrides), out=out, progress=progress)
+    t = Table(title=f"{res['scenario']}: simulator vs Linux, {runs} runs each (median \\[min, max])",
+              title_justify="left", box=box.SIMPLE_HEAD)
+    for col in ("metric", "simulator", "linux", "difference"):
+        t.add_column(col, justify="left" if col == "metric" else "right")
+
+    def cell(s: dict[str, float] | None) -> str:
+        return "-" if not s else f"{s['median']:.3f} \\[{s['min']:.3f}, {s['max']:.3f}]"
+
+    for r in res["rows"]:
+        diff = "-" if r["rel_diff"] is None else f"{100 * r['rel_diff']:+.1f}%"
+        t.add_row(r["metric"], cell(r["sim"]), cell(r["linux"]), diff)
+    Console(width=max(Console().width, 110)).print(t)
+    if out:
+        click.echo(f"wrote {out}/compare.csv, compare.json, compare.png")
+
+
+@click.command(epilog="Writes with --out: validate.csv and validate.json (the table, targets and summary); "
+             "with --markdown: the table and summary as Markdown (VALIDATION.md). With --kernel: GRID/kernel.csv.")
+@click.option("--grid", default="scenarios/validation", show_default=True, type=click.Path(),
+              help="Directory of the grid's scenarios and their kernel.csv.")
+@click.option("--only", metavar="PATTERN", help="Only scenarios whose name matches this shell-style pattern.")
+@click.option("--repeat", type=int, default=5, show_default=True, help="Simulator runs (seeds) per scenario.")
+@click.option("--jobs", type=int, default=2, show_default=True, help="Parallel simulator runs.")
+@click.option("--kernel", is_flag=True, help="Re-measure the kernel side first (root): 5 runs per scenario into "
+              "GRID/kernel.csv, resumable.")
+@click.option("--remeasure-load-above", type=float, metavar="LOAD",
+              help="With --kernel: measure again only the stored runs that started with a 1-min load average above LOAD.")
+@click.option("--out", type=click.Path(file_okay=False), help="Write validate.csv and validate.json here.")
+@click.option("--markdown", type=click.Path(dir_okay=False), help="Write the report as Markdown to this file.")
+def validate(
+    grid: str, only: str | None, repeat: int, jobs: int, kernel: bool, remeasure_load_above: float | None,
+    out: str | None, markdown: str | None,
+) -> None:
+    """Compare the simulator with stored Linux kernel runs over the validation grid: per scenario
+    the kernel's and the simulator's median (min-max), their difference, subflow shares and
+    bimodality; then how many scenarios agree within 10 % and 25 % and whether the declared
+    targets are met. A miss is reported, not an error (exit code 0)."""
+    from mptcplab import validation as v
+    from mptcplab.errors import config_error
+
+    if kernel:
+        v.check_root()
+    if repeat < 1:
+        raise config_error("--repeat", f"{repeat}: need at least 1 run per scenario")
+    if jobs < 1:
+        raise config_error("--jobs", f"{jobs}: need at least 1")
+    if remeasure_load_above is not None and not kernel:
+        raise config_error("--remeasure-load-above", "only with --kernel")
+    from mptcplab.runner import check_output_dir
+
+    if out:
+        check_output_dir(out, "--out", sibling=False)
+    if markdown:
+        check_output_dir(os.path.dirname(markdown) or ".", "--markdown", sibling=False)
+    v.grid_scenarios(grid, only)
+    if kernel:
+
+        def measuring(name: str, k: int, load: str) -> None:
+            click.echo(f"kernel: {name} run {k + 1} of {v.KERNEL_RUNS} (load {load})", err=True)
+
+        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+        path = v.measure_kernel(grid, only, progress=measuring, remeasure_load_above=remeasure_load_above)
+        click.echo(f"wrote {path}", err=True)
+    df = v.validate(grid, repeat=repeat, jobs=jobs, only=only)
+    v.print_report(df)
+    if out:
+        for f in v.write_out(df, out):
+            click.echo(f"wrote {f}")
+    if markdown:
+        import shlex
+        from pathlib import Path
+
+        args = ["mptcplab", "validate", *([f"--grid={grid}"] if grid != "scenarios/validation" else []),
+                *([f"--only={only}"] if only else []), f"--repeat={repeat}", f"--markdown={markdown}"]
+        target = Path(markdown)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(v.to_markdown(df, shlex.join(args)))
+        tmp.replace(target)
+        click.echo(f"wrote {markdown}")
+
+
+@click.command(help="Remove what killed Linux-backend runs left behind: network namespaces, orphan "
+                  "application processes and scratch directories of runs whose process is gone (root).")
+def cleanup() -> None:
+    from mptcplab.kernel.cleanup import cleanup_command
+
+    cleanup_command(click.echo)

@@ -1,0 +1,165 @@
+"""``mptcplab run``: one run on the simulator or the Linux kernel, printed as tables or JSON,
+with its captures and its run directory."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import click
+
+from mptcplab.commands import SET_HELP
+
+
+def _fmt(v: Any, scale: float = 1.0, digits: int = 3) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float | int):
+        return f"{v * scale:.{digits}f}"
+    return str(v)
+
+
+def _print_tables(summary: dict[str, Any]) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=max(Console().width, 100))
+
+    def table(title: str, cols: tuple[str, ...], text_cols: int) -> Table:
+        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+        for k, col in enumerate(cols):
+            t.add_column(col, justify="left" if k < text_cols else "right", no_wrap=k < text_cols)
+        return t
+
+    head = f"{summary.get('scenario') or 'scenario'}: seed {summary['seed']}, simulated {summary['end_s']:.3f} s"
+    tail = f"({summary['events']} events, {summary['data_packets']} data packets)"
+    if summary.get("backend") == "linux":
+        head = f"{summary.get('scenario') or 'scenario'}: Linux {summary['kernel']}, ran {summary['end_s']:.3f} s"
+        tail = f"({summary['data_packets']} data packets)"
+    console.print(f"[bold]{head}[/bold] {tail}")
+    t = table("connections", ("name", "kind", "cc", "goodput (Mbit/s)", "delivered (MB)", "download time (s)", "reinjected (KB)"), 3)
+    for c in summary["connections"]:
+        t.add_row(
+            c["name"], c["kind"], c["cc"], _fmt(c["goodput_bps"], 1e-6), _fmt(c["delivered_bytes"], 1e-6),
+            _fmt(c["download_time_s"]), _fmt(c["reinjected_bytes"], 1e-3, 1),
+        )
+    console.print(t)
+    cols = ("connection", "path", "goodput (Mbit/s)", "share", "srtt (ms)", "min RTT (ms)", "retransmits", "RTOs")
+    t = table("subflows", cols, 2)
+    for s in summary["subflows"]:
+        t.add_row(
+            s["connection"], s["path"] + (" (backup)" if s["backup"] else ""), _fmt(s["goodput_bps"], 1e-6),
+            _fmt(s["share"]), _fmt(s["srtt_s"], 1e3, 1), _fmt(s["min_rtt_s"], 1e3, 1),
+            str(s["retransmitted_segments"]), str(s["rtos"]),
+        )
+    console.print(t)
+    t = table("links", ("link", "rate (Mbit/s)", "delay (ms)", "utilisation", "queue drops", "loss drops", "max queue (pkts)"), 1)
+    for link in summary["links"]:
+        t.add_row(
+            link["name"], _fmt(link["rate_bps"], 1e-6), _fmt(link["delay_s"], 1e3, 2), _fmt(link["utilisation"]),
+            str(link["queue_drops"]), str(link["loss_drops"]), str(link["max_queue_packets"]),
+        )
+    console.print(t)
+
+
+@click.command(epilog="Writes with --out: summary.json, connections.csv, subflows.csv, links.csv, timeseries.parquet, scenario.json (resolved), run.json.")
+@click.argument("scenario")
+@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help=SET_HELP)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Seed replacing the scenario's (same seed, same result).")
+@click.option("--out", type=click.Path(file_okay=False), help="Write the run directory here (replaced atomically).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of tables.")
+@click.option("--pcap", "pcap_dir", type=click.Path(file_okay=False),
+              help="Write packet captures (pcap, real TCP/MPTCP headers) into this directory.")
+@click.option("--pcap-per", type=click.Choice(["host", "interface", "link"]), default="host", show_default=True,
+              help="One capture per host (all its interfaces), per host interface, or per link.")
+@click.option("--snaplen", type=click.IntRange(54), help="Bytes kept per captured packet (headers always whole).")
+@click.option("--backend", type=click.Choice(["sim", "linux"]), default="sim", show_default=True,
+              help="sim: the simulator; linux: this machine's MPTCP stack in namespaces of its own, "
+              "through emulated links, in real time (root).")
+def run(
+    scenario: str, overrides: tuple[str, ...], seed: int | None, out: str | None, as_json: bool,
+    pcap_dir: str | None, pcap_per: str, snaplen: int | None, backend: str,
+) -> None:
+    """Run SCENARIO (a file or a bundled name) and print a summary per connection, subflow and link."""
+    import shutil
+    from pathlib import Path
+
+    from mptcplab.runner import check_output_dir
+    from mptcplab.runner import run as run_scenario
+
+    # Everything written is checked before the run starts, so a bad path costs no run.
+    if out:
+        check_output_dir(out, "--out", marker="run.json")
+    if pcap_dir:
+        check_output_dir(pcap_dir, "--pcap", sibling=backend == "sim")
+    # Captures inside the output directory (`--out D --pcap D/pcap`) are written to a staging
+    # directory beside D and moved in once D holds the results, since D is replaced whole.
+    staged = None
+    if out and pcap_dir:
+        out_abs, pcap_abs = Path(out).absolute(), Path(pcap_dir).absolute()
+        if pcap_abs == out_abs:
+            from mptcplab.errors import config_error
+
+            raise config_error("--pcap", f"{pcap_dir} is the --out directory; give the captures a directory of their own, e.g. {Path(out) / 'pcap'}")
+        if out_abs in pcap_abs.parents:
+            staged = out_abs.parent / f".{out_abs.name}.pcap-{os.getpid()}"
+            shutil.rmtree(staged, ignore_errors=True)
+    final_pcap = pcap_dir
+    if staged is not None:
+        pcap_dir = str(staged)
+    try:
+        result = _run_backend(run_scenario, scenario, seed, overrides, pcap_dir, pcap_per, snaplen, backend)
+        if out:
+            result.to_dir(out)
+        if staged is not None:
+            target = Path(final_pcap)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            staged.rename(target)
+    finally:
+        if staged is not None and staged.exists():
+            shutil.rmtree(staged, ignore_errors=True)
+    if as_json:
+        click.echo(json.dumps(result.summary, indent=2))
+    else:
+        _print_tables(result.summary)
+        if out:
+            click.echo(f"wrote {out}/")
+
+
+def _run_backend(
+    run_scenario: Any, scenario: str, seed: int | None, overrides: tuple[str, ...], pcap_dir: str | None,
+    pcap_per: str, snaplen: int | None, backend: str,
+) -> Any:
+    """Runs the scenario on ``backend``, the captures (if any) going to ``pcap_dir``."""
+    import shutil
+    from pathlib import Path
+
+    if backend == "linux":
+        from mptcplab.kernel.backend import run_linux
+
+        return run_linux(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir)
+    sets = list(overrides)
+    tmp = None
+    if pcap_dir:
+        target = Path(pcap_dir)
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            from mptcplab.errors import config_error
+
+            raise config_error("--pcap", "exists and is not an empty directory; refusing to overwrite it", str(target))
+        tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+        sets += [f"output.pcap.dir={tmp}", f"output.pcap.per={pcap_per}"]
+        if snaplen:
+            sets.append(f"output.pcap.snaplen={snaplen}")
+    try:
+        result = run_scenario(scenario, seed=seed, overrides=sets)
+        if tmp is not None:
+            tmp.mkdir(parents=True, exist_ok=True)
+            if target.exists():
+                target.rmdir()
+            tmp.rename(target)
+    finally:
+        if tmp is not None and tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return result

@@ -1,0 +1,55 @@
+"""``mptcplab validate`` and :func:`mptcplab.validate`: the simulator against stored Linux
+kernel measurements over a grid of two-host scenarios (``scenarios/validation/``, every
+connection ``stack = "linux"``).
+
+Each scenario has one connection and one metric, chosen by its application: goodput (bit/s)
+for ``bulk``, download time (s) for ``download``, and for ``periodic`` the mean chunk time
+(s): over the chunks, the time from a chunk's write (connection start + k × period) until
+the receiver holds all of it, read from the connection's ``delivered_bytes`` time series.
+
+The kernel side is measured by :func:`measure_kernel` (``validate --kernel``, root): every
+scenario ``KERNEL_RUNS`` times on the Linux backend, seeds ``seed``, ``seed + 1``, ..., one
+CSV row per run (``kernel.csv`` in the grid directory) with the kernel release, the command
+that repeats the run, its date and the machine's load at its start. Runs go to
+``kernel.csv.partial`` first, so an interrupted measurement resumes where it stopped; the CSV
+is replaced only when every selected run is done.
+
+The simulator side runs the same scenarios ``repeat`` times with the same seeds. Declared
+before any run (the issue's targets): the medians agree within 10 % on at least 90 % of the
+scenarios and within 25 % on all, and each subflow's share of the bytes agrees within 0.05
+on at least 90 % of the multipath scenarios. A miss is a finding, reported, not an error.
+
+Earlier kernel sessions kept beside it (``kernel-<date>.csv``, same columns) are compared with
+``kernel.csv`` by the same tolerances: how often the kernel's median of one session is within
+10 % and 25 % of another's is the yardstick for what the simulator's counts can mean.
+
+Bimodality of the kernel's runs: sorted, the runs split into two groups of at least two
+runs each whose gap (lowest of the upper group − highest of the lower) exceeds both groups'
+spreads (max − min) and 5 % of the median of all runs. The report then says whether the
+simulator's range [min, max] overlaps both groups' ranges.
+
+The parts: the grid and one run's metrics (:mod:`.grid`), the kernel side (:mod:`.kernel_runs`),
+the comparison (:mod:`.compare`) and its tables and reports (:mod:`.render`); every name is
+importable from here.
+"""
+
+from __future__ import annotations
+
+# Beyond __all__, the names the command line and the reproductions use.
+from mptcplab.validation.compare import (  # noqa: F401
+    BIMODAL_MIN_GAP, TARGETS, bimodal_split, earlier_sessions, summary_lines, target_counts, validate,
+)
+from mptcplab.validation.grid import (  # noqa: F401
+    GRID_DIR, KERNEL_CSV, chunk_time, grid_scenarios, load_grid_scenario, metric_of, run_metrics,
+)
+from mptcplab.validation.kernel_runs import (  # noqa: F401
+    CSV_COLUMNS, KERNEL_RUNS, check_root, load_kernel_csv, measure_kernel,
+)
+from mptcplab.validation.render import (  # noqa: F401
+    UNITS, header_lines, print_report, table_rows, to_markdown, write_out,
+)
+
+__all__ = [
+    "CSV_COLUMNS", "GRID_DIR", "KERNEL_RUNS", "TARGETS", "bimodal_split", "chunk_time", "grid_scenarios",
+    "load_kernel_csv", "measure_kernel", "metric_of", "run_metrics", "summary_lines", "target_counts", "validate",
+]

@@ -1,0 +1,203 @@
+"""The comparison of the simulator with the stored kernel runs: per scenario medians, ranges,
+subflow shares and the kernel's bimodality, the counts against the targets declared before
+any run, and the kernel's agreement with its earlier sessions (definitions in
+:mod:`mptcplab.validation`).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mptcplab.errors import ConfigError, config_error
+from mptcplab.scenario import Scenario
+from mptcplab.validation.grid import GRID_DIR, KERNEL_CSV, grid_scenarios, load_grid_scenario, metric_of, run_metrics
+from mptcplab.validation.kernel_runs import load_kernel_csv
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Targets declared before any run: (label, tolerance, required fraction of the scenarios).
+TARGETS = {"within_10": (0.10, 0.90), "within_25": (0.25, 1.00), "shares": (0.05, 0.90)}
+#: A bimodal kernel's gap must also exceed this fraction of the median (see :mod:`mptcplab.validation`).
+BIMODAL_MIN_GAP = 0.05
+
+
+def bimodal_split(values: Sequence[float]) -> tuple[list[float], list[float]] | None:
+    """The two groups if ``values`` are bimodal (see :mod:`mptcplab.validation`), else None.
+    Of several qualifying splits, the one with the widest gap."""
+    v = sorted(values)
+    med = statistics.median(v) if v else 0.0
+    best = None
+    for i in range(2, len(v) - 1):
+        lo, hi = v[:i], v[i:]
+        gap = hi[0] - lo[-1]
+        if gap > max(lo[-1] - lo[0], hi[-1] - hi[0]) and gap > BIMODAL_MIN_GAP * abs(med):
+            if best is None or gap > best[0]:
+                best = (gap, lo, hi)
+    return (best[1], best[2]) if best else None
+
+
+def _stats(values: list[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def _median_shares(runs: list[dict[str, float]]) -> dict[str, float]:
+    paths = list(dict.fromkeys(p for r in runs for p in r))
+    return {p: statistics.median([r.get(p, 0.0) for r in runs]) for p in paths}
+
+
+def _sim_runs(sc: Scenario, repeat: int) -> list[dict[str, Any]]:
+    from mptcplab.runner import run
+
+    return [run_metrics(run(sc, seed=sc.seed + k)) for k in range(repeat)]
+
+
+def validate(
+    grid: str | Path = GRID_DIR, repeat: int = 5, jobs: int = 1, only: str | None = None,
+    kernel_csv: str | Path | None = None, progress: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Runs the simulator over the grid (``repeat`` seeds per scenario, ``jobs`` threads) and
+    compares it with the stored kernel runs. Returns one row per scenario: the metric, kernel
+    and simulator median/min/max, ``rel_diff`` (simulator median / kernel median − 1), median
+    subflow shares of both (``kernel_shares``, ``sim_shares``) and their largest difference,
+    the bimodality flag and the simulator's overlap of both modes, and ``sim_error`` when the
+    simulator cannot run the scenario (e.g. bbr, which it has no model of)."""
+    import pandas as pd
+
+    if repeat < 1:
+        raise config_error("--repeat", f"{repeat}: need at least 1 run per scenario")
+    if jobs < 1:
+        raise config_error("--jobs", f"{jobs}: need at least 1")
+    files = grid_scenarios(grid, only)
+    kernel_rows = load_kernel_csv(kernel_csv if kernel_csv is not None else Path(grid) / KERNEL_CSV)
+    scenarios = []
+    for f in files:
+        sc = load_grid_scenario(f)
+        scenarios.append((sc, metric_of(sc)))
+        if not any(r["scenario"] == sc.name for r in kernel_rows):
+            raise config_error("", f"scenario `{sc.name}` has no kernel runs in {KERNEL_CSV}; measure it with validate --kernel", str(f))
+
+    def one(item: tuple[Scenario, str]) -> tuple[list[dict[str, Any]] | None, str | None]:
+        sc, _ = item
+        try:
+            out = _sim_runs(sc, repeat)
+        except ConfigError as e:
+            return None, getattr(e, "message", str(e))
+        if progress:
+            progress(sc.name)
+        return out, None
+
+    with ThreadPoolExecutor(max_workers=jobs) as ex:
+        sims = list(ex.map(one, scenarios))
+    records = []
+    for (sc, metric), (sim, err) in zip(scenarios, sims, strict=True):
+        kr = [r for r in kernel_rows if r["scenario"] == sc.name]
+        kv = [r[metric] for r in kr if r[metric] is not None]
+        k = _stats(kv)
+        s = _stats([r[metric] for r in sim if r[metric] is not None]) if sim else None
+        rel = (s["median"] / k["median"] - 1) if s and k and k["median"] else None
+        kshares = _median_shares([r["shares"] for r in kr])
+        sshares = _median_shares([r["shares"] for r in sim]) if sim else {}
+        multipath = len(kshares) > 1
+        share_diff = max(abs(kshares[p] - sshares.get(p, 0.0)) for p in kshares) if multipath and sim else None
+        split = bimodal_split(kv)
+        overlap = None
+        if split and s:
+            overlap = all(s["min"] <= g[-1] and s["max"] >= g[0] for g in split)
+        records.append({
+            "scenario": sc.name, "regime": sc.name.split("-")[0], "description": sc.description, "metric": metric,
+            "kernel_median": k["median"] if k else None, "kernel_min": k["min"] if k else None,
+            "kernel_max": k["max"] if k else None, "kernel_runs": len(kv),
+            "sim_median": s["median"] if s else None, "sim_min": s["min"] if s else None, "sim_max": s["max"] if s else None,
+            "sim_runs": len(sim) if sim else 0, "rel_diff": rel,
+            "kernel_goodput_bps": statistics.median([r["goodput_bps"] for r in kr]),
+            "kernel_goodput_min": min(r["goodput_bps"] for r in kr), "kernel_goodput_max": max(r["goodput_bps"] for r in kr),
+            "sim_goodput_bps": statistics.median([r["goodput_bps"] for r in sim]) if sim else None,
+            "sim_goodput_min": min(r["goodput_bps"] for r in sim) if sim else None,
+            "sim_goodput_max": max(r["goodput_bps"] for r in sim) if sim else None,
+            "kernel_shares": kshares, "sim_shares": sshares, "share_diff": share_diff,
+            "bimodal": split is not None, "sim_overlaps_both_modes": overlap,
+            "kernel_incomplete": sum(1 for r in kr if not r["completed"]),
+            "sim_incomplete": sum(1 for r in sim if not r["completed"]) if sim else 0,
+            "sim_error": err or "",
+        })
+    df = pd.DataFrame.from_records(records)
+    df.attrs["kernel"] = sorted({r["kernel"] for r in kernel_rows if r["scenario"] in set(df["scenario"])})
+    dates = sorted(r["date"] for r in kernel_rows if r["scenario"] in set(df["scenario"]))
+    df.attrs["kernel_dates"] = (dates[0], dates[-1]) if dates else ("", "")
+    df.attrs["repeat"] = repeat
+    loads = [float(r["loadavg"].split()[0]) for r in kernel_rows if r["scenario"] in set(df["scenario"]) and r["loadavg"]]
+    df.attrs["kernel_load"] = (min(loads), statistics.median(loads), max(loads)) if loads else None
+    df.attrs["kernel_sessions"] = [] if kernel_csv is not None else earlier_sessions(grid, df)
+    return df
+
+
+def earlier_sessions(grid: str | Path, df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The kernel's own reproducibility: for each earlier measurement session kept in the
+    grid (``kernel-<date>.csv``, same columns as ``kernel.csv``), how many of the scenarios of
+    ``df`` it has agree with the current kernel median within the same tolerances the
+    simulator is held to (its median / the current median − 1)."""
+    out = []
+    for f in sorted(Path(grid).glob("kernel-*.csv")):
+        rows = load_kernel_csv(f)
+        n = w10 = w25 = 0
+        for name, metric, cur in zip(df["scenario"], df["metric"], df["kernel_median"], strict=True):
+            vals = [r[metric] for r in rows if r["scenario"] == name and r[metric] is not None]
+            if not vals or not cur:
+                continue
+            d = abs(statistics.median(vals) / cur - 1)
+            n += 1
+            w10 += d <= TARGETS["within_10"][0]
+            w25 += d <= TARGETS["within_25"][0]
+        if n:
+            out.append({"file": f.name, "scenarios": n, "within_10": w10, "within_25": w25})
+    return out
+
+
+def target_counts(df: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """Per target of :data:`TARGETS`: (scenarios that meet its tolerance, scenarios it counts
+    over). The medians over every scenario (one the simulator refuses is a miss), the shares
+    over the multipath scenarios."""
+    rel = [abs(r) if r is not None and not (isinstance(r, float) and math.isnan(r)) else None for r in df["rel_diff"]]
+    multi = [d for d, ks in zip(df["share_diff"], df["kernel_shares"], strict=True) if len(ks) > 1]
+    return {
+        "within_10": (sum(1 for r in rel if r is not None and r <= TARGETS["within_10"][0]), len(df)),
+        "within_25": (sum(1 for r in rel if r is not None and r <= TARGETS["within_25"][0]), len(df)),
+        "shares": (sum(1 for d in multi if d is not None and not (isinstance(d, float) and math.isnan(d))
+                       and d <= TARGETS["shares"][0]), len(multi)),
+    }
+
+
+def summary_lines(df: pd.DataFrame) -> list[str]:
+    """``N/M within 10 %``, ``N/M within 25 %``, ``N/M subflow shares within 0.05``, each with
+    its declared target and whether it is met."""
+    counts = target_counts(df)
+
+    def line(what: str, key: str) -> str:
+        n, total = counts[key]
+        need = TARGETS[key][1]
+        met = total > 0 and n >= need * total - 1e-9
+        return f"{n}/{total} {what} (target: >= {need:.0%}: {'met' if met else 'not met'})"
+
+    out = [line("within 10 %", "within_10"), line("within 25 %", "within_25"),
+           line("subflow shares within 0.05", "shares")]
+    refused = [s for s, e in zip(df["scenario"], df["sim_error"], strict=True) if e]
+    if refused:
+        out.append(f"{len(refused)} scenario(s) the simulator cannot run, counted as misses: {', '.join(refused)}")
+    for k in df.attrs.get("kernel_sessions", []):
+        out.append(f"kernel against itself: the earlier session {k['file']} is within 10 % of kernel.csv on "
+                   f"{k['within_10']}/{k['scenarios']}, within 25 % on {k['within_25']}/{k['scenarios']}")
+    bim = df[df["bimodal"]]
+    if len(bim):
+        both = sum(1 for v in bim["sim_overlaps_both_modes"] if v is True)
+        out.append(f"{len(bim)} scenario(s) bimodal on the kernel ({', '.join(bim['scenario'])}); "
+                   f"the simulator's range overlaps both modes in {both}")
+    return out
+
