@@ -23,6 +23,7 @@ pub mod cc;
 pub mod config;
 pub mod mptcp;
 pub mod net;
+pub mod registry;
 pub mod results;
 pub mod rng;
 pub mod sim;

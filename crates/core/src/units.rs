@@ -369,6 +369,66 @@ pub fn to_jiffies(d: Dur) -> Dur {
     Dur(d.0.div_ceil(JIFFY.0) * JIFFY.0)
 }
 
+// ---------------------------------------------------------------------------------------
+// Unit-carrying values of the scenario schema: written as strings with units, read from
+// strings or plain numbers.
+// ---------------------------------------------------------------------------------------
+
+/// Implements serde for a unit-carrying value: `$parse` reads a string with units,
+/// `$from_f64` a plain number, `$to_string` writes it back; `$what` is what a wrong value
+/// was expected to be.
+macro_rules! unit_serde {
+    ($t:ty, $parse:expr, $what:expr, $from_f64:expr, $to_string:expr) => {
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> serde::de::Visitor<'de> for V {
+                    type Value = $t;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<$t, E> {
+                        $parse(s).map_err(E::custom)
+                    }
+                    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<$t, E> {
+                        ($from_f64)(v).map_err(E::custom)
+                    }
+                    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<$t, E> {
+                        ($from_f64)(v as f64).map_err(E::custom)
+                    }
+                    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<$t, E> {
+                        ($from_f64)(v as f64).map_err(E::custom)
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&($to_string)(self))
+            }
+        }
+    };
+}
+
+pub(crate) use unit_serde;
+
+/// A size in bytes (`"600KB"`, `"1MiB"`, or a number of bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ByteSize(pub u64);
+
+unit_serde!(
+    ByteSize,
+    |s: &str| parse_bytes(s).map(ByteSize),
+    "a size such as \"600KB\" or \"1MiB\" (a plain number is bytes)",
+    |v: f64| if v >= 0.0 && v.fract() == 0.0 {
+        parse_bytes(&format!("{v}B")).map(ByteSize)
+    } else {
+        Err(format!("{v} must be a whole, non-negative number of bytes"))
+    },
+    |b: &ByteSize| format!("{}B", b.0)
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

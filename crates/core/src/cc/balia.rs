@@ -28,7 +28,7 @@ use super::{
     additive_increase, additive_increase_gently, coupled_paths, coupled_paths_into, halve, slow_start, Ack, CcFactory,
     CongestionControl, CoupledPath, PeerView, Window,
 };
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 use crate::rng::Rng;
 use crate::units::Time;
 

@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{additive_increase, halve, slow_start, Ack, CcFactory, CongestionControl, PeerView, Window};
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 use crate::rng::Rng;
 use crate::units::Time;
 

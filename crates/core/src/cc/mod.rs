@@ -22,18 +22,20 @@
 
 pub mod balia;
 pub mod bbr;
+pub mod counting;
 pub mod cubic;
+pub mod input;
 pub mod lia;
 pub mod minmax;
 pub mod olia;
 pub mod reno;
 pub mod wvegas;
 
-use crate::config::{AlgorithmParams, CaCounting, SlowStart};
+use crate::cc::counting::{CaCounting, SlowStart};
+use crate::registry::AlgorithmParams;
 use crate::rng::Rng;
-use crate::tcp::rate::RateSample;
-use crate::tcp::subflow::CaState;
 use crate::units::{Dur, Time};
+pub use input::{CaState, RateSample};
 
 /// The congestion state of the subflow an event belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,7 +164,7 @@ pub trait CongestionControl {
     }
 }
 
-crate::config::algorithm_registry! {
+crate::registry::algorithm_registry! {
     /// Congestion control algorithms, by the name scenarios give them (`cc = "lia"`).
     pub enum CcKind {
         /// Whether the controller runs each subflow on its own ([`CcFactory::UNCOUPLED`]), so

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{additive_increase, halve, slow_start, Ack, CcFactory, CongestionControl, PeerView, Window};
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 use crate::rng::Rng;
 use crate::units::Time;
 
@@ -55,8 +55,8 @@ impl CongestionControl for Reno {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::counting::{CaCounting, SlowStart};
     use crate::cc::harness::*;
-    use crate::config::{CaCounting, SlowStart};
 
     #[test]
     fn congestion_avoidance_adds_one_segment_per_window_of_acks() {

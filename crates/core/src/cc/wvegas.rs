@@ -35,7 +35,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{halve, reno::Reno, slow_start, Ack, CcFactory, CongestionControl, PeerView, Window};
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 use crate::rng::Rng;
 use crate::units::{Dur, Time};
 

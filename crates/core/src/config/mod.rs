@@ -68,41 +68,8 @@ impl std::error::Error for ConfigError {}
 // Unit-carrying values
 // ---------------------------------------------------------------------------------------
 
-macro_rules! unit_serde {
-    ($t:ty, $parse:expr, $what:expr, $from_f64:expr, $to_string:expr) => {
-        impl<'de> serde::Deserialize<'de> for $t {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct V;
-                impl<'de> serde::de::Visitor<'de> for V {
-                    type Value = $t;
-                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                        f.write_str($what)
-                    }
-                    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<$t, E> {
-                        $parse(s).map_err(E::custom)
-                    }
-                    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<$t, E> {
-                        ($from_f64)(v).map_err(E::custom)
-                    }
-                    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<$t, E> {
-                        ($from_f64)(v as f64).map_err(E::custom)
-                    }
-                    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<$t, E> {
-                        ($from_f64)(v as f64).map_err(E::custom)
-                    }
-                }
-                d.deserialize_any(V)
-            }
-        }
-        impl serde::Serialize for $t {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(&($to_string)(self))
-            }
-        }
-    };
-}
-
-pub(crate) use unit_serde;
+pub(crate) use crate::units::unit_serde;
+pub use crate::units::ByteSize;
 
 mod algorithms;
 mod buffer;
@@ -167,22 +134,6 @@ fn round_sig(v: f64) -> f64 {
     let k = 10f64.powi(digits);
     (v * k).round() / k
 }
-
-/// A size in bytes (`"600KB"`, `"1MiB"`, or a number of bytes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ByteSize(pub u64);
-
-unit_serde!(
-    ByteSize,
-    |s: &str| units::parse_bytes(s).map(ByteSize),
-    "a size such as \"600KB\" or \"1MiB\" (a plain number is bytes)",
-    |v: f64| if v >= 0.0 && v.fract() == 0.0 {
-        units::parse_bytes(&format!("{v}B")).map(ByteSize)
-    } else {
-        Err(format!("{v} must be a whole, non-negative number of bytes"))
-    },
-    |b: &ByteSize| format!("{}B", b.0)
-);
 
 /// A probability (`"0.9%"` or a fraction).
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]

@@ -39,11 +39,7 @@ pub struct SubflowQueue {
     pub locked: bool,
 }
 
-/// Truesize of a transmit skb's head without payload: `alloc_skb_fclone(MAX_TCP_HEADER)`
-/// from the 640-byte small-head cache, `SKB_TRUESIZE(320)`, that is 320 plus 256
-/// (`struct sk_buff`) plus 320 (`struct skb_shared_info`) on x86-64. The payload rides in
-/// page fragments and is charged byte for byte.
-pub const TX_SKB_HEAD: u64 = 896;
+pub use crate::tcp::subflow::TX_SKB_HEAD;
 
 /// `sk_wmem_queued` of a subflow, as Linux charges it with `buffer_accounting = "truesize"`:
 /// the payload plus one skb head per skb. Data in flight left in transmit units of

@@ -8,6 +8,7 @@ pub mod jitter;
 pub mod link;
 pub mod loss;
 pub mod packet;
+pub mod params;
 pub mod qdisc;
 pub mod service;
 mod wire;

@@ -9,8 +9,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::net::jitter::{self, Jitter};
-use crate::net::link::LinkParams;
 use crate::net::loss::LossModel;
+use crate::net::params::LinkParams;
 use crate::rng::Rng;
 use crate::units::{Dur, Time};
 

@@ -17,6 +17,8 @@
 //!   MSS-sized segments a partial ACK does not happen);
 //! - no SACK reneging, so a sample is never discarded for it.
 
+pub use crate::cc::input::RateSample;
+
 use crate::units::{Dur, Seq, Time};
 
 /// The delivery state when a segment was (re)transmitted (Linux `tcp_skb_cb.tx`).
@@ -30,38 +32,6 @@ pub struct TxStamp {
     pub first_tx_mstamp: Time,
     /// Sent while the subflow was application-limited.
     pub is_app_limited: bool,
-}
-
-/// One rate sample, built over one ACK (Linux `struct rate_sample`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RateSample {
-    /// `delivered` when the most recently sent of the delivered segments was sent (None: no
-    /// segment delivered by this ACK carried a snapshot).
-    pub prior_delivered: Option<u64>,
-    /// `delivered_mstamp` at that segment's transmission.
-    pub prior_mstamp: Time,
-    /// Bytes delivered over the sample's interval (None: no valid sample, Linux −1).
-    pub delivered: Option<u64>,
-    /// max(send interval, ACK interval) (None: no valid sample).
-    pub interval: Option<Dur>,
-    /// Bytes newly acknowledged or SACKed by this ACK (Linux `acked_sacked`).
-    pub acked_sacked: u64,
-    /// Bytes newly marked lost while processing this ACK (Linux `losses`).
-    pub losses: u64,
-    /// Bytes in flight before this ACK was processed (Linux `prior_in_flight`).
-    pub prior_in_flight: u64,
-    /// RTT of the most recently sent newly delivered segment (Karn's rule applied).
-    pub rtt: Option<Dur>,
-    /// The sample's segment was sent while application-limited.
-    pub is_app_limited: bool,
-    /// The sample's segment was a retransmission.
-    pub is_retrans: bool,
-    /// End sequence and send time of the sample's segment (Linux `last_end_seq`, and
-    /// `first_tx_mstamp` after the ACK), to find the most recently sent one.
-    pub(crate) last_end_seq: Seq,
-    pub(crate) last_sent: Time,
-    /// Send phase of the sample's segment (Linux `interval_us` before `tcp_rate_gen`).
-    pub(crate) snd_interval: Dur,
 }
 
 /// The per-subflow estimator state (Linux `tcp_sock` fields `delivered`, `delivered_mstamp`,

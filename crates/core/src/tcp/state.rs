@@ -1,11 +1,14 @@
 //! The two state machines of a TCP sender: connection setup (`State`) and the Linux
-//! congestion states (`CaState`, `tcp_ca_state`).
+//! congestion states (`CaState`, `tcp_ca_state`; defined with the controllers, which are
+//! told of it, in `cc::input`).
 //!
 //! A subflow changes either only through `Subflow::set_state` / `Subflow::set_ca_state`
 //! (Linux `tcp_set_state` / `tcp_set_ca_state`), which record every transition as a typed
 //! trace event when the subflow's trace is on ([`Transition`], kept in a
 //! `crate::trace::TraceLog`). The events are endpoint events: they never enter the packet
 //! digest (`output.trace_hash`), whose type takes packet events only.
+
+pub use crate::cc::input::CaState;
 
 /// Connection-setup state of a subflow (the RFC 9293 states a simulated subflow passes
 /// through; closing is not modelled).
@@ -18,20 +21,6 @@ pub enum State {
     /// Client of an MP_JOIN: third ACK sent, waiting for the fourth before sending data.
     PreEstablished,
     Established,
-}
-
-/// Linux congestion states (`tcp_ca_state`), in Linux's order. Linux's `CWR` is not a state
-/// here: the one reduction that enters it in this engine, for a loss a tail loss probe
-/// repaired, is done at once (Linux enters CWR and leaves it on the same ACK).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum CaState {
-    Open,
-    /// SACKs seen, nothing marked lost yet.
-    Disorder,
-    /// Fast recovery (RFC 6675) until snd_una reaches `high_seq`.
-    Recovery,
-    /// After an RTO until snd_una reaches `high_seq`.
-    Loss,
 }
 
 /// A recorded state transition of subflow `sf` (its index in the connection).

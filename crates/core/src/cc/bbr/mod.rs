@@ -53,9 +53,9 @@ use serde::{Deserialize, Serialize};
 
 use super::minmax::MinMax;
 use super::{CcFactory, CongestionControl, PeerView, RateAck, Window};
-use crate::config::AlgorithmParams;
+use crate::cc::CaState;
+use crate::registry::AlgorithmParams;
 use crate::rng::Rng;
-use crate::tcp::subflow::CaState;
 use crate::units::{Dur, Time};
 
 /// Fixed-point unit of gains (Linux `BBR_UNIT`).

@@ -2,8 +2,8 @@
 //! in the comment above it. Segments are 1000 B; rates in bytes per second.
 
 use super::*;
+use crate::cc::RateSample;
 use crate::config::{CaCounting, SlowStart};
-use crate::tcp::rate::RateSample;
 
 const SMSS: u64 = 1000;
 const MS: u64 = 1_000_000;

@@ -5,8 +5,8 @@
 //! Deviation: windows in segments of `smss` bytes (Linux: packets); see the module above.
 
 use super::{Mode, Path, CWND_MIN_TARGET, HIGH_GAIN, UNIT};
+use crate::cc::CaState;
 use crate::cc::{RateAck, Window};
-use crate::tcp::subflow::CaState;
 use crate::units::{Dur, Time};
 
 /// Initial window when no RTT is known (segments; Linux `TCP_INIT_CWND`).

@@ -41,7 +41,7 @@ mod hystart;
 use serde::{Deserialize, Serialize};
 
 use super::{additive_increase_gently, slow_start, Ack, CcFactory, CongestionControl, PeerView, Window};
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 use crate::rng::Rng;
 use crate::units::{jiffies_between, Dur, Seq, Time};
 use hystart::HyStart;

@@ -21,7 +21,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{FastOrSlow, Pick, SchedCtx, SchedFactory, Scheduler};
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 
 /// BLEST parameters (`sched_params.blest`; Ferlin et al. §3).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

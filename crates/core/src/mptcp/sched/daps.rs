@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::{Pick, SchedCtx, SchedFactory, Scheduler};
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 use crate::units::Dsn;
 
 /// DAPS has no parameters (and no `sched_params` table).

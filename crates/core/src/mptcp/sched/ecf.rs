@@ -16,7 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{FastOrSlow, Pick, SchedCtx, SchedFactory, Scheduler};
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 
 /// ECF parameters (`sched_params.ecf`; Lim et al. §4).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

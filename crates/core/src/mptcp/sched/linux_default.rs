@@ -37,7 +37,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Pick, SchedCtx, SchedFactory, SchedView, Scheduler};
-use crate::config::{AlgorithmParams, ByteSize};
+use crate::registry::AlgorithmParams;
+use crate::units::ByteSize;
 use crate::units::Dsn;
 
 /// Parameters of the upstream Linux scheduler (`sched_params.default`; `net/mptcp/protocol.c`).

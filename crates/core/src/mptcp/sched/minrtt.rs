@@ -16,7 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Pick, SchedCtx, SchedFactory, Scheduler};
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 
 /// minRTT's add-ons from the out-of-tree Linux MPTCP (NSDI 2012 §4.2; `sched_params.minrtt`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

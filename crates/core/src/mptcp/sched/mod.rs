@@ -26,7 +26,7 @@ pub mod redundant;
 pub mod roundrobin;
 pub mod stms;
 
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 use crate::units::{Dsn, Dur, Time};
 
 /// What a scheduler may read about one subflow.
@@ -217,7 +217,7 @@ pub trait Scheduler {
     }
 }
 
-crate::config::algorithm_registry! {
+crate::registry::algorithm_registry! {
     /// Packet schedulers, by the name scenarios give them (`scheduler = "minrtt"`).
     pub enum SchedKind {}
     /// A scheduler with its parameters: the configuration that builds it.

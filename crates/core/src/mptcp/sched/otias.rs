@@ -25,7 +25,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Pick, SchedCtx, SchedFactory, Scheduler};
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 
 /// OTIAS has no parameters (and no `sched_params` table).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Pick, SchedCtx, SchedFactory, Scheduler};
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 use crate::units::Dsn;
 
 /// The redundant scheduler has no parameters (and no `sched_params` table).

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Pick, SchedCtx, SchedFactory, Scheduler};
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 use crate::units::Dsn;
 
 /// Round-robin parameters (`sched_params.roundrobin`); the default is `mptcp_rr.c`'s module

@@ -30,7 +30,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::{Pick, SchedCtx, SchedFactory, SchedView, Scheduler};
-use crate::config::AlgorithmParams;
+use crate::registry::AlgorithmParams;
 use crate::units::{Dsn, Dur, Time};
 
 /// STMS parameters (`sched_params.stms`; seed 002, "Gap adjustment" slide).

@@ -78,9 +78,15 @@ pub struct TcpParams {
     pub tsq: TsqRule,
     /// Truesize TCP small queues charge for every packet whatever its payload (the
     /// out-of-tree stack's one-MSS skbs, [`crate::mptcp::sendbuf::v09x_skb_truesize`]); none:
-    /// payload plus one skb head ([`crate::mptcp::sfqueue::TX_SKB_HEAD`]).
+    /// payload plus one skb head ([`TX_SKB_HEAD`]).
     pub tx_skb_truesize: Option<u64>,
 }
+
+/// Truesize of a transmit skb's head without payload: `alloc_skb_fclone(MAX_TCP_HEADER)`
+/// from the 640-byte small-head cache, `SKB_TRUESIZE(320)`, that is 320 plus 256
+/// (`struct sk_buff`) plus 320 (`struct skb_shared_info`) on x86-64. The payload rides in
+/// page fragments and is charged byte for byte.
+pub const TX_SKB_HEAD: u64 = 896;
 
 /// MIB-style counters of one subflow.
 #[derive(Clone, Debug, Default)]
@@ -335,7 +341,7 @@ impl Subflow {
 
     /// The truesize TCP small queues charge for a packet of `payload` bytes.
     pub fn tx_truesize(&self, payload: u64) -> u64 {
-        self.p.tx_skb_truesize.unwrap_or(payload + crate::mptcp::sfqueue::TX_SKB_HEAD)
+        self.p.tx_skb_truesize.unwrap_or(payload + TX_SKB_HEAD)
     }
 
     /// TCP small queues hold this subflow's next transmission back.
