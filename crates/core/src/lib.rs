@@ -4,19 +4,25 @@
 //! - [`units`]: `Time`/`Dur` (integer ns), `Rate`, `Seq`, `Dsn`, human-unit parsing;
 //! - [`rng`]: per-component seeded random streams;
 //! - [`sim`]: the event queue and the driver that moves packets between endpoints and links;
-//! - [`net`]: packets, links (rate, delay, queue, loss) and the topology;
+//! - [`net`]: packets, links (rate, delay, queue disciplines, loss) and the topology;
 //! - [`tcp`]: the sans-IO subflow endpoint (handshake, SACK recovery, RTO, delayed ACK, ...);
 //! - [`cc`]: congestion control, one file per algorithm;
 //! - [`mptcp`]: the connection level (DSN, DATA_ACK, buffers, reassembly) and schedulers;
 //! - [`app`]: applications (bulk, download);
 //! - [`trace`]: typed trace events, digests and statistics helpers;
-//! - [`config`]: the one scenario schema; [`results`]: what a run returns.
+//! - [`config`]: the one scenario schema; [`results`]: what a run returns;
+//! - [`registry`]: how a family of algorithms is declared from one list.
 //!
-//! A new congestion controller or scheduler touches one new file and one enum arm: the file
-//! holds the algorithm and its parameters, in a type that builds it; the arm is its line in
-//! its family's registry (`cc/mod.rs`, `mptcp/sched/mod.rs`, beside the file's `pub mod`
-//! line), from which its name, its parameter table in the schema, their checks and its
-//! construction follow ([`config::AlgorithmParams`]).
+//! Layers, top to bottom (a module uses only those below it; `tests/architecture.rs` checks
+//! this, the absence of import cycles between files and the 600-line limit): `sim` →
+//! `results` → `mptcp` → `app`, `tcp` → `config` → `mptcp::sched`, `cc` → `registry`,
+//! `tcp::pacing` → `trace` → `net` → `rng` → `units`. The schema sits below the endpoints
+//! that read it and above the algorithms it builds from their own parameter types.
+//!
+//! A new congestion controller or scheduler is one new file plus two lines: the file holds
+//! the algorithm and its parameters, in a type that builds it; the lines are its `pub mod`
+//! and its arm in its family's registry (`cc/mod.rs`, `mptcp/sched/mod.rs`), from which its name, its parameter table in the schema, their checks and its
+//! construction follow ([`registry::AlgorithmParams`]).
 
 pub mod app;
 pub mod cc;
