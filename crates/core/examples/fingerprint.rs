@@ -193,13 +193,16 @@ fn prepare(toml_text: &str) -> Result<Scenario, String> {
         o.insert("trace_hash".into(), toml::Value::Boolean(true));
         o.remove("pcap");
     }
-    let sc = Scenario::from_toml_str(&toml::to_string(&v).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
-    let mut v: toml::Table = toml::to_string(&v).expect("re-serialise").parse().expect("re-parse");
+    let build = |v: &toml::Table| {
+        Scenario::from_toml_str(&toml::to_string(v).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+    };
+    let sc = build(&v)?;
     let cap = sc.output.warmup.secs_f64() + CAP_S;
-    if sc.duration.secs_f64() > cap {
-        v.insert("duration".into(), toml::Value::String(format!("{cap}s")));
+    if sc.duration.secs_f64() <= cap {
+        return Ok(sc);
     }
-    Scenario::from_toml_str(&toml::to_string(&v).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+    v.insert("duration".into(), toml::Value::String(format!("{cap}s")));
+    build(&v)
 }
 
 fn main() {
