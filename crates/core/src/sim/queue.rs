@@ -1,10 +1,17 @@
 //! The deterministic event queue: integer-nanosecond time, FIFO among equal times.
 //!
-//! A binary heap of `(time, insertion number, event)`. Timers are not removed from the heap:
+//! Entries are ordered by `(time, insertion number)`. Timers are not removed from the queue:
 //! each owner records the one deadline it currently wants and the driver ignores entries
 //! that no longer match it ("lazy cancellation"), so re-arming or cancelling a timer never
 //! scans anything. An owner that only moves its deadline later does not push at all: the
 //! earlier entry fires, finds nothing due, and re-arms at the new deadline.
+//!
+//! Two representations, one order. A run usually has a handful of pending events (one per
+//! busy link, a timer or two per endpoint): they are kept sorted in a small ring, where a
+//! push is an insertion from the back (an event is usually due after most of the others,
+//! so it moves past few) and a pop takes the front. When more than [`RING`] are pending
+//! they move to a binary heap, and back to the ring once at most [`RING`] / 4 remain (the
+//! gap keeps a queue that hovers around one size from moving back and forth).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -51,16 +58,71 @@ impl Ord for Entry {
     }
 }
 
-/// Earliest-first queue of events.
-///
-/// The earliest entry is kept out of the heap when it arrives as the new minimum (the usual
-/// case: a link's next arrival, pushed just before it is due): popping it then costs no
-/// sift. The order is exactly the heap's, `(time, insertion number)`.
+/// Capacity of the sorted ring (a power of two).
+const RING: usize = 16;
+const MASK: usize = RING - 1;
+
+/// Up to [`RING`] entries, earliest first, in a circular buffer.
+struct Ring {
+    buf: [Entry; RING],
+    head: usize,
+    len: usize,
+}
+
+impl Default for Ring {
+    fn default() -> Self {
+        Ring { buf: [Entry { at: Time::ZERO, n: 0, ev: Event::Sample }; RING], head: 0, len: 0 }
+    }
+}
+
+impl Ring {
+    /// Inserts `e`, whose number is the largest: it goes behind every entry due at or
+    /// before its time. The entries on the shorter side of its place move by one slot (as
+    /// `VecDeque::insert` does): a new event is usually due before most others (a link's
+    /// next arrival, beside timers and slower links), so it mostly moves none.
+    #[inline]
+    fn insert(&mut self, e: Entry) {
+        debug_assert!(self.len < RING);
+        let mut k = 0;
+        while k < self.len && self.buf[(self.head + k) & MASK].at <= e.at {
+            k += 1;
+        }
+        if k < self.len - k {
+            self.head = (self.head + MASK) & MASK;
+            for i in 0..k {
+                self.buf[(self.head + i) & MASK] = self.buf[(self.head + i + 1) & MASK];
+            }
+        } else {
+            for i in (k..self.len).rev() {
+                self.buf[(self.head + i + 1) & MASK] = self.buf[(self.head + i) & MASK];
+            }
+        }
+        self.buf[(self.head + k) & MASK] = e;
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Entry> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = self.buf[self.head];
+        self.head = (self.head + 1) & MASK;
+        self.len -= 1;
+        Some(e)
+    }
+
+    fn front(&self) -> Option<&Entry> {
+        (self.len > 0).then(|| &self.buf[self.head])
+    }
+}
+
+/// Earliest-first queue of events (see the module documentation). Exactly one of the
+/// ring and the heap holds the pending entries (or neither, when none are pending).
 #[derive(Default)]
 pub struct EventQueue {
+    ring: Ring,
     heap: BinaryHeap<Entry>,
-    /// Earlier than every entry in `heap`.
-    first: Option<Entry>,
     n: u64,
     popped: u64,
 }
@@ -70,38 +132,55 @@ impl EventQueue {
     pub fn push(&mut self, at: Time, ev: Event) {
         self.n += 1;
         let e = Entry { at, n: self.n, ev };
-        // `Entry`'s order is the max-heap's: greater is due earlier.
-        match self.first {
-            Some(f) if e > f => {
-                self.heap.push(f);
-                self.first = Some(e);
-            }
-            Some(_) => self.heap.push(e),
-            None if self.heap.peek().is_none_or(|h| e > *h) => self.first = Some(e),
-            None => self.heap.push(e),
+        if !self.heap.is_empty() {
+            self.heap.push(e);
+        } else if self.ring.len < RING {
+            self.ring.insert(e);
+        } else {
+            self.spill(e);
         }
     }
+
+    /// The ring is full: its entries and `e` move to the heap.
+    #[cold]
+    fn spill(&mut self, e: Entry) {
+        self.heap.reserve(RING + 1);
+        while let Some(x) = self.ring.pop() {
+            self.heap.push(x);
+        }
+        self.heap.push(e);
+    }
+
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let e = match self.first.take() {
-            Some(e) => e,
-            None => self.heap.pop()?,
-        };
+        let e = if self.heap.is_empty() { self.ring.pop()? } else { self.pop_heap() };
         self.popped += 1;
         Some((e.at, e.ev))
     }
+
+    /// Pops from the heap; few entries left move back to the ring, in order.
+    fn pop_heap(&mut self) -> Entry {
+        let e = self.heap.pop().expect("heap not empty");
+        if self.heap.len() <= RING / 4 {
+            while let Some(x) = self.heap.pop() {
+                self.ring.insert(x);
+            }
+        }
+        e
+    }
+
     pub fn peek_time(&self) -> Option<Time> {
-        self.first.as_ref().or_else(|| self.heap.peek()).map(|e| e.at)
+        self.ring.front().or_else(|| self.heap.peek()).map(|e| e.at)
     }
     /// Events processed so far.
     pub fn popped(&self) -> u64 {
         self.popped
     }
     pub fn len(&self) -> usize {
-        self.heap.len() + usize::from(self.first.is_some())
+        self.heap.len() + self.ring.len
     }
     pub fn is_empty(&self) -> bool {
-        self.first.is_none() && self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -152,6 +231,35 @@ mod tests {
                 assert_eq!(got, want);
             }
             assert_eq!(q.len(), reference.len());
+        }
+    }
+    #[test]
+    fn growing_past_the_ring_and_shrinking_back_keeps_the_order() {
+        // Phases that fill the queue well past the ring's capacity and drain it to a few
+        // entries, several times, with many equal times: the order never changes.
+        let mut q = EventQueue::default();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut rng = crate::rng::Rng::stream(2, "queue-phases");
+        let mut n = 0;
+        for phase in 0..12u64 {
+            let target = if phase % 2 == 0 { 3 * RING as u64 + phase } else { phase % 3 };
+            while reference.len() as u64 != target {
+                if (reference.len() as u64) < target {
+                    n += 1;
+                    let at = phase * 100 + rng.below(8);
+                    q.push(Time(at), Event::LinkArrive(n as u32));
+                    reference.push((at, n));
+                } else {
+                    reference.sort();
+                    let want = reference.remove(0);
+                    let got = q.pop().map(|(t, e)| match e {
+                        Event::LinkArrive(k) => (t.0, k as u64),
+                        _ => unreachable!(),
+                    });
+                    assert_eq!(got, Some(want));
+                }
+                assert_eq!(q.len(), reference.len());
+            }
         }
     }
 }
