@@ -257,6 +257,16 @@ impl<P: WireLen> Link<P> {
 
     /// Completes transmissions and hands over every packet that has reached the far end.
     pub fn advance(&mut self, now: Time, out: &mut Vec<P>) {
+        for _ in 0..self.complete(now) {
+            out.push(self.deliver());
+        }
+    }
+
+    /// Completes the transmissions that end by `now` and counts the packets that have
+    /// reached the far end by then: the next ones [`Link::deliver`] hands over, one at a
+    /// time (a packet offered meanwhile is never among them).
+    #[inline]
+    pub fn complete(&mut self, now: Time) -> usize {
         if let Backlog::Dequeue(held) = &mut self.backlog {
             while let Some((end, pkt, lost)) = held.in_tx.take_if(|(end, _, _)| *end <= now) {
                 if !lost {
@@ -265,15 +275,28 @@ impl<P: WireLen> Link<P> {
                 held.start_next(end, &mut self.qdisc, &mut self.tx, &mut self.stats);
             }
         }
-        while self.tx.wire.head().is_some_and(|t| t <= now) {
-            let p = self.tx.wire.pop().expect("head exists");
-            self.stats.delivered += 1;
-            self.stats.delivered_bytes += p.wire_len() as u64;
-            out.push(p);
-        }
+        self.tx.wire.due(now)
+    }
+
+    /// The packet [`Link::deliver`] hands over next, in place (after [`Link::complete`]
+    /// counted it).
+    #[inline]
+    pub fn next_out(&mut self) -> &mut P {
+        self.tx.wire.front_mut().expect("a packet counted by complete")
+    }
+
+    /// Hands over the next packet that has reached the far end (counted by
+    /// [`Link::complete`]).
+    #[inline]
+    pub fn deliver(&mut self) -> P {
+        let p = self.tx.wire.pop().expect("a packet counted by complete");
+        self.stats.delivered += 1;
+        self.stats.delivered_bytes += p.wire_len() as u64;
+        p
     }
 
     /// When the link next needs the driver: a transmission ends or a packet arrives.
+    #[inline]
     pub fn next_wake(&self) -> Option<Time> {
         let tx = match &self.backlog {
             Backlog::Dequeue(Held { in_tx: Some((end, _, _)), .. }) => Some(*end),

@@ -35,9 +35,15 @@ impl<P> Ord for Timed<P> {
 }
 
 /// Packets in propagation, by arrival time (ties in sending order).
+///
+/// The packets that have reached the far end are handed over one at a time, in place when
+/// the pipe keeps order: [`Pipe::due`] counts them, and they are the next [`Pipe::pop`]s
+/// (a packet sent meanwhile arrives later, or at the same time but sent later: behind them).
 enum Pipe<P> {
     Fifo(VecDeque<(Time, P)>),
-    Reorder(BinaryHeap<Reverse<Timed<P>>>, u64),
+    /// The heap of packets propagating, the sending order, and the packets that reached the
+    /// far end, taken out of the heap in arrival order by [`Pipe::due`].
+    Reorder(BinaryHeap<Reverse<Timed<P>>>, u64, VecDeque<(Time, P)>),
 }
 
 impl<P> Pipe<P> {
@@ -45,28 +51,53 @@ impl<P> Pipe<P> {
     fn push(&mut self, t: Time, p: P) {
         match self {
             Pipe::Fifo(q) => q.push_back((t, p)),
-            Pipe::Reorder(h, n) => {
+            Pipe::Reorder(h, n, _) => {
                 *n += 1;
                 h.push(Reverse(Timed(t, *n, p)));
             }
         }
     }
+    #[inline]
     fn head(&self) -> Option<Time> {
         match self {
             Pipe::Fifo(q) => q.front().map(|e| e.0),
-            Pipe::Reorder(h, _) => h.peek().map(|e| e.0 .0),
+            Pipe::Reorder(h, _, landed) => landed.front().map(|e| e.0).or_else(|| h.peek().map(|e| e.0 .0)),
         }
     }
+    /// How many packets have reached the far end by `now`.
+    #[inline]
+    fn due(&mut self, now: Time) -> usize {
+        match self {
+            Pipe::Fifo(q) => q.iter().take_while(|e| e.0 <= now).count(),
+            Pipe::Reorder(h, _, landed) => {
+                while h.peek().is_some_and(|e| e.0 .0 <= now) {
+                    let Reverse(Timed(t, _, p)) = h.pop().expect("peeked");
+                    landed.push_back((t, p));
+                }
+                landed.len()
+            }
+        }
+    }
+    /// The packet the next [`Pipe::pop`] takes, once [`Pipe::due`] counted it.
+    #[inline]
+    fn front_mut(&mut self) -> Option<&mut P> {
+        match self {
+            Pipe::Fifo(q) => q.front_mut().map(|e| &mut e.1),
+            Pipe::Reorder(_, _, landed) => landed.front_mut().map(|e| &mut e.1),
+        }
+    }
+    /// The next packet to reach the far end (after [`Pipe::due`] counted it).
+    #[inline]
     fn pop(&mut self) -> Option<P> {
         match self {
             Pipe::Fifo(q) => q.pop_front().map(|e| e.1),
-            Pipe::Reorder(h, _) => h.pop().map(|e| e.0 .2),
+            Pipe::Reorder(_, _, landed) => landed.pop_front().map(|e| e.1),
         }
     }
     fn len(&self) -> usize {
         match self {
             Pipe::Fifo(q) => q.len(),
-            Pipe::Reorder(h, _) => h.len(),
+            Pipe::Reorder(h, _, landed) => h.len() + landed.len(),
         }
     }
 }
@@ -109,7 +140,8 @@ impl<P> Wire<P> {
             LossModel::new(Rng::stream(seed, &format!("link:{name}:loss")), params.loss_burst, params.drop.clone());
         let jitter_rng = Rng::stream(seed, &format!("link:{name}:jitter"));
         let reorder = params.jitter.as_ref().is_some_and(|j| j.reorder);
-        let pipe = if reorder { Pipe::Reorder(BinaryHeap::new(), 0) } else { Pipe::Fifo(VecDeque::new()) };
+        let pipe =
+            if reorder { Pipe::Reorder(BinaryHeap::new(), 0, VecDeque::new()) } else { Pipe::Fifo(VecDeque::new()) };
         let mut delay = Steps { at: vec![Dur::ZERO], v: vec![params.delay], period: params.schedule_period };
         let mut loss_rate = Steps { at: vec![Dur::ZERO], v: vec![params.loss], period: params.schedule_period };
         for s in &params.schedule {
@@ -163,7 +195,20 @@ impl<P> Wire<P> {
         self.pipe.head()
     }
 
-    /// The next packet to reach the far end.
+    /// How many packets have reached the far end by `now`: the next [`Wire::pop`]s.
+    #[inline]
+    pub(crate) fn due(&mut self, now: Time) -> usize {
+        self.pipe.due(now)
+    }
+
+    /// The packet the next [`Wire::pop`] hands over, in place.
+    #[inline]
+    pub(crate) fn front_mut(&mut self) -> Option<&mut P> {
+        self.pipe.front_mut()
+    }
+
+    /// The next packet to reach the far end (counted by [`Wire::due`]).
+    #[inline]
     pub(crate) fn pop(&mut self) -> Option<P> {
         self.pipe.pop()
     }

@@ -31,8 +31,8 @@ pub struct Simulation {
     ep_wake: Vec<[Option<Time>; 2]>,
     link_wake: Vec<Option<Time>>,
     out: Vec<Packet>,
-    /// Scratch for packets a link hands over.
-    arrived: Vec<Packet>,
+    /// `sf_route[c][sf]`: the route of connection `c`'s subflow `sf` (both ends' `paths`).
+    sf_route: Vec<Vec<usize>>,
     digest: Option<TraceDigest>,
     pcap: Option<Capture>,
     data_packets: u64,
@@ -96,7 +96,7 @@ impl Simulation {
             eps,
             link_wake: vec![None; n_links],
             out: Vec::with_capacity(64),
-            arrived: Vec::with_capacity(64),
+            sf_route: table.subflows.iter().map(|sfs| sfs.iter().map(|&(route, _)| route).collect()).collect(),
             digest: sc.output.trace_hash.then(TraceDigest::default),
             pcap: None,
             data_packets: 0,
@@ -271,39 +271,39 @@ impl Simulation {
             return;
         }
         self.link_wake[l] = None;
-        let mut arrived = std::mem::take(&mut self.arrived);
-        self.topo.links[l].advance(t, &mut arrived);
-        // By reference: a packet is copied once on its way out of the link, not twice.
-        for p in arrived.iter_mut() {
+        // The packets due now are handed over one at a time and read in place: a packet the
+        // deliveries send into this link again lands behind them (`Link::complete`).
+        for _ in 0..self.topo.links[l].complete(t) {
+            let p = self.topo.links[l].next_out();
             if let Some(d) = self.digest.as_mut() {
                 d.record(t, TraceEvent::Deliver { link: l as u32, uid: p.uid });
             }
             p.hop += 1;
-            let c = p.conn as usize;
-            let route = self.route_of(p);
-            if (p.hop as usize) < route.len() {
-                self.inject(*p);
+            let (c, dir) = (p.conn as usize, usize::from(!p.to_server));
+            let route = self.sf_route[c][p.subflow as usize];
+            if (p.hop as usize) < self.topo.routes[route][dir].len() {
+                let p = self.topo.links[l].deliver();
+                self.inject(p);
             } else {
                 let side = usize::from(p.to_server);
                 if let Some(cap) = self.pcap.as_mut() {
-                    let route = self.eps[c][usize::from(!p.to_server)].paths[p.subflow as usize].0;
                     cap.record(Point::Host(p.conn, !p.to_server, route), t, p, route);
                 }
                 self.eps[c][side].on_packet(t, p, &mut self.out);
+                self.topo.links[l].deliver();
                 self.flush(c, side);
             }
         }
-        arrived.clear();
-        self.arrived = arrived;
         if let Some(next) = self.topo.links[l].next_wake() {
             self.wake_link(l, next);
         }
     }
 
+    /// The links packet `p` crosses, in order.
+    #[inline]
     fn route_of(&self, p: &Packet) -> &[u32] {
-        let ep = &self.eps[p.conn as usize][usize::from(!p.to_server)];
-        let path = ep.paths[p.subflow as usize].0;
-        &self.topo.routes[path][usize::from(!p.to_server)]
+        let route = self.sf_route[p.conn as usize][p.subflow as usize];
+        &self.topo.routes[route][usize::from(!p.to_server)]
     }
 
     fn wake_link(&mut self, l: usize, t: Time) {
@@ -358,7 +358,7 @@ impl Simulation {
         let l = self.route_of(&p)[p.hop as usize] as usize;
         let now = self.now;
         if let Some(cap) = self.pcap.as_mut() {
-            let route = self.eps[p.conn as usize][usize::from(!p.to_server)].paths[p.subflow as usize].0;
+            let route = self.sf_route[p.conn as usize][p.subflow as usize];
             if p.hop == 0 {
                 cap.record(Point::Host(p.conn, p.to_server, route), now, &p, route);
             }
