@@ -177,6 +177,16 @@ impl Service {
                 }
                 start + last.1
             }
+            _ => self.finish_varying(start, bytes),
+        }
+    }
+
+    /// [`Service::finish`] for a time-varying rate or a trace (kept out of line: the
+    /// constant rate's per-packet path stays small).
+    #[inline(never)]
+    fn finish_varying(&mut self, start: Time, bytes: u64) -> Time {
+        match self {
+            Service::Constant { .. } => unreachable!("handled by finish"),
             Service::Rate(p) => p.finish(start, bytes),
             Service::Opportunities { trace, cur, left } => {
                 let mut k = match *cur {

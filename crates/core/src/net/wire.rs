@@ -132,6 +132,9 @@ pub(crate) struct Wire<P> {
     jitter_rng: Rng,
     /// Arrival of the last packet sent (order-keeping pipes never deliver before it).
     last_arrival: Time,
+    /// No packet can be lost: every scheduled loss rate is zero and no drop is listed (the
+    /// loss model is then never consulted; it would neither lose nor draw).
+    lossless: bool,
 }
 
 impl<P> Wire<P> {
@@ -154,14 +157,15 @@ impl<P> Wire<P> {
                 loss_rate.v.push(l);
             }
         }
-        Wire { pipe, loss, loss_rate, delay, jitter: params.jitter, jitter_rng, last_arrival: Time::ZERO }
+        let lossless = loss_rate.v.iter().all(|&r| r <= 0.0) && params.drop.is_empty();
+        Wire { pipe, loss, loss_rate, delay, jitter: params.jitter, jitter_rng, last_arrival: Time::ZERO, lossless }
     }
 
     /// Whether the `ordinal`-th packet offered to the link, whose transmission starts at
     /// `start`, is lost on the wire.
     #[inline]
     pub(crate) fn lose(&mut self, ordinal: u64, start: Time) -> bool {
-        self.loss.lose(ordinal, self.loss_rate.get(start))
+        !self.lossless && self.loss.lose(ordinal, self.loss_rate.get(start))
     }
 
     /// Puts a packet whose transmission ends at `end` on the wire.
