@@ -312,9 +312,10 @@ impl ConnSender {
         }
     }
 
-    /// Updates the time accounting for "a subflow could send but ...".
-    pub fn account(&mut self, now: Time, could_send: bool, max_len: u64) {
-        let rwnd = could_send && self.rwnd_blocked(max_len);
+    /// Updates the time accounting for "a subflow could send but ...", with `rwnd_blocked`
+    /// what [`ConnSender::rwnd_blocked`] answers for a full segment.
+    pub fn account(&mut self, now: Time, could_send: bool, rwnd_blocked: bool) {
+        let rwnd = could_send && rwnd_blocked;
         let sndbuf = could_send && self.unsent() == 0 && self.app_blocked();
         track(&mut self.rwnd_limited_since, &mut self.rwnd_limited_ns, rwnd, now);
         track(&mut self.sndbuf_limited_since, &mut self.sndbuf_limited_ns, sndbuf, now);
