@@ -174,12 +174,14 @@ impl ConnSender {
     }
 
     /// Records that `[dsn, dsn + len)` was sent (as new data) on some subflow.
+    #[inline]
     pub fn mark_sent(&mut self, dsn: Dsn, len: u64) {
         let (s, e) = (dsn.0.max(self.data_una.0), dsn.0 + len);
         if s >= e {
             return;
         }
         self.snd_nxt = self.snd_nxt.max(Dsn(e));
+        // The usual case: the data follows the highest range sent.
         if let Some(last) = self.sent.back_mut() {
             if last.1 == s {
                 last.1 = e;
@@ -187,6 +189,11 @@ impl ConnSender {
                 return;
             }
         }
+        self.merge_sent(s, e);
+    }
+
+    /// Inserts `[s, e)` into the sent ranges, merging the ranges it overlaps or touches.
+    fn merge_sent(&mut self, s: u64, e: u64) {
         let i = self.sent.partition_point(|r| r.1 < s);
         let mut j = i;
         let (mut ns, mut ne) = (s, e);
@@ -204,6 +211,7 @@ impl ConnSender {
 
     /// The unsent data after skipping `skip` unsent bytes: at most `max_len` bytes, not
     /// crossing already-sent data.
+    #[inline]
     pub fn unsent_at(&self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
         // The usual case, without walking: nothing skipped and everything sent is one range
         // from the DATA_ACK (or nothing is), so the unsent data starts at its end.
@@ -213,10 +221,17 @@ impl ConnSender {
             Some(&(s, e)) if self.sent.len() == 1 && s <= una => Some(e.max(una)),
             _ => None,
         };
-        if let Some(cur) = head.filter(|_| skip == 0) {
-            let write_seq = self.write_seq.0;
-            return (write_seq > cur).then(|| (Dsn(cur), max_len.min(write_seq - cur)));
+        match head.filter(|_| skip == 0) {
+            Some(cur) => {
+                let write_seq = self.write_seq.0;
+                (write_seq > cur).then(|| (Dsn(cur), max_len.min(write_seq - cur)))
+            }
+            None => self.unsent_after(skip, max_len),
         }
+    }
+
+    /// [`ConnSender::unsent_at`] by walking the gaps between the sent ranges.
+    fn unsent_after(&self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
         let mut skip = skip;
         let mut cur = self.data_una.0;
         let gaps = self.sent.iter().map(|&(s, e)| (s, e)).chain(std::iter::once((self.write_seq.0, self.write_seq.0)));
@@ -312,9 +327,10 @@ impl ConnSender {
         }
     }
 
-    /// Updates the time accounting for "a subflow could send but ...".
-    pub fn account(&mut self, now: Time, could_send: bool, max_len: u64) {
-        let rwnd = could_send && self.rwnd_blocked(max_len);
+    /// Updates the time accounting for "a subflow could send but ...", with `rwnd_blocked`
+    /// what [`ConnSender::rwnd_blocked`] answers for a full segment.
+    pub fn account(&mut self, now: Time, could_send: bool, rwnd_blocked: bool) {
+        let rwnd = could_send && rwnd_blocked;
         let sndbuf = could_send && self.unsent() == 0 && self.app_blocked();
         track(&mut self.rwnd_limited_since, &mut self.rwnd_limited_ns, rwnd, now);
         track(&mut self.sndbuf_limited_since, &mut self.sndbuf_limited_ns, sndbuf, now);

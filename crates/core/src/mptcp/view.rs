@@ -38,8 +38,9 @@ pub(super) enum Charge {
     Truesize { max_window: u64 },
 }
 
-/// Subflow `s`'s view at `now`, with `q` the data assigned to it and not sent yet.
-#[inline]
+/// Subflow `s`'s view at `now`, with `q` the data assigned to it and not sent yet. Inlined
+/// into its callers, which store it straight into the endpoint's entry.
+#[inline(always)]
 pub(super) fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) -> SchedView {
     // Sent and not cumulatively acknowledged (Linux `packets_out`, in bytes).
     let out = s.snd_nxt.dist(s.snd_una);
@@ -81,10 +82,11 @@ impl Endpoint {
     /// that heard an ACK back to the schedulers ([`crate::mptcp::stale`]).
     pub(super) fn sched_views(&mut self, now: Time) {
         self.refresh_stale();
-        self.views.clear();
         let charge = self.charge();
-        for (s, q) in self.subflows.iter().zip(&self.sfq) {
-            self.views.push(s.as_ref().map(|s| view_of(now, s, q, charge)).unwrap_or_default());
+        // Entries are overwritten in place (the vector only grows when a subflow is added).
+        self.views.resize(self.subflows.len(), SchedView::default());
+        for ((v, s), q) in self.views.iter_mut().zip(&self.subflows).zip(&self.sfq) {
+            *v = s.as_ref().map_or_else(SchedView::default, |s| view_of(now, s, q, charge));
         }
     }
 

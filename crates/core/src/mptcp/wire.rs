@@ -18,8 +18,30 @@ use crate::tcp::scoreboard::SentSeg;
 use crate::tcp::subflow::State;
 use crate::units::{Dsn, Seq, Time};
 
+/// The fields of a packet that depend on what it carries: subflow sequence numbers, payload,
+/// mapping and SACK blocks (a pure ACK leaves `seq`, `payload` and `dsn` zero).
+#[derive(Clone, Copy, Default)]
+struct Carries {
+    seq: Seq,
+    ack: Seq,
+    payload: u32,
+    dsn: Dsn,
+    sack: SackBlocks,
+}
+
 impl Endpoint {
+    /// A packet on subflow `sf` with flags `fl` and MPTCP option `mp` (none on a TCP
+    /// connection), carrying nothing: the window, the DATA_ACK and the timestamp echo set, its
+    /// size on the wire computed. Callers set `seq` or `ack` where they need them (neither
+    /// changes the size).
     pub(crate) fn packet(&mut self, now: Time, sf: usize, fl: u8, mp: MpOption) -> Packet {
+        self.build(now, sf, fl, mp, Carries::default())
+    }
+
+    /// A packet as [`Endpoint::packet`] builds it, carrying `c`; built once, in place, with
+    /// its size on the wire.
+    #[inline(always)]
+    fn build(&mut self, now: Time, sf: usize, fl: u8, mp: MpOption, c: Carries) -> Packet {
         let wnd = if fl & flags::SYN != 0 {
             // A SYN's window is not scaled (RFC 7323 §2.2): Linux offers at most 65535 B.
             let w = self.rcv.space.window_for(0);
@@ -41,19 +63,18 @@ impl Endpoint {
             hop: 0,
             flags: fl,
             mp,
-            wire_len: 0,
-            payload: 0,
-            seq: Seq(0),
-            ack: Seq(0),
+            wire_len: wire_len(fl, mp, self.ack64, c.payload, c.sack.n, self.ts_len),
+            payload: c.payload,
+            seq: c.seq,
+            ack: c.ack,
             wnd,
-            sack: SackBlocks::default(),
-            dsn: Dsn(0),
+            sack: c.sack,
+            dsn: c.dsn,
             data_ack: self.rcv.rcv_nxt,
             ack64: self.ack64,
             sent_at: now,
             ts_echo: self.ts_recent[sf],
         }
-        .sized(self.ts_len)
     }
 
     pub(crate) fn handshake_packet(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) {
@@ -72,58 +93,54 @@ impl Endpoint {
     }
 
     pub(crate) fn data_packet(&mut self, now: Time, sf: usize, seg: SentSeg, out: &mut Vec<Packet>) {
-        let mut p = self.packet(now, sf, flags::ACK, MpOption::Dss);
-        p.seq = seg.seq;
-        p.payload = seg.len;
-        p.dsn = seg.dsn;
+        let c = Carries { seq: seg.seq, payload: seg.len, dsn: seg.dsn, ..Carries::default() };
+        let p = self.build(now, sf, flags::ACK, MpOption::Dss, c);
         if self.host_queue[sf] {
             let s = self.subflows[sf].as_mut().expect("sending subflow exists");
             let truesize = s.tx_truesize(seg.len as u64);
             s.tsq.charge(now, truesize);
         }
-        out.push(p.sized(self.ts_len));
+        out.push(p);
     }
 
     pub(crate) fn send_ack(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) {
-        let mut p = self.packet(now, sf, flags::ACK, MpOption::Dss);
+        // SACK blocks fill the option space the timestamps and the DSS leave (Linux
+        // `tcp_established_options`, after the MPTCP options), at most four.
+        let used = self.ts_len + if self.mptcp { optlen::dss(self.ack64, false) } else { 0 };
+        let max_blocks = ((optlen::MAX - used).saturating_sub(2) / 8).min(4) as usize;
+        let s = self.subflows[sf].as_ref().expect("subflow");
+        let mut c = Carries { ack: s.rcv.rcv_nxt, ..Carries::default() };
+        for b in s.rcv.sack_blocks(max_blocks) {
+            c.sack.push(c.ack, b);
+        }
+        let p = self.build(now, sf, flags::ACK, MpOption::Dss, c);
         let s = self.subflows[sf].as_mut().expect("subflow");
         s.rcv.on_ack_sent();
         s.timers.delack.stop();
-        p.ack = s.rcv.rcv_nxt;
-        let used = self.ts_len + if self.mptcp { optlen::dss(self.ack64, false) } else { 0 };
-        let max_blocks = ((optlen::MAX - used).saturating_sub(2) / 8).min(4) as usize;
-        for b in s.rcv.sack_blocks(max_blocks) {
-            p.sack.push(p.ack, b);
-        }
-        self.adv[sf] = (p.wnd, s.rcv.rcv_nxt);
+        self.adv[sf] = (p.wnd, p.ack);
         self.old_space = p.wnd;
-        out.push(p.sized(self.ts_len));
+        out.push(p);
     }
 }
 
-impl Packet {
-    /// Computes `wire_len` from the payload and the options the packet carries.
-    fn sized(mut self, ts_len: u32) -> Packet {
-        let mut opts = ts_len;
-        if self.is(flags::SYN) {
-            opts = optlen::SYN_BASE;
-        }
-        opts += match self.mp {
-            MpOption::None => 0,
-            MpOption::CapableSyn => optlen::MP_CAPABLE_SYN,
-            MpOption::CapableSynAck => optlen::MP_CAPABLE_SYNACK,
-            MpOption::CapableAck => optlen::MP_CAPABLE_ACK,
-            MpOption::JoinSyn => optlen::MP_JOIN_SYN,
-            MpOption::JoinSynAck => optlen::MP_JOIN_SYNACK,
-            MpOption::JoinAck => optlen::MP_JOIN_ACK,
-            MpOption::Dss => optlen::dss(self.ack64, self.payload > 0),
-            MpOption::AddAddr { .. } => optlen::ADD_ADDR,
-            MpOption::AddAddrEcho { .. } => optlen::ADD_ADDR_ECHO,
-        };
-        opts += optlen::sack(self.sack.n as u32);
-        self.wire_len = IP_TCP_HEADER + opts + self.payload;
-        self
-    }
+/// Bytes on the wire of a packet with flags `fl`, option `mp`, `payload` bytes and `sack_n`
+/// SACK blocks: headers, then options (`ts_len` bytes of timestamps, or a SYN's own set).
+fn wire_len(fl: u8, mp: MpOption, ack64: bool, payload: u32, sack_n: u8, ts_len: u32) -> u32 {
+    let mut opts = if fl & flags::SYN != 0 { optlen::SYN_BASE } else { ts_len };
+    opts += match mp {
+        MpOption::None => 0,
+        MpOption::CapableSyn => optlen::MP_CAPABLE_SYN,
+        MpOption::CapableSynAck => optlen::MP_CAPABLE_SYNACK,
+        MpOption::CapableAck => optlen::MP_CAPABLE_ACK,
+        MpOption::JoinSyn => optlen::MP_JOIN_SYN,
+        MpOption::JoinSynAck => optlen::MP_JOIN_SYNACK,
+        MpOption::JoinAck => optlen::MP_JOIN_ACK,
+        MpOption::Dss => optlen::dss(ack64, payload > 0),
+        MpOption::AddAddr { .. } => optlen::ADD_ADDR,
+        MpOption::AddAddrEcho { .. } => optlen::ADD_ADDR_ECHO,
+    };
+    opts += optlen::sack(sack_n as u32);
+    IP_TCP_HEADER + opts + payload
 }
 
 #[cfg(test)]
@@ -168,9 +185,8 @@ mod tests {
             // its two NOPs, Linux `tcp_established_options`), 76 B.
             let ack_pkt = client.packet(Time::ZERO, 0, flags::ACK, MpOption::Dss);
             assert_eq!(ack_pkt.wire_len, ack, "{sizes}: pure ACK");
-            let mut with_sack = ack_pkt;
-            with_sack.sack.n = 1;
-            assert_eq!(with_sack.sized(client.ts_len).wire_len, ack_sack, "{sizes}: ACK with SACK");
+            let with_sack = wire_len(flags::ACK, MpOption::Dss, ack_pkt.ack64, 0, 1, client.ts_len);
+            assert_eq!(with_sack, ack_sack, "{sizes}: ACK with SACK");
         }
         // Linux's data sender acknowledges with a 32-bit DATA_ACK: 40 + 12 + 8 = 60 B (the
         // kernel's fourth ACK of a join in a download).

@@ -190,7 +190,11 @@ impl Endpoint {
         //   record and decay;
         // - Linux `tcp_new_space` after an ACK freed data: the send buffer grows unless the
         //   congestion window is full.
-        let full_limits = !queues && self.snd.unsent() > 0 && !self.snd.rwnd_blocked(self.params[0].smss);
+        // Nothing below changes the unsent data or the peer's window: one answer serves the
+        // cwnd-limited test, the time accounting and the persist timer.
+        let smss = self.params[0].smss;
+        let rwnd_blocked = self.snd.rwnd_blocked(smss);
+        let full_limits = !queues && self.snd.unsent() > 0 && !rwnd_blocked;
         let nospace = self.snd.app_blocked();
         let cap = self.subflow_sndbuf_cap();
         let mut grew = false;
@@ -224,11 +228,9 @@ impl Endpoint {
             }
         }
         let could_send = self.views.iter().any(|v| v.usable && v.has_room);
-        let smss = self.params[0].smss;
-        self.snd.account(now, could_send, smss);
+        self.snd.account(now, could_send, rwnd_blocked);
         // Persist timer (RFC 9293 §3.8.6.1).
-        let nothing_in_flight = self.subflows.iter().flatten().all(|s| s.sb.is_empty());
-        if self.snd.rwnd_blocked(smss) && nothing_in_flight {
+        if rwnd_blocked && self.subflows.iter().flatten().all(|s| s.sb.is_empty()) {
             if self.persist_at.is_none() {
                 let rto = self.subflows.iter().flatten().map(|s| s.rtt.rto()).min().unwrap_or_default();
                 self.persist_at = Some(now + rto.times(1 << self.persist_backoff.min(10)).min(self.params[0].rto_max));

@@ -124,13 +124,7 @@ impl SchedCtx<'_> {
     /// The usable (non-backup unless only backups remain) subflow with the lowest SRTT,
     /// whether or not it has room.
     pub fn fastest(&self) -> Option<usize> {
-        let regular = self.subflows.iter().any(|s| s.usable && !s.backup);
-        self.subflows
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.usable && s.backup != regular)
-            .min_by_key(|(i, s)| (s.srtt.map_or(u64::MAX, |d| d.0), *i))
-            .map(|(i, _)| i)
+        self.lowest_srtt(|_, _| true)
     }
 
     /// Whether the unsent data after skipping `skip` bytes surely lies in the peer's window
@@ -144,9 +138,33 @@ impl SchedCtx<'_> {
 
     /// The candidate with the lowest SRTT (minRTT's choice).
     pub fn lowest_rtt_with_room(&self, exclude: Option<usize>) -> Option<usize> {
-        self.candidates()
-            .filter(|&i| Some(i) != exclude)
-            .min_by_key(|&i| (self.subflows[i].srtt.map_or(u64::MAX, |d| d.0), i))
+        self.lowest_srtt(|i, s| s.has_room && Some(i) != exclude)
+    }
+
+    /// Among the usable subflows (honouring backups, as [`SchedCtx::active`]) that `admit`,
+    /// the one with the lowest SRTT, unmeasured last, ties to the lowest index. One pass: the
+    /// best regular and the best backup subflow are kept apart until it is known whether any
+    /// regular subflow is usable.
+    #[inline]
+    fn lowest_srtt(&self, admit: impl Fn(usize, &SchedView) -> bool) -> Option<usize> {
+        let mut regular = false;
+        // [regular, backup]: (SRTT in ns, index) of the best so far.
+        let mut best: [Option<(u64, usize)>; 2] = [None, None];
+        for (i, s) in self.subflows.iter().enumerate() {
+            if !s.usable {
+                continue;
+            }
+            regular |= !s.backup;
+            if !admit(i, s) {
+                continue;
+            }
+            let key = s.srtt.map_or(u64::MAX, |d| d.0);
+            let b = &mut best[s.backup as usize];
+            if b.is_none_or(|(k, _)| key < k) {
+                *b = Some((key, i));
+            }
+        }
+        best[usize::from(!regular)].map(|(_, i)| i)
     }
 }
 

@@ -177,10 +177,22 @@ impl Subflow {
     /// `force` (the fast retransmit and the RTO) ignores the window, not the pacing gate:
     /// Linux's `tcp_xmit_retransmit_queue` checks pacing; only the RTO's retransmission
     /// (`tcp_retransmit_timer`), sent with `force` from the timer, bypasses it.
+    /// Every push asks, so the common answers come first and inline: no room in the window,
+    /// or nothing lost waiting (the scoreboard's lost bytes are all retransmitted ones: no
+    /// segment is lost, un-SACKed and not retransmitted, so `next_retransmit` would find none).
+    #[inline]
     pub fn retransmit_next(&mut self, now: Time, force: bool) -> Option<SentSeg> {
         if !force && self.sb.in_flight() + self.w.smss > self.w.cwnd {
             return None;
         }
+        if !self.sb.lost_not_retransmitted() {
+            return None;
+        }
+        self.retransmit_lost(now)
+    }
+
+    /// `retransmit_next` once a lost segment may be waiting.
+    fn retransmit_lost(&mut self, now: Time) -> Option<SentSeg> {
         let pos = self.sb.next_retransmit()?;
         let seg = self.sb.mark_retransmitted(pos, now);
         self.stats.retrans_segments += 1;
