@@ -54,6 +54,9 @@ pub struct Scoreboard {
     sacked_segs: u64,
     lost: u64,
     retrans: u64,
+    /// `out − sacked − lost + retrans`, kept up to date by every method that changes them
+    /// (it is read several times per packet).
+    pipe: u64,
     /// Bytes ever marked lost, a retransmission lost again included (Linux `tp->lost`).
     lost_total: u64,
     /// Loss-marking cursor (absolute index) and the SACKed segments below it.
@@ -104,8 +107,15 @@ impl Scoreboard {
         self.lost > self.retrans
     }
     /// RFC 6675 pipe / Linux `tcp_packets_in_flight`, in bytes.
+    #[inline]
     pub fn in_flight(&self) -> u64 {
-        self.out - self.sacked - self.lost + self.retrans
+        self.pipe
+    }
+
+    /// Recomputes [`Self::in_flight`] after the counters changed.
+    #[inline]
+    fn update_pipe(&mut self) {
+        self.pipe = self.out - self.sacked - self.lost + self.retrans;
     }
     pub fn front(&self) -> Option<&SentSeg> {
         self.segs.front()
@@ -123,6 +133,7 @@ impl Scoreboard {
             self.tx.push_back(stamp);
         }
         self.out += seg.len as u64;
+        self.pipe += seg.len as u64;
         self.segs.push_back(seg);
         self.base + self.segs.len() as u64 - 1
     }
@@ -147,6 +158,7 @@ impl Scoreboard {
             self.retrans -= len;
             self.lost_total += len;
         }
+        self.update_pipe();
         self.retrans_hint = self.retrans_hint.min(abs);
     }
 
@@ -237,6 +249,7 @@ impl Scoreboard {
                 break;
             }
         }
+        self.update_pipe();
         if self.lost_hint < self.base {
             self.lost_hint = self.base;
             self.lost_hint_cnt = 0;
@@ -322,6 +335,7 @@ impl Scoreboard {
             self.pieces = pieces;
             self.insert_range(s, e);
         }
+        self.update_pipe();
         (newly, rtt.map(|(_, d)| d))
     }
 
@@ -414,6 +428,7 @@ impl Scoreboard {
         }
         self.lost_hint = i;
         self.lost_hint_cnt = cnt;
+        self.update_pipe();
         marked
     }
 
@@ -432,6 +447,7 @@ impl Scoreboard {
         }
         self.lost = self.out - self.sacked;
         self.retrans = 0;
+        self.update_pipe();
         self.rack.clear_sent();
         self.lost_hint = self.base + self.segs.len() as u64;
         self.lost_hint_cnt = self.sacked_segs;
@@ -483,6 +499,7 @@ impl Scoreboard {
             *stamp = self.rate.on_sent(now, false);
         }
         self.retrans += g.len as u64;
+        self.pipe += g.len as u64;
         let g = *g;
         let abs = self.base + pos as u64;
         if self.retrans_hint == abs {
@@ -535,6 +552,9 @@ impl Scoreboard {
                 "scoreboard counters (out {}, sacked {}, lost {}, retrans {}, sacked segs {}) differ from its segments ({out}, {sacked}, {lost}, {retrans}, {ns})",
                 self.out, self.sacked, self.lost, self.retrans, self.sacked_segs
             ));
+        }
+        if self.pipe != out - sacked - lost + retrans {
+            return Err(format!("pipe {} differs from the segments' {}", self.pipe, out - sacked - lost + retrans));
         }
         Ok(())
     }
