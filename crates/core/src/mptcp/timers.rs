@@ -128,7 +128,7 @@ impl Endpoint {
             add(self.snd.app.next_write(now));
         }
         for s in self.subflows.iter().flatten() {
-            s.timers.deadlines().into_iter().for_each(&mut add);
+            add(s.timers.earliest());
             // A subflow TCP small queues hold back may send once enough has left the host.
             if self.is_sender && s.tsq_throttled(now) {
                 add(s.tsq.unthrottle_at(now, s.tsq_limit()));

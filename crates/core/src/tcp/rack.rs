@@ -37,7 +37,7 @@ use crate::units::{Dur, Seq, Time};
 /// deliveries and marks the segments RACK finds lost).
 #[derive(Clone, Debug, Default)]
 pub struct Rack {
-    /// Whether transmissions are recorded (RACK-TLP mode).
+    /// Whether transmissions and deliveries are recorded (RACK-TLP mode).
     pub enabled: bool,
     /// RACK.xmit_ts / RACK.end_seq: the most recently sent segment among those delivered.
     pub xmit_ts: Option<Time>,
@@ -89,13 +89,19 @@ impl Rack {
     }
 
     /// Called before the blocks of an ACK are applied.
+    #[inline]
     pub fn begin_ack(&mut self, min_rtt: Option<Dur>) {
         self.min_rtt = min_rtt;
         self.prior_fack = self.fack;
     }
 
-    /// RFC 8985 steps 2 and 3 for one newly delivered segment.
+    /// RFC 8985 steps 2 and 3 for one newly delivered segment. Nothing is recorded unless
+    /// RACK is enabled: only its loss detection reads this state.
+    #[inline]
     pub fn on_delivered(&mut self, seg_seq: Seq, end: Seq, sent_at: Time, flags: SegFlags, now: Time) {
+        if !self.enabled {
+            return;
+        }
         let retransmitted = flags.contains(SegFlags::EVER_RETRANS);
         if end > self.fack {
             self.fack = end;

@@ -216,7 +216,13 @@ impl SubflowReceiver {
     }
 
     fn insert_ooo(&mut self, mut s: u64, mut e: u64, mut dsn: Dsn, now: Time) {
-        let i = self.segs.partition_point(|g| g.start <= s);
+        // The first segment starting after `s`; usually none (data arriving past the last
+        // segment held), which the back alone tells without searching the whole queue.
+        let i = if self.segs.back().is_none_or(|g| g.start <= s) {
+            self.segs.len()
+        } else {
+            self.segs.partition_point(|g| g.start <= s)
+        };
         if let Some(p) = i.checked_sub(1).map(|k| self.segs[k]) {
             if p.end >= e {
                 // Already held: report the whole block that contains it (RFC 2018).

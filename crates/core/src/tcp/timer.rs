@@ -2,46 +2,65 @@
 //! its earliest deadline (`poll_timeout`) and the driver calls back at that time, when the
 //! endpoint fires whatever has [`Timer::expired`].
 
+use std::fmt;
+
 use crate::units::Time;
 
-/// One timer: armed with a deadline, or stopped.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Timer(Option<Time>);
+/// One timer: armed with a deadline, or stopped. The deadline is kept in nanoseconds with
+/// `u64::MAX` for a stopped timer, so the earliest of several is a plain minimum; a deadline
+/// at the end of time ([`Time::MAX`]) never comes and is the same as none.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Timer(u64);
+
+/// A stopped timer's deadline.
+const NEVER: u64 = u64::MAX;
+
+impl Default for Timer {
+    fn default() -> Timer {
+        Timer(NEVER)
+    }
+}
+
+impl fmt::Debug for Timer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Timer").field(&self.deadline()).finish()
+    }
+}
 
 impl Timer {
     /// Arms the timer for `at`, replacing any earlier deadline (Linux `sk_reset_timer`).
     #[inline]
     pub fn arm(&mut self, at: Time) {
-        self.0 = Some(at);
+        self.0 = at.0;
     }
 
     /// Stops the timer (Linux `sk_stop_timer`).
     #[inline]
     pub fn stop(&mut self) {
-        self.0 = None;
+        self.0 = NEVER;
     }
 
     /// Arms the timer for `at`, or stops it with None.
     #[inline]
     pub fn set(&mut self, at: Option<Time>) {
-        self.0 = at;
+        self.0 = at.map_or(NEVER, |t| t.0);
     }
 
     /// The deadline, if armed.
     #[inline]
     pub fn deadline(self) -> Option<Time> {
-        self.0
+        (self.0 != NEVER).then_some(Time(self.0))
     }
 
     #[inline]
     pub fn is_armed(self) -> bool {
-        self.0.is_some()
+        self.0 != NEVER
     }
 
     /// Armed with a deadline at or before `now`.
     #[inline]
     pub fn expired(self, now: Time) -> bool {
-        self.0.is_some_and(|t| t <= now)
+        self.0 <= now.0 && self.0 != NEVER
     }
 }
 
@@ -66,18 +85,22 @@ pub struct SubflowTimers {
 }
 
 impl SubflowTimers {
-    /// Every deadline, in the order above (the endpoint's next wake-up is the earliest over
-    /// all its subflows'; `poll_timeout` is on the per-packet path, so this is a plain copy).
+    /// The earliest deadline of all six timers (the endpoint's next wake-up is the earliest
+    /// over all its subflows'; `poll_timeout` is on the per-packet path, so this is a plain
+    /// minimum).
     #[inline]
-    pub fn deadlines(&self) -> [Option<Time>; 6] {
-        [self.handshake.0, self.delack.0, self.rto.0, self.reorder.0, self.probe.0, self.pace.0]
+    pub fn earliest(&self) -> Option<Time> {
+        let t = [self.handshake.0, self.delack.0, self.rto.0, self.reorder.0, self.probe.0, self.pace.0]
+            .into_iter()
+            .fold(NEVER, u64::min);
+        Timer(t).deadline()
     }
 
     /// The earliest of the retransmission, reordering, probe and pacing deadlines (all but
     /// the handshake and delayed-ACK timers).
     #[inline]
     pub fn earliest_xmit(&self) -> Option<Time> {
-        [self.rto.0, self.reorder.0, self.probe.0, self.pace.0].into_iter().fold(None, crate::units::earliest)
+        Timer([self.rto.0, self.reorder.0, self.probe.0, self.pace.0].into_iter().fold(NEVER, u64::min)).deadline()
     }
 }
 
@@ -104,6 +127,9 @@ mod tests {
         t.pace.arm(Time(7));
         t.rto.arm(Time(5));
         assert_eq!(t.earliest_xmit(), Some(Time(5)));
-        assert_eq!(t.deadlines(), [Some(Time(1)), Some(Time(2)), Some(Time(5)), None, None, Some(Time(7))]);
+        assert_eq!(t.earliest(), Some(Time(1)));
+        t.handshake.stop();
+        t.delack.set(None);
+        assert_eq!(t.earliest(), Some(Time(5)));
     }
 }

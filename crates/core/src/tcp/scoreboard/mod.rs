@@ -54,6 +54,9 @@ pub struct Scoreboard {
     sacked_segs: u64,
     lost: u64,
     retrans: u64,
+    /// `out − sacked − lost + retrans`, kept up to date by every method that changes them
+    /// (it is read several times per packet).
+    pipe: u64,
     /// Bytes ever marked lost, a retransmission lost again included (Linux `tp->lost`).
     lost_total: u64,
     /// Loss-marking cursor (absolute index) and the SACKed segments below it.
@@ -65,6 +68,9 @@ pub struct Scoreboard {
     sacked_ranges: VecDeque<(u64, u64)>,
     /// Scratch space for the not-yet-SACKed parts of a block.
     pieces: Vec<(u64, u64)>,
+    /// Absolute index where the last SACK pass stopped (Linux's SACK skb hint): the next
+    /// block usually continues there, so its first segment is found without a search.
+    sack_hint: u64,
     /// RACK state (RFC 8985), told about every delivered segment.
     pub rack: Rack,
     /// Delivery-rate estimation (`tcp::rate`), told about every (re)transmission and
@@ -101,8 +107,15 @@ impl Scoreboard {
         self.lost > self.retrans
     }
     /// RFC 6675 pipe / Linux `tcp_packets_in_flight`, in bytes.
+    #[inline]
     pub fn in_flight(&self) -> u64 {
-        self.out - self.sacked - self.lost + self.retrans
+        self.pipe
+    }
+
+    /// Recomputes [`Self::in_flight`] after the counters changed.
+    #[inline]
+    fn update_pipe(&mut self) {
+        self.pipe = self.out - self.sacked - self.lost + self.retrans;
     }
     pub fn front(&self) -> Option<&SentSeg> {
         self.segs.front()
@@ -120,6 +133,7 @@ impl Scoreboard {
             self.tx.push_back(stamp);
         }
         self.out += seg.len as u64;
+        self.pipe += seg.len as u64;
         self.segs.push_back(seg);
         self.base + self.segs.len() as u64 - 1
     }
@@ -144,6 +158,7 @@ impl Scoreboard {
             self.retrans -= len;
             self.lost_total += len;
         }
+        self.update_pipe();
         self.retrans_hint = self.retrans_hint.min(abs);
     }
 
@@ -234,13 +249,16 @@ impl Scoreboard {
                 break;
             }
         }
+        self.update_pipe();
         if self.lost_hint < self.base {
             self.lost_hint = self.base;
             self.lost_hint_cnt = 0;
         }
         self.retrans_hint = self.retrans_hint.max(self.base);
-        let dead = self.sacked_ranges.partition_point(|r| r.1 <= ack.0);
-        self.sacked_ranges.drain(..dead);
+        // The ranges the ACK covers are the first ones; each is dropped once.
+        while self.sacked_ranges.front().is_some_and(|r| r.1 <= ack.0) {
+            self.sacked_ranges.pop_front();
+        }
         if let Some(first) = self.sacked_ranges.front_mut() {
             first.0 = first.0.max(ack.0);
         }
@@ -261,7 +279,7 @@ impl Scoreboard {
             let mut pieces = std::mem::take(&mut self.pieces);
             pieces.clear();
             let mut cur = s;
-            let from = self.sacked_ranges.partition_point(|r| r.1 <= s);
+            let from = self.first_range_ending_after(s);
             for &(rs, re) in self.sacked_ranges.range(from..) {
                 if re <= cur {
                     continue;
@@ -281,7 +299,7 @@ impl Scoreboard {
                 pieces.push((cur, e));
             }
             for &(ps, pe) in &pieces {
-                let mut i = self.segs.partition_point(|g| g.seq.0 < ps);
+                let mut i = self.first_seg_from(ps);
                 while i < self.segs.len() && self.segs[i].end().0 <= pe {
                     let abs = self.base + i as u64;
                     let g = &mut self.segs[i];
@@ -312,11 +330,40 @@ impl Scoreboard {
                     }
                     i += 1;
                 }
+                self.sack_hint = self.base + i as u64;
             }
             self.pieces = pieces;
             self.insert_range(s, e);
         }
+        self.update_pipe();
         (newly, rtt.map(|(_, d)| d))
+    }
+
+    /// The position of the first segment starting at or after `seq`: the SACK hint when it
+    /// is that position (checked against its neighbours), else found by binary search.
+    fn first_seg_from(&self, seq: u64) -> usize {
+        let k = (self.sack_hint.saturating_sub(self.base) as usize).min(self.segs.len());
+        let after_prev = k == 0 || self.segs[k - 1].seq.0 < seq;
+        let at_or_after = self.segs.get(k).is_none_or(|g| g.seq.0 >= seq);
+        if after_prev && at_or_after {
+            k
+        } else {
+            self.segs.partition_point(|g| g.seq.0 < seq)
+        }
+    }
+
+    /// The position of the first SACKed range ending after `seq`; a new block usually
+    /// extends the last range, so the last two are looked at before searching.
+    fn first_range_ending_after(&self, seq: u64) -> usize {
+        let v = &self.sacked_ranges;
+        let n = v.len();
+        match (n.checked_sub(2).map(|k| v[k]), v.back()) {
+            (_, None) => 0,
+            (_, Some(last)) if last.1 <= seq => n,
+            (None, Some(_)) => 0,
+            (Some(prev), Some(_)) if prev.1 <= seq => n - 1,
+            _ => v.partition_point(|r| r.1 <= seq),
+        }
     }
 
     fn insert_range(&mut self, s: u64, e: u64) {
@@ -381,6 +428,7 @@ impl Scoreboard {
         }
         self.lost_hint = i;
         self.lost_hint_cnt = cnt;
+        self.update_pipe();
         marked
     }
 
@@ -399,6 +447,7 @@ impl Scoreboard {
         }
         self.lost = self.out - self.sacked;
         self.retrans = 0;
+        self.update_pipe();
         self.rack.clear_sent();
         self.lost_hint = self.base + self.segs.len() as u64;
         self.lost_hint_cnt = self.sacked_segs;
@@ -450,6 +499,7 @@ impl Scoreboard {
             *stamp = self.rate.on_sent(now, false);
         }
         self.retrans += g.len as u64;
+        self.pipe += g.len as u64;
         let g = *g;
         let abs = self.base + pos as u64;
         if self.retrans_hint == abs {
@@ -502,6 +552,9 @@ impl Scoreboard {
                 "scoreboard counters (out {}, sacked {}, lost {}, retrans {}, sacked segs {}) differ from its segments ({out}, {sacked}, {lost}, {retrans}, {ns})",
                 self.out, self.sacked, self.lost, self.retrans, self.sacked_segs
             ));
+        }
+        if self.pipe != out - sacked - lost + retrans {
+            return Err(format!("pipe {} differs from the segments' {}", self.pipe, out - sacked - lost + retrans));
         }
         Ok(())
     }

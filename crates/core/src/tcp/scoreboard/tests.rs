@@ -57,6 +57,28 @@ fn repeated_sack_blocks_are_not_reprocessed() {
 }
 
 #[test]
+fn blocks_in_any_order_sack_exactly_the_segments_they_cover() {
+    // Growing blocks (the hint is right), a block below the last one and one across two
+    // ranges (the hint is wrong), a cumulative ACK past the hint, and unaligned edges.
+    let mut b = board(20);
+    let mut total = 0;
+    for (s, e, want) in [(500, 600, 100), (500, 700, 100), (500, 750, 0), (200, 300, 100), (150, 900, 300)] {
+        let (n, _) = b.sack(&[(Seq(s), Seq(e))], Seq(0), Time(30));
+        assert_eq!(n, want, "block [{s}, {e})");
+        total += n;
+        b.check().unwrap();
+    }
+    assert_eq!(b.sacked_bytes(), total);
+    b.ack(Seq(1000), Time(40));
+    let (n, _) = b.sack(&[(Seq(1200), Seq(1400))], Seq(1000), Time(41));
+    assert_eq!(n, 200);
+    let (n, _) = b.sack(&[(Seq(1100), Seq(1500))], Seq(1000), Time(42));
+    assert_eq!(n, 200);
+    assert_eq!(b.sacked_bytes(), 400);
+    b.check().unwrap();
+}
+
+#[test]
 fn rto_marks_everything_unsacked_lost() {
     let mut b = board(5);
     b.sack(&[(Seq(300), Seq(400))], Seq(0), Time(10));

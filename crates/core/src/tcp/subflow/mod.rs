@@ -345,9 +345,16 @@ impl Subflow {
     }
 
     /// TCP small queues hold this subflow's next transmission back.
+    #[inline]
     pub fn tsq_throttled(&self, now: Time) -> bool {
         // Most subflows never hold anything in their host: skip the limit's arithmetic.
-        !self.tsq.is_empty() && self.tsq.throttled(now, self.tsq_limit(), self.sb.len() as u64)
+        !self.tsq.is_empty() && self.tsq_holds_back(now)
+    }
+
+    /// [`Subflow::tsq_throttled`] for a subflow holding something in its host.
+    #[inline(never)]
+    fn tsq_holds_back(&self, now: Time) -> bool {
+        self.tsq.throttled(now, self.tsq_limit(), self.sb.len() as u64)
     }
 
     /// Makes the subflow's congestion control rate-based (`cc::CongestionControl::rate_based`):
