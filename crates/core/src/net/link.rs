@@ -258,13 +258,16 @@ impl<P: WireLen> Link<P> {
     /// Completes transmissions and hands over every packet that has reached the far end.
     pub fn advance(&mut self, now: Time, out: &mut Vec<P>) {
         for _ in 0..self.complete(now) {
+            if self.next_due(now).is_none() {
+                break;
+            }
             out.push(self.deliver());
         }
     }
 
-    /// Completes the transmissions that end by `now` and counts the packets that have
-    /// reached the far end by then: the next ones [`Link::deliver`] hands over, one at a
-    /// time (a packet offered meanwhile is never among them).
+    /// Completes the transmissions that end by `now` and bounds the packets to hand over
+    /// now: [`Link::next_due`] gives them one at a time, at most this many (a packet
+    /// offered meanwhile lands behind them and waits for the next round).
     #[inline]
     pub fn complete(&mut self, now: Time) -> usize {
         if let Backlog::Dequeue(held) = &mut self.backlog {
@@ -275,21 +278,20 @@ impl<P: WireLen> Link<P> {
                 held.start_next(end, &mut self.qdisc, &mut self.tx, &mut self.stats);
             }
         }
-        self.tx.wire.due(now)
+        self.tx.wire.land(now)
     }
 
-    /// The packet [`Link::deliver`] hands over next, in place (after [`Link::complete`]
-    /// counted it).
+    /// The next packet that has reached the far end by `now`, in place; [`Link::deliver`]
+    /// takes it.
     #[inline]
-    pub fn next_out(&mut self) -> &mut P {
-        self.tx.wire.front_mut().expect("a packet counted by complete")
+    pub fn next_due(&mut self, now: Time) -> Option<&mut P> {
+        self.tx.wire.front_due(now)
     }
 
-    /// Hands over the next packet that has reached the far end (counted by
-    /// [`Link::complete`]).
+    /// Hands over the packet [`Link::next_due`] gave.
     #[inline]
     pub fn deliver(&mut self) -> P {
-        let p = self.tx.wire.pop().expect("a packet counted by complete");
+        let p = self.tx.wire.pop().expect("a packet given by next_due");
         self.stats.delivered += 1;
         self.stats.delivered_bytes += p.wire_len() as u64;
         p

@@ -36,13 +36,15 @@ impl<P> Ord for Timed<P> {
 
 /// Packets in propagation, by arrival time (ties in sending order).
 ///
-/// The packets that have reached the far end are handed over one at a time, in place when
-/// the pipe keeps order: [`Pipe::due`] counts them, and they are the next [`Pipe::pop`]s
-/// (a packet sent meanwhile arrives later, or at the same time but sent later: behind them).
+/// The packets that have reached the far end are handed over one at a time, in place:
+/// [`Pipe::land`] bounds how many may be handed over now, and [`Pipe::front_due`] gives the
+/// next one while it has arrived. A packet sent meanwhile arrives later, or at the same time
+/// but sent later: it lands behind them, so counting up to the bound leaves it for the next
+/// round.
 enum Pipe<P> {
     Fifo(VecDeque<(Time, P)>),
     /// The heap of packets propagating, the sending order, and the packets that reached the
-    /// far end, taken out of the heap in arrival order by [`Pipe::due`].
+    /// far end, taken out of the heap in arrival order by [`Pipe::land`].
     Reorder(BinaryHeap<Reverse<Timed<P>>>, u64, VecDeque<(Time, P)>),
 }
 
@@ -64,11 +66,13 @@ impl<P> Pipe<P> {
             Pipe::Reorder(h, _, landed) => landed.front().map(|e| e.0).or_else(|| h.peek().map(|e| e.0 .0)),
         }
     }
-    /// How many packets have reached the far end by `now`.
+    /// At most how many packets reach the far end by `now`, before anything else is sent:
+    /// the packets in an order-keeping pipe (those due are the first ones), or exactly the
+    /// packets due (moved out of the heap of a reordering pipe).
     #[inline]
-    fn due(&mut self, now: Time) -> usize {
+    fn land(&mut self, now: Time) -> usize {
         match self {
-            Pipe::Fifo(q) => q.iter().take_while(|e| e.0 <= now).count(),
+            Pipe::Fifo(q) => q.len(),
             Pipe::Reorder(h, _, landed) => {
                 while h.peek().is_some_and(|e| e.0 .0 <= now) {
                     let Reverse(Timed(t, _, p)) = h.pop().expect("peeked");
@@ -78,15 +82,16 @@ impl<P> Pipe<P> {
             }
         }
     }
-    /// The packet the next [`Pipe::pop`] takes, once [`Pipe::due`] counted it.
+    /// The packet the next [`Pipe::pop`] takes, if it has reached the far end by `now`.
     #[inline]
-    fn front_mut(&mut self) -> Option<&mut P> {
-        match self {
-            Pipe::Fifo(q) => q.front_mut().map(|e| &mut e.1),
-            Pipe::Reorder(_, _, landed) => landed.front_mut().map(|e| &mut e.1),
-        }
+    fn front_due(&mut self, now: Time) -> Option<&mut P> {
+        let q = match self {
+            Pipe::Fifo(q) => q,
+            Pipe::Reorder(_, _, landed) => landed,
+        };
+        q.front_mut().filter(|e| e.0 <= now).map(|e| &mut e.1)
     }
-    /// The next packet to reach the far end (after [`Pipe::due`] counted it).
+    /// The packet [`Pipe::front_due`] gave.
     #[inline]
     fn pop(&mut self) -> Option<P> {
         match self {
@@ -199,19 +204,19 @@ impl<P> Wire<P> {
         self.pipe.head()
     }
 
-    /// How many packets have reached the far end by `now`: the next [`Wire::pop`]s.
+    /// At most how many packets reach the far end by `now` ([`Pipe::land`]).
     #[inline]
-    pub(crate) fn due(&mut self, now: Time) -> usize {
-        self.pipe.due(now)
+    pub(crate) fn land(&mut self, now: Time) -> usize {
+        self.pipe.land(now)
     }
 
-    /// The packet the next [`Wire::pop`] hands over, in place.
+    /// The next packet to reach the far end, in place, if it has by `now`.
     #[inline]
-    pub(crate) fn front_mut(&mut self) -> Option<&mut P> {
-        self.pipe.front_mut()
+    pub(crate) fn front_due(&mut self, now: Time) -> Option<&mut P> {
+        self.pipe.front_due(now)
     }
 
-    /// The next packet to reach the far end (counted by [`Wire::due`]).
+    /// Takes the packet [`Wire::front_due`] gave.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<P> {
         self.pipe.pop()

@@ -274,7 +274,7 @@ impl Simulation {
         // The packets due now are handed over one at a time and read in place: a packet the
         // deliveries send into this link again lands behind them (`Link::complete`).
         for _ in 0..self.topo.links[l].complete(t) {
-            let p = self.topo.links[l].next_out();
+            let Some(p) = self.topo.links[l].next_due(t) else { break };
             if let Some(d) = self.digest.as_mut() {
                 d.record(t, TraceEvent::Deliver { link: l as u32, uid: p.uid });
             }
