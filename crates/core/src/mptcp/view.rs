@@ -39,22 +39,25 @@ pub(super) enum Charge {
     Truesize { max_window: u64 },
 }
 
-/// Subflow `s`'s view at `now`, with `q` the data assigned to it and not sent yet. Inlined
-/// into its callers, which store it straight into the endpoint's entry.
-#[inline(always)]
+/// Subflow `s`'s view at `now`, with `q` the data assigned to it and not sent yet.
 pub(super) fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) -> SchedView {
-    let mut v = SchedView {
-        usable: s.established() && !s.stale.on,
-        backup: s.backup,
-        srtt: s.rtt.srtt(),
-        rttvar: s.rtt.rttvar(),
-        min_rtt: s.rtt.min_rtt(),
-        recovering: matches!(s.ca(), CaState::Recovery | CaState::Loss),
-        sndbuf: q.sndbuf,
-        ..SchedView::default()
-    };
-    set_sending_fields(&mut v, now, s, q, charge);
+    let mut v = SchedView::default();
+    set_view(&mut v, now, s, q, charge);
     v
+}
+
+/// Writes [`view_of`] into `v`, every field (inlined into the callers, which write the
+/// endpoint's entries in place).
+#[inline(always)]
+fn set_view(v: &mut SchedView, now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) {
+    v.usable = s.established() && !s.stale.on;
+    v.backup = s.backup;
+    v.srtt = s.rtt.srtt();
+    v.rttvar = s.rtt.rttvar();
+    v.min_rtt = s.rtt.min_rtt();
+    v.recovering = matches!(s.ca(), CaState::Recovery | CaState::Loss);
+    v.sndbuf = q.sndbuf;
+    set_sending_fields(v, now, s, q, charge);
 }
 
 /// The fields of subflow `s`'s view that a transmission on it may change: its room, its
@@ -110,7 +113,10 @@ impl Endpoint {
         // Entries are overwritten in place (the vector only grows when a subflow is added).
         self.views.resize(self.subflows.len(), SchedView::default());
         for ((v, s), q) in self.views.iter_mut().zip(&self.subflows).zip(&self.sfq) {
-            *v = s.as_ref().map_or_else(SchedView::default, |s| view_of(now, s, q, charge));
+            match s {
+                Some(s) => set_view(v, now, s, q, charge),
+                None => *v = SchedView::default(),
+            }
         }
     }
 
@@ -119,7 +125,7 @@ impl Endpoint {
     pub(super) fn refresh_view(&mut self, now: Time, j: usize) {
         let charge = self.charge();
         if let Some(s) = self.subflows[j].as_ref() {
-            self.views[j] = view_of(now, s, &self.sfq[j], charge);
+            set_view(&mut self.views[j], now, s, &self.sfq[j], charge);
         }
     }
 
