@@ -1,11 +1,12 @@
 //! The scheduler's view of the subflows: what a scheduler may read about each subflow
 //! ([`SchedView`]), computed from the subflow's state by one function, `view_of`.
 //!
-//! The endpoint keeps one entry per subflow (`Endpoint::views`), always rebuilt whole from the
-//! subflow, never edited field by field: every entry at the start of a push
+//! The endpoint keeps one entry per subflow (`Endpoint::views`), always rebuilt from the
+//! subflow, never edited by hand: every entry at the start of a push
 //! (`Endpoint::sched_views`), and one subflow's entry (`Endpoint::refresh_view`) right
-//! after each change the push makes to that subflow: a transmission (`send_on`), data assigned
-//! to its send queue, a penalisation of its window (M2, [`crate::mptcp::rbuf_opt`]). Nothing
+//! after each change the push makes to that subflow: a transmission (`send_on`, which
+//! recomputes only the fields a transmission can change, `Endpoint::refresh_sent`), data
+//! assigned to its send queue, a penalisation of its window (M2, [`crate::mptcp::rbuf_opt`]). Nothing
 //! else changes a subflow between two scheduler questions, so before each question every entry
 //! is what a rebuild from the subflow's state gives, but for the one lag below; debug builds
 //! check this before every question (`Endpoint::debug_check_views`).
@@ -28,7 +29,7 @@ use crate::units::Time;
 
 // Linux's default `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio`, which size its transmit
 // skbs (`tcp_tso_autosize`).
-use crate::tcp::pacing::{CA_RATIO as PACING_CA_RATIO, SS_RATIO as PACING_SS_RATIO};
+use crate::tcp::pacing::{self, CA_RATIO as PACING_CA_RATIO, SS_RATIO as PACING_SS_RATIO};
 
 /// How a subflow's data is charged to its memory: payload bytes, or skb truesize with the
 /// largest window the peer offered (which bounds the write-queue buffers).
@@ -38,34 +39,60 @@ pub(super) enum Charge {
     Truesize { max_window: u64 },
 }
 
-/// Subflow `s`'s view at `now`, with `q` the data assigned to it and not sent yet. Inlined
-/// into its callers, which store it straight into the endpoint's entry.
-#[inline(always)]
+/// Subflow `s`'s view at `now`, with `q` the data assigned to it and not sent yet.
 pub(super) fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) -> SchedView {
+    let mut v = SchedView::default();
+    set_view(&mut v, now, s, q, charge);
+    v
+}
+
+/// Writes [`view_of`] into `v`, every field (inlined into the callers, which write the
+/// endpoint's entries in place).
+#[inline(always)]
+fn set_view(v: &mut SchedView, now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) {
+    v.usable = s.established() && !s.stale.on;
+    v.backup = s.backup;
+    v.srtt = s.rtt.srtt();
+    v.rttvar = s.rtt.rttvar();
+    v.min_rtt = s.rtt.min_rtt();
+    v.recovering = matches!(s.ca(), CaState::Recovery | CaState::Loss);
+    v.sndbuf = q.sndbuf;
+    set_sending_fields(v, now, s, q, charge);
+}
+
+/// The fields of subflow `s`'s view that a transmission on it may change: its room, its
+/// window (an idle restart or the controller's `on_tx_start` may move it), what it has in
+/// flight, outstanding and queued, and its pacing rate. A transmission changes none of the
+/// others (the subflow's state, RTT estimates, congestion state, backup flag and send
+/// buffer), which [`view_of`] sets.
+#[inline(always)]
+fn set_sending_fields(v: &mut SchedView, now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) {
     // Sent and not cumulatively acknowledged (Linux `packets_out`, in bytes).
     let out = s.snd_nxt.dist(s.snd_una);
-    let mut v = SchedView {
-        usable: s.established() && !s.stale.on,
-        has_room: s.can_send(now),
-        backup: s.backup,
-        srtt: s.rtt.srtt(),
-        rttvar: s.rtt.rttvar(),
-        min_rtt: s.rtt.min_rtt(),
-        cwnd: s.w.cwnd,
-        ssthresh: s.w.ssthresh,
-        in_flight: s.sb.in_flight(),
-        out,
-        smss: s.w.smss,
-        recovering: matches!(s.ca(), CaState::Recovery | CaState::Loss),
-        queued: out + q.bytes(),
-        sndbuf: q.sndbuf,
-        pacing_rate: s.pacer.rate,
+    // `Subflow::can_send`, with TSQ's test skipped inline for a subflow holding nothing in
+    // its host (most never do).
+    v.has_room = s.has_room() && s.pacer.open(now) && (s.tsq.is_empty() || !s.tsq_throttled(now));
+    v.cwnd = s.w.cwnd;
+    v.ssthresh = s.w.ssthresh;
+    v.in_flight = s.sb.in_flight();
+    v.out = out;
+    v.smss = s.w.smss;
+    v.pacing_rate = s.pacer.rate;
+    v.queued = match charge {
+        Charge::Payload => out + q.bytes(),
+        Charge::Truesize { max_window } => {
+            let rate = pacing::linux_rate(
+                s.pacer.rate,
+                s.w.cwnd,
+                s.w.ssthresh,
+                out,
+                s.rtt.srtt(),
+                (PACING_SS_RATIO, PACING_CA_RATIO),
+            );
+            let unit = tso::autosize_segs(rate, s.rtt.min_rtt(), s.w.smss);
+            wmem_truesize(out, q.bytes(), s.w.smss, unit, tso::size_goal(max_window, s.w.smss))
+        }
     };
-    if let Charge::Truesize { max_window } = charge {
-        let unit = tso::autosize_segs(v.linux_pacing_rate(PACING_SS_RATIO, PACING_CA_RATIO), v.min_rtt, s.w.smss);
-        v.queued = wmem_truesize(out, q.bytes(), s.w.smss, unit, tso::size_goal(max_window, s.w.smss));
-    }
-    v
 }
 
 impl Endpoint {
@@ -86,7 +113,10 @@ impl Endpoint {
         // Entries are overwritten in place (the vector only grows when a subflow is added).
         self.views.resize(self.subflows.len(), SchedView::default());
         for ((v, s), q) in self.views.iter_mut().zip(&self.subflows).zip(&self.sfq) {
-            *v = s.as_ref().map_or_else(SchedView::default, |s| view_of(now, s, q, charge));
+            match s {
+                Some(s) => set_view(v, now, s, q, charge),
+                None => *v = SchedView::default(),
+            }
         }
     }
 
@@ -95,7 +125,17 @@ impl Endpoint {
     pub(super) fn refresh_view(&mut self, now: Time, j: usize) {
         let charge = self.charge();
         if let Some(s) = self.subflows[j].as_ref() {
-            self.views[j] = view_of(now, s, &self.sfq[j], charge);
+            set_view(&mut self.views[j], now, s, &self.sfq[j], charge);
+        }
+    }
+
+    /// Rebuilds subflow `j`'s entry after a transmission on it (`send_on`): only the fields a
+    /// transmission may change are computed again, the others are already what a rebuild gives.
+    #[inline]
+    pub(super) fn refresh_sent(&mut self, now: Time, j: usize) {
+        let charge = self.charge();
+        if let Some(s) = self.subflows[j].as_ref() {
+            set_sending_fields(&mut self.views[j], now, s, &self.sfq[j], charge);
         }
     }
 

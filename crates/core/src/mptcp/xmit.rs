@@ -251,7 +251,7 @@ impl Endpoint {
         s.tx_start(now, self.cc.as_mut());
         let seg = s.send_new(now, len, dsn);
         // Before the packet enters the host's queue: see `view`'s note on TCP small queues.
-        self.refresh_view(now, j);
+        self.refresh_sent(now, j);
         self.data_packet(now, j, seg, out);
     }
 

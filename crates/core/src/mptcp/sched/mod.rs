@@ -142,29 +142,20 @@ impl SchedCtx<'_> {
     }
 
     /// Among the usable subflows (honouring backups, as [`SchedCtx::active`]) that `admit`,
-    /// the one with the lowest SRTT, unmeasured last, ties to the lowest index. One pass: the
-    /// best regular and the best backup subflow are kept apart until it is known whether any
-    /// regular subflow is usable.
+    /// the one with the lowest SRTT, unmeasured last, ties to the lowest index.
     #[inline]
     fn lowest_srtt(&self, admit: impl Fn(usize, &SchedView) -> bool) -> Option<usize> {
-        let mut regular = false;
-        // [regular, backup]: (SRTT in ns, index) of the best so far.
-        let mut best: [Option<(u64, usize)>; 2] = [None, None];
+        let regular = self.subflows.iter().any(|s| s.usable && !s.backup);
+        let (mut best, mut best_key) = (None, 0);
         for (i, s) in self.subflows.iter().enumerate() {
-            if !s.usable {
-                continue;
-            }
-            regular |= !s.backup;
-            if !admit(i, s) {
-                continue;
-            }
-            let key = s.srtt.map_or(u64::MAX, |d| d.0);
-            let b = &mut best[s.backup as usize];
-            if b.is_none_or(|(k, _)| key < k) {
-                *b = Some((key, i));
+            if s.usable && s.backup != regular && admit(i, s) {
+                let key = s.srtt.map_or(u64::MAX, |d| d.0);
+                if best.is_none() || key < best_key {
+                    (best, best_key) = (Some(i), key);
+                }
             }
         }
-        best[usize::from(!regular)].map(|(_, i)| i)
+        best
     }
 }
 
