@@ -456,13 +456,12 @@ impl Endpoint {
         }
     }
 
+    /// Every subflow's [`PeerView`] as the congestion controller sees it now (index =
+    /// subflow), written over the previous snapshot.
     pub(crate) fn snapshot_peers(&mut self) {
-        self.peers.clear();
-        for s in &self.subflows {
-            self.peers.push(match s {
-                Some(s) => s.view(),
-                None => PeerView::default(),
-            });
+        self.peers.resize(self.subflows.len(), PeerView::default());
+        for (p, s) in self.peers.iter_mut().zip(&self.subflows) {
+            *p = s.as_ref().map_or_else(PeerView::default, Subflow::view);
         }
     }
 

@@ -474,6 +474,12 @@ impl Scoreboard {
     /// RFC 6675 NextSeg() rule 1: the first lost, un-SACKed segment not yet retransmitted.
     /// Returns its position in the queue.
     pub fn next_retransmit(&mut self) -> Option<usize> {
+        if !self.lost_not_retransmitted() {
+            // No lost segment awaits its retransmission. (The cursor stays: the segments it
+            // would skip are SACKed or retransmitted, and those that stop being so move it
+            // back anyway.)
+            return None;
+        }
         let end = self.base + self.segs.len() as u64;
         let mut i = self.retrans_hint.max(self.base);
         while i < end {
