@@ -91,10 +91,12 @@ impl Sink {
     fn record(&mut self, t: Time, headers: &[u8], incl_len: usize, orig_len: usize) -> std::io::Result<()> {
         static ZEROS: [u8; 4096] = [0; 4096];
         let o = &mut self.out;
-        o.write_all(&((t.0 / 1_000_000_000) as u32).to_le_bytes())?;
-        o.write_all(&((t.0 % 1_000_000_000) as u32).to_le_bytes())?;
-        o.write_all(&(incl_len as u32).to_le_bytes())?;
-        o.write_all(&(orig_len as u32).to_le_bytes())?;
+        let mut head = [0u8; 16];
+        head[0..4].copy_from_slice(&((t.0 / 1_000_000_000) as u32).to_le_bytes());
+        head[4..8].copy_from_slice(&((t.0 % 1_000_000_000) as u32).to_le_bytes());
+        head[8..12].copy_from_slice(&(incl_len as u32).to_le_bytes());
+        head[12..16].copy_from_slice(&(orig_len as u32).to_le_bytes());
+        o.write_all(&head)?;
         let h = headers.len().min(incl_len);
         o.write_all(&headers[..h])?;
         let mut zeros = incl_len - h;
@@ -121,16 +123,74 @@ pub struct Capture {
     dir: PathBuf,
     snaplen: usize,
     seed: u64,
-    /// Capture point → file index (several points may share a file, e.g. a host's interfaces).
-    points: HashMap<Point, usize>,
+    /// Capture point → file index (several points may share a file, e.g. a host's
+    /// interfaces), as tables indexed by the point's numbers: every packet looks its points
+    /// up, a capture or not.
+    points: Points,
     files: Vec<String>,
     sinks: Vec<Option<Sink>>,
-    ids: HashMap<u32, ConnIds>,
-    subs: HashMap<(u32, u8), SubIds>,
-    /// Latest TSval sent by each end of each subflow: (connection, subflow, from client).
-    last_tsval: HashMap<(u32, u8, bool), u32>,
+    /// By connection, computed on first use.
+    ids: Vec<Option<ConnIds>>,
+    /// By connection and subflow, drawn on first use.
+    subs: Vec<Vec<Option<SubIds>>>,
+    /// Latest TSval sent by each end of each subflow (zero before any), by connection,
+    /// subflow and sender (`[server, client]`).
+    last_tsval: Vec<Vec<[u32; 2]>>,
     frame: Vec<u8>,
+    /// Scratch for the TCP options of the packet being built.
+    opt: Vec<u8>,
     pub error: Option<String>,
+}
+
+/// The file of each capture point.
+#[derive(Default)]
+struct Points {
+    /// `host[c][client][route]`.
+    host: Vec<[Vec<Option<usize>>; 2]>,
+    /// `link[l]`.
+    link: Vec<Option<usize>>,
+}
+
+impl Points {
+    fn insert(&mut self, at: Point, file: usize) {
+        let slot = match at {
+            Point::Host(c, client, route) => {
+                let c = c as usize;
+                if self.host.len() <= c {
+                    self.host.resize_with(c + 1, Default::default);
+                }
+                let routes = &mut self.host[c][usize::from(client)];
+                if routes.len() <= route {
+                    routes.resize(route + 1, None);
+                }
+                &mut routes[route]
+            }
+            Point::Link(l) => {
+                let l = l as usize;
+                if self.link.len() <= l {
+                    self.link.resize(l + 1, None);
+                }
+                &mut self.link[l]
+            }
+        };
+        *slot = Some(file);
+    }
+
+    #[inline]
+    fn get(&self, at: Point) -> Option<usize> {
+        match at {
+            Point::Host(c, client, route) => *self.host.get(c as usize)?[usize::from(client)].get(route)?,
+            Point::Link(l) => *self.link.get(l as usize)?,
+        }
+    }
+}
+
+/// `v[i]`, first growing `v` with defaults if needed.
+fn slot<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
+    if v.len() <= i {
+        v.resize_with(i + 1, T::default);
+    }
+    &mut v[i]
 }
 
 /// Creates `dir` if missing and checks that a file can be written in it (the probe is
@@ -147,7 +207,7 @@ impl Capture {
     pub fn new(dir: &Path, snaplen: Option<u32>, seed: u64, names: HashMap<Point, String>) -> Result<Capture, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
         let mut files: Vec<String> = Vec::new();
-        let mut points = HashMap::new();
+        let mut points = Points::default();
         let mut sorted: Vec<_> = names.into_iter().collect();
         sorted.sort_by(|a, b| a.1.cmp(&b.1));
         for (p, n) in sorted {
@@ -164,17 +224,18 @@ impl Capture {
             sinks: (0..files.len()).map(|_| None).collect(),
             points,
             files,
-            ids: HashMap::new(),
-            subs: HashMap::new(),
-            last_tsval: HashMap::new(),
+            ids: Vec::new(),
+            subs: Vec::new(),
+            last_tsval: Vec::new(),
             frame: Vec::with_capacity(1600),
+            opt: Vec::with_capacity(64),
             error: None,
         })
     }
 
     fn ids(&mut self, conn: u32) -> ConnIds {
         let seed = self.seed;
-        *self.ids.entry(conn).or_insert_with(|| {
+        *slot(&mut self.ids, conn as usize).get_or_insert_with(|| {
             let mut r = Rng::stream(seed, &format!("pcap:conn{conn}"));
             let key = [r.next_u64(), r.next_u64()];
             let (t0, i0) = token_idsn(key[0]);
@@ -185,7 +246,7 @@ impl Capture {
 
     fn subs(&mut self, conn: u32, subflow: u8) -> SubIds {
         let seed = self.seed;
-        *self.subs.entry((conn, subflow)).or_insert_with(|| {
+        *slot(slot(&mut self.subs, conn as usize), subflow as usize).get_or_insert_with(|| {
             let mut r = Rng::stream(seed, &format!("pcap:subflow:{conn}:{subflow}"));
             SubIds {
                 isn: [r.next_u64() as u32, r.next_u64() as u32],
@@ -199,7 +260,7 @@ impl Capture {
         if self.error.is_some() {
             return;
         }
-        let Some(&file) = self.points.get(&at) else { return };
+        let Some(file) = self.points.get(at) else { return };
         self.build(p, route);
         let len = self.frame.len() + p.payload as usize;
         let cut = len.min(self.snaplen.max(self.frame.len()));
@@ -253,17 +314,14 @@ impl Capture {
         let ack = if ack_flag { peer_isn.wrapping_add(1).wrapping_add(p.ack.0 as u32) } else { 0 };
 
         // TCP options.
-        let mut opt: Vec<u8> = Vec::with_capacity(40);
+        let mut opt = std::mem::take(&mut self.opt);
+        opt.clear();
         let tsval = (p.sent_at.0 / 1_000_000) as u32;
         // TSecr echoes the latest TSval this end has seen from its peer on the subflow
         // (RFC 7323 §4.3, approximated by the latest packet sent the other way).
-        let seen = self.last_tsval.entry((p.conn, p.subflow, from_client)).or_insert(0);
-        *seen = (*seen).max(tsval);
-        let tsecr = if syn && !ack_flag {
-            0
-        } else {
-            self.last_tsval.get(&(p.conn, p.subflow, !from_client)).copied().unwrap_or(0)
-        };
+        let seen = slot(slot(&mut self.last_tsval, p.conn as usize), p.subflow as usize);
+        seen[usize::from(from_client)] = seen[usize::from(from_client)].max(tsval);
+        let tsecr = if syn && !ack_flag { 0 } else { seen[usize::from(!from_client)] };
         if syn {
             opt.extend_from_slice(&[2, 4, 0x05, 0xb4]); // MSS 1460
             opt.extend_from_slice(&[4, 2]); // SACK permitted
@@ -418,6 +476,7 @@ impl Capture {
         pseudo[10..12].copy_from_slice(&((tcp_len + p.payload as usize) as u16).to_be_bytes());
         let c = checksum(&f[tcp_start..], sum16(&pseudo));
         f[tcp_start + 16..tcp_start + 18].copy_from_slice(&c.to_be_bytes());
+        self.opt = opt;
     }
 }
 
