@@ -136,10 +136,48 @@ pub struct Capture {
     /// Latest TSval sent by each end of each subflow (zero before any), by connection,
     /// subflow and sender (`[server, client]`).
     last_tsval: Vec<Vec<[u32; 2]>>,
-    frame: Vec<u8>,
-    /// Scratch for the TCP options of the packet being built.
-    opt: Vec<u8>,
+    frame: Scratch<256>,
     pub error: Option<String>,
+}
+
+/// Bytes built in place, without allocation or growth checks: a frame's headers (Ethernet,
+/// IPv4, TCP with its options) are far shorter than either capacity used here.
+struct Scratch<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> Scratch<N> {
+    fn new() -> Self {
+        Scratch { buf: [0; N], len: 0 }
+    }
+    #[inline]
+    fn extend_from_slice(&mut self, b: &[u8]) {
+        let end = self.len + b.len();
+        self.buf[self.len..end].copy_from_slice(b);
+        self.len = end;
+    }
+    #[inline]
+    fn push(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+impl<const N: usize> std::ops::Deref for Scratch<N> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl<const N: usize> std::ops::DerefMut for Scratch<N> {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.buf[..self.len]
+    }
 }
 
 /// The file of each capture point.
@@ -227,8 +265,7 @@ impl Capture {
             ids: Vec::new(),
             subs: Vec::new(),
             last_tsval: Vec::new(),
-            frame: Vec::with_capacity(1600),
-            opt: Vec::with_capacity(64),
+            frame: Scratch::new(),
             error: None,
         })
     }
@@ -314,8 +351,7 @@ impl Capture {
         let ack = if ack_flag { peer_isn.wrapping_add(1).wrapping_add(p.ack.0 as u32) } else { 0 };
 
         // TCP options.
-        let mut opt = std::mem::take(&mut self.opt);
-        opt.clear();
+        let mut opt = Scratch::<128>::new();
         let tsval = (p.sent_at.0 / 1_000_000) as u32;
         // TSecr echoes the latest TSval this end has seen from its peer on the subflow
         // (RFC 7323 §4.3, approximated by the latest packet sent the other way).
@@ -476,7 +512,6 @@ impl Capture {
         pseudo[10..12].copy_from_slice(&((tcp_len + p.payload as usize) as u16).to_be_bytes());
         let c = checksum(&f[tcp_start..], sum16(&pseudo));
         f[tcp_start + 16..tcp_start + 18].copy_from_slice(&c.to_be_bytes());
-        self.opt = opt;
     }
 }
 
