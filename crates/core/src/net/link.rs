@@ -208,9 +208,24 @@ impl<P: WireLen> Link<P> {
 
     /// Offers a packet to the link at `now`.
     pub fn offer(&mut self, now: Time, pkt: P) -> Offer {
+        let len = pkt.wire_len();
+        self.admit(now, len, move || pkt)
+    }
+
+    /// As [`Link::offer`], for a packet the caller keeps: the link copies it only if it
+    /// takes it, straight to where it keeps it.
+    pub fn offer_copy(&mut self, now: Time, pkt: &P) -> Offer
+    where
+        P: Clone,
+    {
+        self.admit(now, pkt.wire_len(), || pkt.clone())
+    }
+
+    /// Admits or refuses a packet of `len` wire bytes; `pkt` gives the packet itself.
+    #[inline(always)]
+    fn admit(&mut self, now: Time, len: u32, pkt: impl FnOnce() -> P) -> Offer {
         self.stats.arrived += 1;
         let ordinal = self.stats.arrived;
-        let len = pkt.wire_len();
         match &mut self.backlog {
             Backlog::Enqueue(ledger) => {
                 let tx = &mut self.tx;
@@ -238,7 +253,7 @@ impl<P: WireLen> Link<P> {
                     self.stats.loss_drops += 1;
                     return Offer::Lost;
                 }
-                tx.wire.send(end, pkt);
+                tx.wire.send(end, pkt());
                 Offer::Accepted
             }
             Backlog::Dequeue(held) => {
@@ -246,7 +261,7 @@ impl<P: WireLen> Link<P> {
                 if let Some(refused) = self.stats.refused(self.qdisc.enqueue(&a)) {
                     return refused;
                 }
-                held.queue.push_back((now, ordinal, pkt));
+                held.queue.push_back((now, ordinal, pkt()));
                 held.bytes += len as u64;
                 self.stats.saw_queue(held.occupancy());
                 held.start_next(now, &mut self.qdisc, &mut self.tx, &mut self.stats);

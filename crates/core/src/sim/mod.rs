@@ -283,7 +283,7 @@ impl Simulation {
             let route = self.sf_route[c][p.subflow as usize];
             if (p.hop as usize) < self.topo.routes[route][dir].len() {
                 let p = self.topo.links[l].deliver();
-                self.inject(p);
+                self.inject(&p);
             } else {
                 let side = usize::from(p.to_server);
                 if let Some(cap) = self.pcap.as_mut() {
@@ -317,14 +317,14 @@ impl Simulation {
     fn flush(&mut self, c: usize, s: usize) {
         let mut out = std::mem::take(&mut self.out);
         let (hosts, jitter) = self.host_of[c];
-        for p in out.drain(..) {
+        for p in &out {
             if p.payload > 0 {
                 self.data_packets += 1;
             }
             if jitter > crate::units::Dur::ZERO {
                 let h = hosts[s] as usize;
                 let first = self.hosts[h].q.is_empty();
-                let at = self.hosts[h].push(self.now, jitter, p);
+                let at = self.hosts[h].push(self.now, jitter, *p);
                 if first {
                     self.q.push(at, Event::HostSend(h as u32));
                 }
@@ -332,6 +332,7 @@ impl Simulation {
                 self.inject(p);
             }
         }
+        out.clear();
         self.out = out;
         if let Some(t) = self.eps[c][s].poll_timeout(self.now) {
             let t = t.max(self.now);
@@ -350,26 +351,26 @@ impl Simulation {
                 break;
             }
             self.hosts[h].q.pop_front();
-            self.inject(p);
+            self.inject(&p);
         }
     }
 
-    fn inject(&mut self, p: Packet) {
-        let l = self.route_of(&p)[p.hop as usize] as usize;
+    fn inject(&mut self, p: &Packet) {
+        let l = self.route_of(p)[p.hop as usize] as usize;
         let now = self.now;
         if let Some(cap) = self.pcap.as_mut() {
             let route = self.sf_route[p.conn as usize][p.subflow as usize];
             if p.hop == 0 {
-                cap.record(Point::Host(p.conn, p.to_server, route), now, &p, route);
+                cap.record(Point::Host(p.conn, p.to_server, route), now, p, route);
             }
-            cap.record(Point::Link(l as u32), now, &p, route);
+            cap.record(Point::Link(l as u32), now, p, route);
         }
         let uid = p.uid;
         // A data packet entering a queue in its sender's host: tell the sender when it leaves
         // (TCP small queues): when the link has sent it, or now if it was dropped.
         let host_queue = (p.hop == 0 && p.payload > 0 && self.topo.links[l].params.at_host)
             .then(|| (p.conn as usize, usize::from(!p.to_server), p.subflow as usize));
-        let r = self.topo.links[l].offer(now, p);
+        let r = self.topo.links[l].offer_copy(now, p);
         if let Some((c, side, sf)) = host_queue {
             let left = match r {
                 Offer::Accepted | Offer::Lost => self.topo.links[l].tx_end(),
