@@ -175,6 +175,8 @@ pub struct Link<P = Packet> {
     backlog: Backlog<P>,
     tx: Transmitter<P>,
     pub stats: LinkStats,
+    /// See [`Link::head_stays`].
+    head_stays: bool,
 }
 
 impl<P: WireLen> Link<P> {
@@ -185,7 +187,8 @@ impl<P: WireLen> Link<P> {
             DecidesAt::Dequeue => Backlog::Dequeue(Held { queue: VecDeque::new(), bytes: 0, in_tx: None }),
         };
         let tx = Transmitter { service: params.service(), free_at: Time::ZERO, wire: Wire::new(&name, &params, seed) };
-        Link { name, params, qdisc, backlog, tx, stats: LinkStats::default() }
+        let head_stays = matches!(backlog, Backlog::Enqueue(_)) && tx.wire.keeps_order();
+        Link { name, params, qdisc, backlog, tx, stats: LinkStats::default(), head_stays }
     }
 
     /// When the transmitter finishes the last packet it took (known on arrival when the
@@ -310,6 +313,13 @@ impl<P: WireLen> Link<P> {
         self.stats.delivered += 1;
         self.stats.delivered_bytes += p.wire_len() as u64;
         p
+    }
+
+    /// Whether a packet offered while others are in the link never changes
+    /// [`Link::next_wake`]: the discipline decides at enqueue (no transmission to end) and
+    /// the pipe keeps order (the packet lands behind those in flight).
+    pub fn head_stays(&self) -> bool {
+        self.head_stays
     }
 
     /// When the link next needs the driver: a transmission ends or a packet arrives.

@@ -387,7 +387,10 @@ impl Simulation {
                 Offer::Accepted => {}
             }
         }
-        if r == Offer::Accepted {
+        // A wake pending for a link whose head stays is at its head already (it is armed at
+        // the head, and only delivering moves the head).
+        let woken = self.link_wake[l].is_some() && self.topo.links[l].head_stays();
+        if r == Offer::Accepted && !woken {
             if let Some(t) = self.topo.links[l].next_wake() {
                 self.wake_link(l, t);
             }
