@@ -33,6 +33,9 @@ pub struct Simulation {
     out: Vec<Packet>,
     /// `sf_route[c][sf]`: the route of connection `c`'s subflow `sf` (both ends' `paths`).
     sf_route: Vec<Vec<usize>>,
+    /// `route_end[l]`: link `l` is the last of every route (either way) it is on, so a
+    /// packet it delivers has reached its endpoint.
+    route_end: Vec<bool>,
     digest: Option<TraceDigest>,
     pcap: Option<Capture>,
     data_packets: u64,
@@ -86,6 +89,9 @@ impl Simulation {
                 }
             }
         }
+        let route_end = (0..n_links as u32)
+            .map(|l| topo.routes.iter().flatten().all(|hops| hops.iter().rev().skip(1).all(|&h| h != l)))
+            .collect();
         let mut sim = Simulation {
             sc: sc.clone(),
             now: Time::ZERO,
@@ -97,6 +103,7 @@ impl Simulation {
             link_wake: vec![None; n_links],
             out: Vec::with_capacity(64),
             sf_route: table.subflows.iter().map(|sfs| sfs.iter().map(|&(route, _)| route).collect()).collect(),
+            route_end,
             digest: sc.output.trace_hash.then(TraceDigest::default),
             pcap: None,
             data_packets: 0,
@@ -280,13 +287,17 @@ impl Simulation {
             }
             p.hop += 1;
             let (c, dir) = (p.conn as usize, usize::from(!p.to_server));
-            let route = self.sf_route[c][p.subflow as usize];
-            if (p.hop as usize) < self.topo.routes[route][dir].len() {
+            let forward = !self.route_end[l] && {
+                let route = self.sf_route[c][p.subflow as usize];
+                (p.hop as usize) < self.topo.routes[route][dir].len()
+            };
+            if forward {
                 let p = self.topo.links[l].deliver();
                 self.inject(&p);
             } else {
                 let side = usize::from(p.to_server);
                 if let Some(cap) = self.pcap.as_mut() {
+                    let route = self.sf_route[c][p.subflow as usize];
                     cap.record(Point::Host(p.conn, !p.to_server, route), t, p, route);
                 }
                 self.eps[c][side].on_packet(t, p, &mut self.out);
