@@ -515,16 +515,27 @@ impl Capture {
     }
 }
 
+/// The sum of `data` as 16-bit big-endian words (an odd last byte padded with zero), folded
+/// to at most 0xffff; zero only if every byte is. The words are added in pairs, as 32-bit
+/// words, and the end-around carries folded at the end (RFC 1071 §2: the sum may be taken
+/// on wider words): the result is the folded 16-bit sum.
 fn sum16(data: &[u8]) -> u32 {
-    let mut s = 0u32;
-    let mut chunks = data.chunks_exact(2);
-    for c in &mut chunks {
-        s += u16::from_be_bytes([c[0], c[1]]) as u32;
+    let mut s = 0u64;
+    let mut words = data.chunks_exact(4);
+    for w in &mut words {
+        s += u32::from_be_bytes([w[0], w[1], w[2], w[3]]) as u64;
     }
-    if let [last] = chunks.remainder() {
-        s += (*last as u32) << 8;
+    let mut pairs = words.remainder().chunks_exact(2);
+    for c in &mut pairs {
+        s += u16::from_be_bytes([c[0], c[1]]) as u64;
     }
-    s
+    if let [last] = pairs.remainder() {
+        s += (*last as u64) << 8;
+    }
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    s as u32
 }
 
 /// RFC 1071 Internet checksum of `data`, starting from the partial sum `init`.
@@ -544,6 +555,25 @@ mod tests {
     fn internet_checksum_matches_rfc1071_example() {
         // RFC 1071 §3: 00 01 f2 03 f4 f5 f6 f7 sums to 0xddf2 (one's complement 0x220d).
         assert_eq!(checksum(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7], 0), 0x220d);
+    }
+
+    #[test]
+    fn the_checksum_is_the_folded_sum_of_16_bit_words() {
+        // Against the definition (RFC 1071 §1), for every length up to 70 and a few starts.
+        let mut r = Rng::stream(5, "checksum");
+        for len in 0..70 {
+            let data: Vec<u8> = (0..len).map(|_| r.below(256) as u8).collect();
+            for init in [0, 1, 0xffff, 0x1_2345] {
+                let mut s: u64 = init as u64;
+                for (i, b) in data.iter().enumerate() {
+                    s += if i % 2 == 0 { (*b as u64) << 8 } else { *b as u64 };
+                }
+                while s > 0xffff {
+                    s = (s & 0xffff) + (s >> 16);
+                }
+                assert_eq!(checksum(&data, init), !(s as u16), "{len} bytes from {init}");
+            }
+        }
     }
 
     #[test]
