@@ -175,6 +175,8 @@ pub struct Link<P = Packet> {
     backlog: Backlog<P>,
     tx: Transmitter<P>,
     pub stats: LinkStats,
+    /// See [`Link::head_stays`].
+    head_stays: bool,
 }
 
 impl<P: WireLen> Link<P> {
@@ -185,7 +187,8 @@ impl<P: WireLen> Link<P> {
             DecidesAt::Dequeue => Backlog::Dequeue(Held { queue: VecDeque::new(), bytes: 0, in_tx: None }),
         };
         let tx = Transmitter { service: params.service(), free_at: Time::ZERO, wire: Wire::new(&name, &params, seed) };
-        Link { name, params, qdisc, backlog, tx, stats: LinkStats::default() }
+        let head_stays = matches!(backlog, Backlog::Enqueue(_)) && tx.wire.keeps_order();
+        Link { name, params, qdisc, backlog, tx, stats: LinkStats::default(), head_stays }
     }
 
     /// When the transmitter finishes the last packet it took (known on arrival when the
@@ -208,9 +211,24 @@ impl<P: WireLen> Link<P> {
 
     /// Offers a packet to the link at `now`.
     pub fn offer(&mut self, now: Time, pkt: P) -> Offer {
+        let len = pkt.wire_len();
+        self.admit(now, len, move || pkt)
+    }
+
+    /// As [`Link::offer`], for a packet the caller keeps: the link copies it only if it
+    /// takes it, straight to where it keeps it.
+    pub fn offer_copy(&mut self, now: Time, pkt: &P) -> Offer
+    where
+        P: Clone,
+    {
+        self.admit(now, pkt.wire_len(), || pkt.clone())
+    }
+
+    /// Admits or refuses a packet of `len` wire bytes; `pkt` gives the packet itself.
+    #[inline(always)]
+    fn admit(&mut self, now: Time, len: u32, pkt: impl FnOnce() -> P) -> Offer {
         self.stats.arrived += 1;
         let ordinal = self.stats.arrived;
-        let len = pkt.wire_len();
         match &mut self.backlog {
             Backlog::Enqueue(ledger) => {
                 let tx = &mut self.tx;
@@ -238,7 +256,7 @@ impl<P: WireLen> Link<P> {
                     self.stats.loss_drops += 1;
                     return Offer::Lost;
                 }
-                tx.wire.send(end, pkt);
+                tx.wire.send(end, pkt());
                 Offer::Accepted
             }
             Backlog::Dequeue(held) => {
@@ -246,7 +264,7 @@ impl<P: WireLen> Link<P> {
                 if let Some(refused) = self.stats.refused(self.qdisc.enqueue(&a)) {
                     return refused;
                 }
-                held.queue.push_back((now, ordinal, pkt));
+                held.queue.push_back((now, ordinal, pkt()));
                 held.bytes += len as u64;
                 self.stats.saw_queue(held.occupancy());
                 held.start_next(now, &mut self.qdisc, &mut self.tx, &mut self.stats);
@@ -295,6 +313,13 @@ impl<P: WireLen> Link<P> {
         self.stats.delivered += 1;
         self.stats.delivered_bytes += p.wire_len() as u64;
         p
+    }
+
+    /// Whether a packet offered while others are in the link never changes
+    /// [`Link::next_wake`]: the discipline decides at enqueue (no transmission to end) and
+    /// the pipe keeps order (the packet lands behind those in flight).
+    pub fn head_stays(&self) -> bool {
+        self.head_stays
     }
 
     /// When the link next needs the driver: a transmission ends or a packet arrives.

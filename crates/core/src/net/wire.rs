@@ -222,6 +222,11 @@ impl<P> Wire<P> {
         self.pipe.pop()
     }
 
+    /// Whether the pipe keeps sending order (a packet never lands before one sent earlier).
+    pub(crate) fn keeps_order(&self) -> bool {
+        matches!(self.pipe, Pipe::Fifo(_))
+    }
+
     /// Packets propagating.
     pub(crate) fn len(&self) -> usize {
         self.pipe.len()

@@ -33,6 +33,9 @@ pub struct Simulation {
     out: Vec<Packet>,
     /// `sf_route[c][sf]`: the route of connection `c`'s subflow `sf` (both ends' `paths`).
     sf_route: Vec<Vec<usize>>,
+    /// `route_end[l]`: link `l` is the last of every route (either way) it is on, so a
+    /// packet it delivers has reached its endpoint.
+    route_end: Vec<bool>,
     digest: Option<TraceDigest>,
     pcap: Option<Capture>,
     data_packets: u64,
@@ -86,6 +89,9 @@ impl Simulation {
                 }
             }
         }
+        let route_end = (0..n_links as u32)
+            .map(|l| topo.routes.iter().flatten().all(|hops| hops.iter().rev().skip(1).all(|&h| h != l)))
+            .collect();
         let mut sim = Simulation {
             sc: sc.clone(),
             now: Time::ZERO,
@@ -97,6 +103,7 @@ impl Simulation {
             link_wake: vec![None; n_links],
             out: Vec::with_capacity(64),
             sf_route: table.subflows.iter().map(|sfs| sfs.iter().map(|&(route, _)| route).collect()).collect(),
+            route_end,
             digest: sc.output.trace_hash.then(TraceDigest::default),
             pcap: None,
             data_packets: 0,
@@ -280,13 +287,17 @@ impl Simulation {
             }
             p.hop += 1;
             let (c, dir) = (p.conn as usize, usize::from(!p.to_server));
-            let route = self.sf_route[c][p.subflow as usize];
-            if (p.hop as usize) < self.topo.routes[route][dir].len() {
+            let forward = !self.route_end[l] && {
+                let route = self.sf_route[c][p.subflow as usize];
+                (p.hop as usize) < self.topo.routes[route][dir].len()
+            };
+            if forward {
                 let p = self.topo.links[l].deliver();
-                self.inject(p);
+                self.inject(&p);
             } else {
                 let side = usize::from(p.to_server);
                 if let Some(cap) = self.pcap.as_mut() {
+                    let route = self.sf_route[c][p.subflow as usize];
                     cap.record(Point::Host(p.conn, !p.to_server, route), t, p, route);
                 }
                 self.eps[c][side].on_packet(t, p, &mut self.out);
@@ -317,14 +328,14 @@ impl Simulation {
     fn flush(&mut self, c: usize, s: usize) {
         let mut out = std::mem::take(&mut self.out);
         let (hosts, jitter) = self.host_of[c];
-        for p in out.drain(..) {
+        for p in &out {
             if p.payload > 0 {
                 self.data_packets += 1;
             }
             if jitter > crate::units::Dur::ZERO {
                 let h = hosts[s] as usize;
                 let first = self.hosts[h].q.is_empty();
-                let at = self.hosts[h].push(self.now, jitter, p);
+                let at = self.hosts[h].push(self.now, jitter, *p);
                 if first {
                     self.q.push(at, Event::HostSend(h as u32));
                 }
@@ -332,6 +343,7 @@ impl Simulation {
                 self.inject(p);
             }
         }
+        out.clear();
         self.out = out;
         if let Some(t) = self.eps[c][s].poll_timeout(self.now) {
             let t = t.max(self.now);
@@ -350,26 +362,26 @@ impl Simulation {
                 break;
             }
             self.hosts[h].q.pop_front();
-            self.inject(p);
+            self.inject(&p);
         }
     }
 
-    fn inject(&mut self, p: Packet) {
-        let l = self.route_of(&p)[p.hop as usize] as usize;
+    fn inject(&mut self, p: &Packet) {
+        let l = self.route_of(p)[p.hop as usize] as usize;
         let now = self.now;
         if let Some(cap) = self.pcap.as_mut() {
             let route = self.sf_route[p.conn as usize][p.subflow as usize];
             if p.hop == 0 {
-                cap.record(Point::Host(p.conn, p.to_server, route), now, &p, route);
+                cap.record(Point::Host(p.conn, p.to_server, route), now, p, route);
             }
-            cap.record(Point::Link(l as u32), now, &p, route);
+            cap.record(Point::Link(l as u32), now, p, route);
         }
         let uid = p.uid;
         // A data packet entering a queue in its sender's host: tell the sender when it leaves
         // (TCP small queues): when the link has sent it, or now if it was dropped.
         let host_queue = (p.hop == 0 && p.payload > 0 && self.topo.links[l].params.at_host)
             .then(|| (p.conn as usize, usize::from(!p.to_server), p.subflow as usize));
-        let r = self.topo.links[l].offer(now, p);
+        let r = self.topo.links[l].offer_copy(now, p);
         if let Some((c, side, sf)) = host_queue {
             let left = match r {
                 Offer::Accepted | Offer::Lost => self.topo.links[l].tx_end(),
@@ -386,7 +398,10 @@ impl Simulation {
                 Offer::Accepted => {}
             }
         }
-        if r == Offer::Accepted {
+        // A wake pending for a link whose head stays is at its head already (it is armed at
+        // the head, and only delivering moves the head).
+        let woken = self.link_wake[l].is_some() && self.topo.links[l].head_stays();
+        if r == Offer::Accepted && !woken {
             if let Some(t) = self.topo.links[l].next_wake() {
                 self.wake_link(l, t);
             }

@@ -91,10 +91,12 @@ impl Sink {
     fn record(&mut self, t: Time, headers: &[u8], incl_len: usize, orig_len: usize) -> std::io::Result<()> {
         static ZEROS: [u8; 4096] = [0; 4096];
         let o = &mut self.out;
-        o.write_all(&((t.0 / 1_000_000_000) as u32).to_le_bytes())?;
-        o.write_all(&((t.0 % 1_000_000_000) as u32).to_le_bytes())?;
-        o.write_all(&(incl_len as u32).to_le_bytes())?;
-        o.write_all(&(orig_len as u32).to_le_bytes())?;
+        let mut head = [0u8; 16];
+        head[0..4].copy_from_slice(&((t.0 / 1_000_000_000) as u32).to_le_bytes());
+        head[4..8].copy_from_slice(&((t.0 % 1_000_000_000) as u32).to_le_bytes());
+        head[8..12].copy_from_slice(&(incl_len as u32).to_le_bytes());
+        head[12..16].copy_from_slice(&(orig_len as u32).to_le_bytes());
+        o.write_all(&head)?;
         let h = headers.len().min(incl_len);
         o.write_all(&headers[..h])?;
         let mut zeros = incl_len - h;
@@ -121,16 +123,112 @@ pub struct Capture {
     dir: PathBuf,
     snaplen: usize,
     seed: u64,
-    /// Capture point → file index (several points may share a file, e.g. a host's interfaces).
-    points: HashMap<Point, usize>,
+    /// Capture point → file index (several points may share a file, e.g. a host's
+    /// interfaces), as tables indexed by the point's numbers: every packet looks its points
+    /// up, a capture or not.
+    points: Points,
     files: Vec<String>,
     sinks: Vec<Option<Sink>>,
-    ids: HashMap<u32, ConnIds>,
-    subs: HashMap<(u32, u8), SubIds>,
-    /// Latest TSval sent by each end of each subflow: (connection, subflow, from client).
-    last_tsval: HashMap<(u32, u8, bool), u32>,
-    frame: Vec<u8>,
+    /// By connection, computed on first use.
+    ids: Vec<Option<ConnIds>>,
+    /// By connection and subflow, drawn on first use.
+    subs: Vec<Vec<Option<SubIds>>>,
+    /// Latest TSval sent by each end of each subflow (zero before any), by connection,
+    /// subflow and sender (`[server, client]`).
+    last_tsval: Vec<Vec<[u32; 2]>>,
+    frame: Scratch<256>,
     pub error: Option<String>,
+}
+
+/// Bytes built in place, without allocation or growth checks: a frame's headers (Ethernet,
+/// IPv4, TCP with its options) are far shorter than either capacity used here.
+struct Scratch<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> Scratch<N> {
+    fn new() -> Self {
+        Scratch { buf: [0; N], len: 0 }
+    }
+    #[inline]
+    fn extend_from_slice(&mut self, b: &[u8]) {
+        let end = self.len + b.len();
+        self.buf[self.len..end].copy_from_slice(b);
+        self.len = end;
+    }
+    #[inline]
+    fn push(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+impl<const N: usize> std::ops::Deref for Scratch<N> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl<const N: usize> std::ops::DerefMut for Scratch<N> {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.buf[..self.len]
+    }
+}
+
+/// The file of each capture point.
+#[derive(Default)]
+struct Points {
+    /// `host[c][client][route]`.
+    host: Vec<[Vec<Option<usize>>; 2]>,
+    /// `link[l]`.
+    link: Vec<Option<usize>>,
+}
+
+impl Points {
+    fn insert(&mut self, at: Point, file: usize) {
+        let slot = match at {
+            Point::Host(c, client, route) => {
+                let c = c as usize;
+                if self.host.len() <= c {
+                    self.host.resize_with(c + 1, Default::default);
+                }
+                let routes = &mut self.host[c][usize::from(client)];
+                if routes.len() <= route {
+                    routes.resize(route + 1, None);
+                }
+                &mut routes[route]
+            }
+            Point::Link(l) => {
+                let l = l as usize;
+                if self.link.len() <= l {
+                    self.link.resize(l + 1, None);
+                }
+                &mut self.link[l]
+            }
+        };
+        *slot = Some(file);
+    }
+
+    #[inline]
+    fn get(&self, at: Point) -> Option<usize> {
+        match at {
+            Point::Host(c, client, route) => *self.host.get(c as usize)?[usize::from(client)].get(route)?,
+            Point::Link(l) => *self.link.get(l as usize)?,
+        }
+    }
+}
+
+/// `v[i]`, first growing `v` with defaults if needed.
+fn slot<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
+    if v.len() <= i {
+        v.resize_with(i + 1, T::default);
+    }
+    &mut v[i]
 }
 
 /// Creates `dir` if missing and checks that a file can be written in it (the probe is
@@ -147,7 +245,7 @@ impl Capture {
     pub fn new(dir: &Path, snaplen: Option<u32>, seed: u64, names: HashMap<Point, String>) -> Result<Capture, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
         let mut files: Vec<String> = Vec::new();
-        let mut points = HashMap::new();
+        let mut points = Points::default();
         let mut sorted: Vec<_> = names.into_iter().collect();
         sorted.sort_by(|a, b| a.1.cmp(&b.1));
         for (p, n) in sorted {
@@ -164,17 +262,17 @@ impl Capture {
             sinks: (0..files.len()).map(|_| None).collect(),
             points,
             files,
-            ids: HashMap::new(),
-            subs: HashMap::new(),
-            last_tsval: HashMap::new(),
-            frame: Vec::with_capacity(1600),
+            ids: Vec::new(),
+            subs: Vec::new(),
+            last_tsval: Vec::new(),
+            frame: Scratch::new(),
             error: None,
         })
     }
 
     fn ids(&mut self, conn: u32) -> ConnIds {
         let seed = self.seed;
-        *self.ids.entry(conn).or_insert_with(|| {
+        *slot(&mut self.ids, conn as usize).get_or_insert_with(|| {
             let mut r = Rng::stream(seed, &format!("pcap:conn{conn}"));
             let key = [r.next_u64(), r.next_u64()];
             let (t0, i0) = token_idsn(key[0]);
@@ -185,7 +283,7 @@ impl Capture {
 
     fn subs(&mut self, conn: u32, subflow: u8) -> SubIds {
         let seed = self.seed;
-        *self.subs.entry((conn, subflow)).or_insert_with(|| {
+        *slot(slot(&mut self.subs, conn as usize), subflow as usize).get_or_insert_with(|| {
             let mut r = Rng::stream(seed, &format!("pcap:subflow:{conn}:{subflow}"));
             SubIds {
                 isn: [r.next_u64() as u32, r.next_u64() as u32],
@@ -199,7 +297,7 @@ impl Capture {
         if self.error.is_some() {
             return;
         }
-        let Some(&file) = self.points.get(&at) else { return };
+        let Some(file) = self.points.get(at) else { return };
         self.build(p, route);
         let len = self.frame.len() + p.payload as usize;
         let cut = len.min(self.snaplen.max(self.frame.len()));
@@ -253,17 +351,13 @@ impl Capture {
         let ack = if ack_flag { peer_isn.wrapping_add(1).wrapping_add(p.ack.0 as u32) } else { 0 };
 
         // TCP options.
-        let mut opt: Vec<u8> = Vec::with_capacity(40);
+        let mut opt = Scratch::<128>::new();
         let tsval = (p.sent_at.0 / 1_000_000) as u32;
         // TSecr echoes the latest TSval this end has seen from its peer on the subflow
         // (RFC 7323 §4.3, approximated by the latest packet sent the other way).
-        let seen = self.last_tsval.entry((p.conn, p.subflow, from_client)).or_insert(0);
-        *seen = (*seen).max(tsval);
-        let tsecr = if syn && !ack_flag {
-            0
-        } else {
-            self.last_tsval.get(&(p.conn, p.subflow, !from_client)).copied().unwrap_or(0)
-        };
+        let seen = slot(slot(&mut self.last_tsval, p.conn as usize), p.subflow as usize);
+        seen[usize::from(from_client)] = seen[usize::from(from_client)].max(tsval);
+        let tsecr = if syn && !ack_flag { 0 } else { seen[usize::from(!from_client)] };
         if syn {
             opt.extend_from_slice(&[2, 4, 0x05, 0xb4]); // MSS 1460
             opt.extend_from_slice(&[4, 2]); // SACK permitted
@@ -421,16 +515,27 @@ impl Capture {
     }
 }
 
+/// The sum of `data` as 16-bit big-endian words (an odd last byte padded with zero), folded
+/// to at most 0xffff; zero only if every byte is. The words are added in pairs, as 32-bit
+/// words, and the end-around carries folded at the end (RFC 1071 §2: the sum may be taken
+/// on wider words): the result is the folded 16-bit sum.
 fn sum16(data: &[u8]) -> u32 {
-    let mut s = 0u32;
-    let mut chunks = data.chunks_exact(2);
-    for c in &mut chunks {
-        s += u16::from_be_bytes([c[0], c[1]]) as u32;
+    let mut s = 0u64;
+    let mut words = data.chunks_exact(4);
+    for w in &mut words {
+        s += u32::from_be_bytes([w[0], w[1], w[2], w[3]]) as u64;
     }
-    if let [last] = chunks.remainder() {
-        s += (*last as u32) << 8;
+    let mut pairs = words.remainder().chunks_exact(2);
+    for c in &mut pairs {
+        s += u16::from_be_bytes([c[0], c[1]]) as u64;
     }
-    s
+    if let [last] = pairs.remainder() {
+        s += (*last as u64) << 8;
+    }
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    s as u32
 }
 
 /// RFC 1071 Internet checksum of `data`, starting from the partial sum `init`.
@@ -450,6 +555,25 @@ mod tests {
     fn internet_checksum_matches_rfc1071_example() {
         // RFC 1071 §3: 00 01 f2 03 f4 f5 f6 f7 sums to 0xddf2 (one's complement 0x220d).
         assert_eq!(checksum(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7], 0), 0x220d);
+    }
+
+    #[test]
+    fn the_checksum_is_the_folded_sum_of_16_bit_words() {
+        // Against the definition (RFC 1071 §1), for every length up to 70 and a few starts.
+        let mut r = Rng::stream(5, "checksum");
+        for len in 0..70 {
+            let data: Vec<u8> = (0..len).map(|_| r.below(256) as u8).collect();
+            for init in [0, 1, 0xffff, 0x1_2345] {
+                let mut s: u64 = init as u64;
+                for (i, b) in data.iter().enumerate() {
+                    s += if i % 2 == 0 { (*b as u64) << 8 } else { *b as u64 };
+                }
+                while s > 0xffff {
+                    s = (s & 0xffff) + (s >> 16);
+                }
+                assert_eq!(checksum(&data, init), !(s as u16), "{len} bytes from {init}");
+            }
+        }
     }
 
     #[test]
