@@ -125,7 +125,7 @@ impl Endpoint {
     pub(super) fn refresh_view(&mut self, now: Time, j: usize) {
         let charge = self.charge();
         if let Some(s) = self.subflows[j].as_ref() {
-            set_view(&mut self.views[j], now, s, &self.sfq[j], charge);
+            self.views[j] = view_of(now, s, &self.sfq[j], charge);
         }
     }
 
