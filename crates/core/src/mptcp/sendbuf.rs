@@ -193,6 +193,7 @@ impl ConnSender {
     }
 
     /// Inserts `[s, e)` into the sent ranges, merging the ranges it overlaps or touches.
+    #[inline(never)]
     fn merge_sent(&mut self, s: u64, e: u64) {
         let i = self.sent.partition_point(|r| r.1 < s);
         let mut j = i;
@@ -230,7 +231,9 @@ impl ConnSender {
         }
     }
 
-    /// [`ConnSender::unsent_at`] by walking the gaps between the sent ranges.
+    /// [`ConnSender::unsent_at`] by walking the gaps between the sent ranges (kept out of
+    /// line: its loop would burden the inlined usual case with register saves).
+    #[inline(never)]
     fn unsent_after(&self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
         let mut skip = skip;
         let mut cur = self.data_una.0;

@@ -6,10 +6,11 @@
 //! (`Endpoint::sched_views`), and one subflow's entry (`Endpoint::refresh_view`) right
 //! after each change the push makes to that subflow: a transmission (`send_on`, which
 //! recomputes only the fields a transmission can change, `Endpoint::refresh_sent`), data
-//! assigned to its send queue, a penalisation of its window (M2, [`crate::mptcp::rbuf_opt`]). Nothing
-//! else changes a subflow between two scheduler questions, so before each question every entry
-//! is what a rebuild from the subflow's state gives, but for the one lag below; debug builds
-//! check this before every question (`Endpoint::debug_check_views`).
+//! assigned to its send queue, a penalisation of its window (M2,
+//! [`crate::mptcp::rbuf_opt`]). Nothing else changes a subflow between two scheduler
+//! questions, so before each question every entry is what a rebuild from the subflow's state
+//! gives, but for the one lag below; debug builds check this before every question
+//! (`Endpoint::debug_check_views`).
 //!
 //! TCP small queues: a transmission's entry is rebuilt after the subflow-level send and before
 //! the packet enters this host's queue, where TSQ charges it ([`crate::tcp::tsq`]), so within a
@@ -125,7 +126,7 @@ impl Endpoint {
     pub(super) fn refresh_view(&mut self, now: Time, j: usize) {
         let charge = self.charge();
         if let Some(s) = self.subflows[j].as_ref() {
-            set_view(&mut self.views[j], now, s, &self.sfq[j], charge);
+            self.views[j] = view_of(now, s, &self.sfq[j], charge);
         }
     }
 

@@ -177,6 +177,7 @@ impl Subflow {
     /// `force` (the fast retransmit and the RTO) ignores the window, not the pacing gate:
     /// Linux's `tcp_xmit_retransmit_queue` checks pacing; only the RTO's retransmission
     /// (`tcp_retransmit_timer`), sent with `force` from the timer, bypasses it.
+    ///
     /// Every push asks, so the common answers come first and inline: no room in the window,
     /// or nothing lost waiting (the scoreboard's lost bytes are all retransmitted ones: no
     /// segment is lost, un-SACKed and not retransmitted, so `next_retransmit` would find none).
