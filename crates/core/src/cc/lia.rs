@@ -59,11 +59,28 @@ pub struct Lia {
     alpha: f64,
     update: AlphaUpdate,
     forced: bool,
+    /// The last bound cwnd_total / α computed: (cwnd_total, α's bits, bound). Both change
+    /// far less often than ACKs arrive, and the bound is a function of them alone.
+    bound: Option<(u64, u64, u64)>,
 }
 
 impl Lia {
     pub fn new(update: AlphaUpdate) -> Lia {
-        Lia { alpha: 1.0, update, forced: true }
+        Lia { alpha: 1.0, update, forced: true, bound: None }
+    }
+
+    /// cwnd_total / α in bytes (the acknowledged bytes that buy one MSS on every subflow
+    /// before the TCP cap), recomputed only when the total or α changed.
+    fn bound(&mut self, total: u64) -> u64 {
+        let bits = self.alpha.to_bits();
+        match self.bound {
+            Some((t, a, bound)) if (t, a) == (total, bits) => bound,
+            _ => {
+                let bound = (total as f64 / self.alpha.max(1e-12)) as u64;
+                self.bound = Some((total, bits, bound));
+                bound
+            }
+        }
     }
 
     /// RFC 6356 α over the usable subflows (1 when fewer than two can send).
@@ -112,7 +129,7 @@ impl CongestionControl for Lia {
             .iter()
             .filter(|p| p.usable && p.srtt.is_some())
             .fold((0usize, 0u64), |(n, total), p| (n + 1, total + p.cwnd));
-        let per = if usable > 1 { ((total as f64 / self.alpha.max(1e-12)) as u64).max(w.cwnd) } else { w.cwnd };
+        let per = if usable > 1 { self.bound(total).max(w.cwnd) } else { w.cwnd };
         let before = w.cwnd;
         additive_increase(w, acked, per);
         if w.cwnd > before && self.update == AlphaUpdate::PerRtt {

@@ -84,6 +84,9 @@ pub struct Endpoint {
     pub(super) adv: Vec<(u64, Seq)>,
     /// Window last advertised on any subflow (Linux `msk->old_wspace`).
     pub(super) old_space: u64,
+    /// Bytes the subflows hold out of order (the sum of their receivers' `ooo_bytes`, which
+    /// change only as data arrives, in `on_data`): read for every window advertised.
+    pub(super) sub_ooo: u64,
     pub(crate) window_update: WindowUpdate,
     /// Which subflow RTT paces receive-buffer auto-tuning.
     pub(super) drs_rtt: DrsRtt,
@@ -191,6 +194,7 @@ impl Endpoint {
             ts_recent: vec![Time::ZERO; subflows.len()],
             adv: vec![(0, Seq(0)); subflows.len()],
             old_space: 0,
+            sub_ooo: 0,
             window_update: cfg.window_update,
             drs_rtt: if mptcp { cfg.drs_rtt } else { DrsRtt::Smallest },
             truesize,

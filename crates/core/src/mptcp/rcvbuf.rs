@@ -218,7 +218,8 @@ impl RcvSpace {
     /// (`mptcp_rcvbuf_grow(sk, space)`, no slow-start term), so the buffer holds twice the
     /// record plus that span, at most `tcp_rmem[2]`. Linux's memory accounting only.
     pub fn on_ooo(&mut self, ooo_span: u64) {
-        if !self.auto || self.ratio == 256 {
+        // Nothing to do without auto-tuning, or once the buffer is as large as it may grow.
+        if !self.auto || self.ratio == 256 || self.rcvbuf >= self.max {
             return;
         }
         let want = self.space_from_win(2 * self.space + ooo_span).min(self.max);

@@ -20,7 +20,7 @@ impl Endpoint {
     /// `__tcp_select_window`), the right edge never moving left (for MPTCP, `mptcp_set_rwin`
     /// raises a subflow's window to the connection's right edge).
     pub(super) fn adv_window(&mut self, sf: usize) -> u64 {
-        let sub_ooo: u64 = self.subflows.iter().flatten().map(|s| s.rcv.ooo_bytes()).sum();
+        let sub_ooo = self.subflow_ooo();
         let cap = self.subflows.get(sf).and_then(|s| s.as_ref()).map_or(u64::MAX, |s| s.rcv.offer_cap());
         self.rcv.window(sub_ooo, cap)
     }
@@ -33,8 +33,13 @@ impl Endpoint {
 
     /// The free space the next advertised window would offer, without advertising it.
     fn adv_window_peek(&self) -> u64 {
-        let sub_ooo: u64 = self.subflows.iter().flatten().map(|s| s.rcv.ooo_bytes()).sum();
-        self.rcv.free(sub_ooo)
+        self.rcv.free(self.subflow_ooo())
+    }
+
+    /// Bytes all subflows hold out of order.
+    fn subflow_ooo(&self) -> u64 {
+        debug_assert_eq!(self.sub_ooo, self.subflows.iter().flatten().map(|s| s.rcv.ooo_bytes()).sum::<u64>());
+        self.sub_ooo
     }
 
     pub(super) fn on_data(&mut self, now: Time, i: usize, pkt: &Packet, out: &mut Vec<Packet>) {
@@ -49,6 +54,7 @@ impl Endpoint {
             let new_data = pkt.seq.0 + pkt.payload as u64 > s.rcv.rcv_nxt.0;
             let ooo_before = s.rcv.ooo_bytes();
             need = s.rcv.on_segment(seg, s.p.b, now, &mut self.chunks);
+            self.sub_ooo = self.sub_ooo - ooo_before + s.rcv.ooo_bytes();
             if s.rcv.rcvbuf > 0 && s.rcv.ooo_bytes() > ooo_before {
                 // `tcp_data_queue_ofo` → `tcp_rcvbuf_grow(ssk, space)`: the subflow's buffer
                 // grows to hold the span it now holds out of order.

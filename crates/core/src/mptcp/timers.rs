@@ -127,7 +127,8 @@ impl Endpoint {
         if self.is_sender && self.app_started {
             add(self.snd.app.next_write(now));
         }
-        for s in self.subflows.iter().flatten() {
+        for s in &self.subflows {
+            let Some(s) = s else { continue };
             add(s.timers.earliest());
             // A subflow TCP small queues hold back may send once enough has left the host.
             if self.is_sender && s.tsq_throttled(now) {

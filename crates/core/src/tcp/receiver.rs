@@ -171,6 +171,7 @@ impl SubflowReceiver {
     }
 
     /// Accepts a data segment; in-order data (including what it unblocks) goes to `up`.
+    #[inline]
     pub fn on_segment(&mut self, seg: Arriving, b: u64, now: Time, up: &mut Vec<Chunk>) -> AckNeed {
         if !self.seen_data {
             self.seen_data = true;

@@ -5,22 +5,24 @@
 
 const SUB_BITS: u32 = 6;
 const SUB: u64 = 1 << SUB_BITS;
+/// Buckets: 64 exact ones below [`SUB`], then [`SUB`] per power of two up to 2^63.
+const BUCKETS: usize = ((64 - SUB_BITS as usize) + 1) * SUB as usize;
 
 #[derive(Clone, Debug)]
 pub struct Histogram {
-    counts: Vec<u64>,
+    counts: Box<[u64; BUCKETS]>,
     n: u64,
     sum: u128,
     max: u64,
-    nonzero: u64,
 }
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram { counts: vec![0; ((64 - SUB_BITS as usize) + 1) * SUB as usize], n: 0, sum: 0, max: 0, nonzero: 0 }
+        Histogram { counts: Box::new([0; BUCKETS]), n: 0, sum: 0, max: 0 }
     }
 }
 
+#[inline]
 fn index(v: u64) -> usize {
     if v < SUB {
         return v as usize;
@@ -43,20 +45,19 @@ fn bucket(i: usize) -> (u64, u64) {
 }
 
 impl Histogram {
+    #[inline]
     pub fn record(&mut self, v: u64) {
         self.counts[index(v)] += 1;
         self.n += 1;
         self.sum += v as u128;
         self.max = self.max.max(v);
-        if v > 0 {
-            self.nonzero += 1;
-        }
     }
     pub fn count(&self) -> u64 {
         self.n
     }
+    /// Values above zero (bucket 0 holds exactly the zeros).
     pub fn nonzero(&self) -> u64 {
-        self.nonzero
+        self.n - self.counts[0]
     }
     pub fn max(&self) -> u64 {
         self.max
