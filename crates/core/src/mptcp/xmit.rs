@@ -98,6 +98,8 @@ impl Endpoint {
         if !self.tso_defer {
             self.flush_queues(now, queues, out);
         }
+        // Not asked when no usable subflow has room, if its answer is then known to be Wait.
+        let waits_without_room = !queues && self.sched.waits_without_room();
         self.sched_views(now);
         self.sched.new_round();
         loop {
@@ -125,6 +127,10 @@ impl Endpoint {
                 }
             }
             let ctx = sched_ctx(now, &self.views, &self.snd);
+            if waits_without_room && !self.views.iter().any(|v| v.usable && v.has_room) {
+                debug_assert_eq!(self.sched.next(&ctx), Pick::Wait, "{} picked with no room", self.sched.name());
+                break;
+            }
             match self.sched.next(&ctx) {
                 Pick::Wait => break,
                 Pick::New { sf, skip } if queues => {
