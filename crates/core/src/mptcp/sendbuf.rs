@@ -256,7 +256,9 @@ impl ConnSender {
         self.app_blocked_since.is_some()
     }
 
-    /// Lets the application write what it wants and the buffer takes.
+    /// Lets the application write what it wants and the buffer takes. The usual case, a
+    /// writer still blocked, answers inline.
+    #[inline]
     pub fn app_write(&mut self, now: Time) {
         let charged = self.charged();
         let free = self.sndbuf.saturating_sub(charged);
@@ -267,6 +269,11 @@ impl ConnSender {
             self.blocked_ns += now.since(since).0;
             self.app_blocked_since = None;
         }
+        self.app_write_unblocked(now);
+    }
+
+    /// `app_write` once the writer is not blocked.
+    fn app_write_unblocked(&mut self, now: Time) {
         let want = self.app.wants(now, self.write_seq.0);
         let n = want.min(self.room());
         self.write_seq += n;

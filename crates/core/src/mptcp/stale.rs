@@ -132,15 +132,6 @@ impl Endpoint {
         self.snd.reinject.clear();
         self.snd.reinject.push_back((una, nxt.dist(una), from as u8));
     }
-
-    /// Schedulers see a stale subflow again once an ACK arrived on it.
-    pub(crate) fn refresh_stale(&mut self) {
-        for s in self.subflows.iter_mut().flatten() {
-            if s.stale.on {
-                active(s);
-            }
-        }
-    }
 }
 
 #[cfg(test)]

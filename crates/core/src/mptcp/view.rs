@@ -24,6 +24,7 @@
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::sched::SchedView;
 use crate::mptcp::sfqueue::{wmem_truesize, SubflowQueue};
+use crate::mptcp::stale;
 use crate::tcp::subflow::{CaState, Subflow};
 use crate::tcp::tso;
 use crate::units::Time;
@@ -109,13 +110,18 @@ impl Endpoint {
     /// Rebuilds every subflow's entry (the start of a push), after giving stale subflows
     /// that heard an ACK back to the schedulers ([`crate::mptcp::stale`]).
     pub(super) fn sched_views(&mut self, now: Time) {
-        self.refresh_stale();
         let charge = self.charge();
         // Entries are overwritten in place (the vector only grows when a subflow is added).
         self.views.resize(self.subflows.len(), SchedView::default());
-        for ((v, s), q) in self.views.iter_mut().zip(&self.subflows).zip(&self.sfq) {
+        for ((v, s), q) in self.views.iter_mut().zip(&mut self.subflows).zip(&self.sfq) {
             match s {
-                Some(s) => set_view(v, now, s, q, charge),
+                Some(s) => {
+                    // Schedulers see a stale subflow again once an ACK arrived on it.
+                    if s.stale.on {
+                        stale::active(s);
+                    }
+                    set_view(v, now, s, q, charge)
+                }
                 None => *v = SchedView::default(),
             }
         }

@@ -98,6 +98,10 @@ impl Endpoint {
         if !self.tso_defer {
             self.flush_queues(now, queues, out);
         }
+        // Not asked when no usable subflow has room, if its answer is then known to be Wait.
+        let waits_without_room = !queues && self.sched.waits_without_room();
+        // Set when the loop ends because no usable subflow had room.
+        let mut none_had_room = false;
         self.sched_views(now);
         self.sched.new_round();
         loop {
@@ -125,6 +129,11 @@ impl Endpoint {
                 }
             }
             let ctx = sched_ctx(now, &self.views, &self.snd);
+            if waits_without_room && !self.views.iter().any(|v| v.usable && v.has_room) {
+                debug_assert_eq!(self.sched.next(&ctx), Pick::Wait, "{} picked with no room", self.sched.name());
+                none_had_room = true;
+                break;
+            }
             match self.sched.next(&ctx) {
                 Pick::Wait => break,
                 Pick::New { sf, skip } if queues => {
@@ -227,7 +236,11 @@ impl Endpoint {
                 self.rtx_at = Some(now + self.rtx_ival);
             }
         }
-        let could_send = self.views.iter().any(|v| v.usable && v.has_room);
+        // Some usable subflow has room, as the scheduler saw them: known to be none when the
+        // loop ended for that reason and the entries are as it left them (TSO deferral
+        // transmits after the loop).
+        let known_none = none_had_room && !self.tso_defer;
+        let could_send = !known_none && self.views.iter().any(|v| v.usable && v.has_room);
         self.snd.account(now, could_send, rwnd_blocked);
         // Persist timer (RFC 9293 §3.8.6.1).
         if rwnd_blocked && self.subflows.iter().flatten().all(|s| s.sb.is_empty()) {

@@ -76,6 +76,11 @@ impl Scheduler for Blest {
         BlestParams::NAME
     }
 
+    // With no subflow with room `fast_or_slow` decides to wait before any estimate is read.
+    fn waits_without_room(&self) -> bool {
+        true
+    }
+
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
         let (f, s, rtt_f, rtt_s) = match ctx.fast_or_slow() {
             FastOrSlow::Decided(p) => return p,

@@ -78,6 +78,11 @@ impl Scheduler for MinRtt {
         MinRttParams::NAME
     }
 
+    // Keeps no state: its pick is the lowest-SRTT subflow with room.
+    fn waits_without_room(&self) -> bool {
+        true
+    }
+
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
         match ctx.lowest_rtt_with_room(None) {
             Some(sf) => Pick::New { sf, skip: 0 },

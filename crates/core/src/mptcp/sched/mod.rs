@@ -214,6 +214,12 @@ pub trait Scheduler {
     fn queues(&self) -> bool {
         false
     }
+    /// Whether [`Scheduler::next`] answers [`Pick::Wait`] and changes nothing when no usable
+    /// subflow has room (every pick needs one with room, and nothing is recorded on the way):
+    /// then the connection does not ask. Default: no.
+    fn waits_without_room(&self) -> bool {
+        false
+    }
     /// The connection starts a new attempt to push data (after an ACK, a timer or an
     /// application write); Linux's `__mptcp_push_pending` asks its scheduler afresh then.
     fn new_round(&mut self) {}
@@ -305,6 +311,34 @@ pub(crate) mod harness {
             snd_nxt: Dsn(0),
             rwnd_room: u64::MAX / 4,
             rwnd: u64::MAX / 4,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::harness::{ctx, view};
+    use super::*;
+
+    /// A scheduler that claims [`Scheduler::waits_without_room`] waits when no subflow has room
+    /// and is left as it was: its next pick with room is a fresh scheduler's.
+    #[test]
+    fn schedulers_that_wait_without_room_change_nothing_by_waiting() {
+        let full = [view(10, 10, 10), view(100, 10, 10)];
+        let open = [view(10, 10, 10), view(100, 10, 0)];
+        for &kind in SchedKind::ALL {
+            let mut s = build(kind, &SchedParams::default());
+            if !s.waits_without_room() {
+                continue;
+            }
+            let mut fresh = build(kind, &SchedParams::default());
+            for c in [ctx(&full, 10_000), ctx(&full, 0)] {
+                s.new_round();
+                assert_eq!(s.next(&c), Pick::Wait, "{}", s.name());
+            }
+            s.new_round();
+            fresh.new_round();
+            assert_eq!(s.next(&ctx(&open, 10_000)), fresh.next(&ctx(&open, 10_000)), "{}", s.name());
         }
     }
 }

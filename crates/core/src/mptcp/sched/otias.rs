@@ -82,6 +82,11 @@ impl Scheduler for Otias {
         OtiasParams::NAME
     }
 
+    // Picks only among subflows with room and keeps no state in `next`.
+    fn waits_without_room(&self) -> bool {
+        true
+    }
+
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
         let best = ctx
             .candidates()

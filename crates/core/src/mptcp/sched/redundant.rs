@@ -48,6 +48,11 @@ impl Scheduler for Redundant {
         RedundantParams::NAME
     }
 
+    // Copies and new data go only to subflows with room; state moves only on `on_sent`.
+    fn waits_without_room(&self) -> bool {
+        true
+    }
+
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
         // Copies first, lagging subflows in index order.
         for sf in ctx.candidates() {

@@ -65,6 +65,11 @@ impl Scheduler for RoundRobin {
         RoundRobinParams::NAME
     }
 
+    // The turn moves only when a segment is sent (`on_sent`); picks need room.
+    fn waits_without_room(&self) -> bool {
+        true
+    }
+
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
         let n = ctx.subflows.len();
         // The first candidate at or after the subflow whose turn it is, cyclically.
