@@ -86,13 +86,14 @@ impl ConnReceiver {
         self.ooo.back().map_or(0, |r| r.1.saturating_sub(self.rcv_nxt.0))
     }
 
-    fn deliver(&mut self, now: Time, len: u64, arrival: Time) {
+    /// Delivers the next `len` bytes in order at `now` (the chunks' delays are recorded by
+    /// the caller, one per chunk).
+    fn deliver(&mut self, now: Time, len: u64) {
         self.delivered += len;
         if now >= self.warmup {
             self.delivered_after_warmup += len;
         }
         self.rcv_nxt += len;
-        self.delay.record(now.since(arrival).0);
         self.last_delivery = now;
     }
 
@@ -109,23 +110,27 @@ impl ConnReceiver {
             s = self.rcv_nxt.0;
         }
         if s == self.rcv_nxt.0 {
-            // Bytes already held out of order beyond s are duplicates of this chunk.
-            let mut new = e - s;
-            self.deliver(now, e - s, c.arrival);
+            // The held chunks this one makes contiguous are delivered with it, each with its
+            // own delay; bytes already held out of order beyond s are duplicates of this
+            // chunk. The counters are updated once for the whole in-order run.
+            self.delay.record(now.since(c.arrival).0);
+            let mut end = e;
+            let mut overlap = 0;
             while let Some(&(os, oe, arr)) = self.ooo.front() {
-                if os > self.rcv_nxt.0 {
+                if os > end {
                     break;
                 }
                 self.ooo.pop_front();
                 self.ooo_bytes -= oe - os;
-                let overlap = self.rcv_nxt.0.min(oe) - os;
-                self.duplicate_bytes += overlap;
-                new -= overlap;
-                if oe > self.rcv_nxt.0 {
-                    self.deliver(now, oe - self.rcv_nxt.0, arr);
+                overlap += end.min(oe) - os;
+                if oe > end {
+                    end = oe;
+                    self.delay.record(now.since(arr).0);
                 }
             }
-            return new;
+            self.duplicate_bytes += overlap;
+            self.deliver(now, end - s);
+            return (e - s) - overlap;
         }
         let new = self.insert_ooo(s, e, c.arrival);
         self.space.on_ooo(self.ooo_span());

@@ -10,15 +10,16 @@ const BUCKETS: usize = ((64 - SUB_BITS as usize) + 1) * SUB as usize;
 
 #[derive(Clone, Debug)]
 pub struct Histogram {
+    /// Values per bucket; their total is the number of values (summed when asked, at
+    /// report time, so recording a value touches one counter fewer).
     counts: Box<[u64; BUCKETS]>,
-    n: u64,
     sum: u128,
     max: u64,
 }
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram { counts: Box::new([0; BUCKETS]), n: 0, sum: 0, max: 0 }
+        Histogram { counts: Box::new([0; BUCKETS]), sum: 0, max: 0 }
     }
 }
 
@@ -48,33 +49,34 @@ impl Histogram {
     #[inline]
     pub fn record(&mut self, v: u64) {
         self.counts[index(v)] += 1;
-        self.n += 1;
         self.sum += v as u128;
         self.max = self.max.max(v);
     }
     pub fn count(&self) -> u64 {
-        self.n
+        self.counts.iter().sum()
     }
     /// Values above zero (bucket 0 holds exactly the zeros).
     pub fn nonzero(&self) -> u64 {
-        self.n - self.counts[0]
+        self.count() - self.counts[0]
     }
     pub fn max(&self) -> u64 {
         self.max
     }
     pub fn mean(&self) -> f64 {
-        if self.n == 0 {
+        let n = self.count();
+        if n == 0 {
             0.0
         } else {
-            self.sum as f64 / self.n as f64
+            self.sum as f64 / n as f64
         }
     }
     /// The q-quantile (0 <= q <= 1), at the middle of its bucket, never above the maximum.
     pub fn quantile(&self, q: f64) -> u64 {
-        if self.n == 0 {
+        let n = self.count();
+        if n == 0 {
             return 0;
         }
-        let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
         let mut seen = 0;
         for (i, c) in self.counts.iter().enumerate() {
             seen += c;
