@@ -29,6 +29,7 @@
 
 mod sock;
 
+use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -56,10 +57,10 @@ impl WireLen for Frame {
 impl Stow for Frame {
     type Compact = Frame;
     type Extra = ();
-    fn stow(self) -> (Frame, Option<()>) {
-        (self, None)
+    fn stow(self, _: &mut VecDeque<()>) -> Frame {
+        self
     }
-    fn unstow(c: Frame, _: impl FnOnce()) -> Frame {
+    fn unstow(c: Frame, _: &mut VecDeque<()>) -> Frame {
         c
     }
 }

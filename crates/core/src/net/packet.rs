@@ -4,6 +4,8 @@
 //! (timestamps, SACK blocks, MSS/WS/SACK-permitted on SYNs, MPTCP options as RFC 8684 sizes
 //! them), and links charge their bit rate on it.
 
+use std::collections::VecDeque;
+
 use crate::units::{Dsn, Seq, Time};
 
 /// TCP flags used by the engine.
@@ -191,7 +193,7 @@ impl crate::net::wire::Stow for Packet {
     type Extra = SackBlocks;
 
     #[inline(always)]
-    fn stow(self) -> (StowedPacket, Option<SackBlocks>) {
+    fn stow(self, side: &mut VecDeque<SackBlocks>) -> StowedPacket {
         let Packet {
             uid,
             conn,
@@ -214,7 +216,10 @@ impl crate::net::wire::Stow for Packet {
         } = self;
         // Only `push` adds blocks, and it counts them: a packet without any has default ones.
         let sacks = sack.n > 0;
-        let c = StowedPacket {
+        if sacks {
+            side.push_back(sack);
+        }
+        StowedPacket {
             uid,
             conn,
             subflow,
@@ -233,12 +238,11 @@ impl crate::net::wire::Stow for Packet {
             ack64,
             sent_at,
             ts_echo,
-        };
-        (c, sacks.then_some(sack))
+        }
     }
 
     #[inline(always)]
-    fn unstow(c: StowedPacket, extra: impl FnOnce() -> SackBlocks) -> Packet {
+    fn unstow(c: StowedPacket, side: &mut VecDeque<SackBlocks>) -> Packet {
         let StowedPacket {
             uid,
             conn,
@@ -259,7 +263,8 @@ impl crate::net::wire::Stow for Packet {
             sent_at,
             ts_echo,
         } = c;
-        let sack = if sacks { extra() } else { SackBlocks::default() };
+        let sack =
+            if sacks { side.pop_front().expect("the SACK blocks of a stowed packet") } else { SackBlocks::default() };
         Packet {
             uid,
             conn,

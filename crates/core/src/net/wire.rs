@@ -41,10 +41,11 @@ impl<P> Ord for Timed<P> {
 pub trait Stow: Sized {
     type Compact;
     type Extra;
-    /// Splits the item into its compact part and its extra part, if any.
-    fn stow(self) -> (Self::Compact, Option<Self::Extra>);
-    /// Rebuilds the item; `extra` gives its extra part, called only for an item stowed with one.
-    fn unstow(c: Self::Compact, extra: impl FnOnce() -> Self::Extra) -> Self;
+    /// Gives the item's compact part, after appending its extra part, if any, to `side`.
+    fn stow(self, side: &mut VecDeque<Self::Extra>) -> Self::Compact;
+    /// Rebuilds an item, taking its extra part, if it was stowed with one, from the front
+    /// of `side`.
+    fn unstow(c: Self::Compact, side: &mut VecDeque<Self::Extra>) -> Self;
 }
 
 /// Packets in propagation, by arrival time (ties in sending order).
@@ -66,11 +67,8 @@ impl<P: Stow> Pipe<P> {
     fn push(&mut self, t: Time, p: P) {
         match self {
             Pipe::Fifo(q, side) => {
-                let (c, extra) = p.stow();
+                let c = p.stow(side);
                 q.push_back((t, c));
-                if let Some(x) = extra {
-                    side.push_back(x);
-                }
             }
             Pipe::Reorder(h, n, _) => {
                 *n += 1;
@@ -107,7 +105,7 @@ impl<P: Stow> Pipe<P> {
         match self {
             Pipe::Fifo(q, side) => {
                 let (_, c) = q.pop_front_if(|e| e.0 <= now)?;
-                Some(P::unstow(c, || side.pop_front().expect("the extra part of a stowed packet")))
+                Some(P::unstow(c, side))
             }
             Pipe::Reorder(_, _, landed) => landed.pop_front_if(|e| e.0 <= now).map(|e| e.1),
         }
