@@ -308,6 +308,43 @@ mod tests {
     }
 
     #[test]
+    fn a_stowed_packet_comes_back_whole_in_fewer_bytes() {
+        use super::{Packet, StowedPacket};
+        use crate::net::link::Stow;
+        use crate::units::{Dsn, Time};
+        use std::collections::VecDeque;
+        let plain = Packet {
+            uid: 7,
+            conn: 1,
+            subflow: 2,
+            to_server: true,
+            hop: 1,
+            flags: super::flags::ACK,
+            mp: super::MpOption::Dss,
+            wire_len: 1500,
+            payload: 1428,
+            seq: Seq(1 << 33),
+            ack: Seq(99),
+            wnd: 1 << 20,
+            sack: SackBlocks::default(),
+            dsn: Dsn(5),
+            data_ack: Dsn(6),
+            ack64: true,
+            sent_at: Time(11),
+            ts_echo: Time(12),
+        };
+        let mut sacked = Packet { uid: 8, payload: 0, ..plain };
+        sacked.sack.push(sacked.ack, (Seq(200), Seq(300)));
+        let mut side = VecDeque::new();
+        let stowed = [plain, sacked, plain].map(|p| p.stow(&mut side));
+        assert_eq!(side.len(), 1, "only the packet with SACK blocks uses the side queue");
+        let back = stowed.map(|c| Packet::unstow(c, &mut side));
+        assert_eq!(back, [plain, sacked, plain]);
+        assert!(side.is_empty());
+        assert_eq!(std::mem::size_of::<(Time, StowedPacket)>(), 96);
+    }
+
+    #[test]
     fn dss_sizes_follow_the_field_widths() {
         // RFC 8684 §3.3: kind, length, subtype/flags (4 B); DATA_ACK 4 or 8 B; mapping: DSN
         // 8 B, subflow sequence 4 B, data-level length 2 B; padded to 4 B.
