@@ -29,10 +29,11 @@
 
 mod sock;
 
+use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use mptcplab_core::net::link::{Link, WireLen};
+use mptcplab_core::net::link::{Link, Stow, WireLen};
 use mptcplab_core::units::Time;
 use mptcplab_core::Scenario;
 use sock::RawSocket;
@@ -49,6 +50,18 @@ const SPIN_NS: u64 = 200_000;
 impl WireLen for Frame {
     fn wire_len(&self) -> u32 {
         (self.0.len() as u32).saturating_sub(ETH_HEADER)
+    }
+}
+
+/// A frame propagates as it is (its bytes are on the heap already).
+impl Stow for Frame {
+    type Compact = Frame;
+    type Extra = ();
+    fn stow(self, _: &mut VecDeque<()>) -> Frame {
+        self
+    }
+    fn unstow(c: Frame, _: &mut VecDeque<()>) -> Frame {
+        c
     }
 }
 

@@ -18,6 +18,7 @@ use crate::net::packet::Packet;
 pub use crate::net::params::{Capacity, LinkParams, ScheduledChange};
 use crate::net::qdisc::{AnyQdisc, Arrival, DecidesAt, Dequeue, Enqueue, Occupancy};
 use crate::net::service::Service;
+pub use crate::net::wire::Stow;
 use crate::net::wire::Wire;
 use crate::units::Time;
 
@@ -123,7 +124,7 @@ struct Held<P> {
     in_tx: Option<(Time, P, bool)>,
 }
 
-impl<P: WireLen> Held<P> {
+impl<P: WireLen + Stow> Held<P> {
     #[inline]
     fn occupancy(&self) -> Occupancy {
         Occupancy { packets: self.queue.len() as u64, bytes: self.bytes }
@@ -160,7 +161,7 @@ enum Backlog<P> {
 }
 
 /// The transmitter and the wire behind it.
-struct Transmitter<P> {
+struct Transmitter<P: Stow> {
     service: Service,
     /// When the transmitter finishes the last packet it took.
     free_at: Time,
@@ -168,7 +169,7 @@ struct Transmitter<P> {
 }
 
 /// A unidirectional link carrying items of type `P` (the simulator's [`Packet`] by default).
-pub struct Link<P = Packet> {
+pub struct Link<P: Stow = Packet> {
     pub name: String,
     pub params: LinkParams,
     qdisc: AnyQdisc,
@@ -179,7 +180,7 @@ pub struct Link<P = Packet> {
     head_stays: bool,
 }
 
-impl<P: WireLen> Link<P> {
+impl<P: WireLen + Stow> Link<P> {
     pub fn new(name: String, params: LinkParams, seed: u64) -> Link<P> {
         let qdisc = AnyQdisc::new(&params.qdisc, &name, seed);
         let backlog = match qdisc.decides_at() {
@@ -276,15 +277,13 @@ impl<P: WireLen> Link<P> {
     /// Completes transmissions and hands over every packet that has reached the far end.
     pub fn advance(&mut self, now: Time, out: &mut Vec<P>) {
         for _ in 0..self.complete(now) {
-            if self.next_due(now).is_none() {
-                break;
-            }
-            out.push(self.deliver());
+            let Some(p) = self.take_due(now) else { break };
+            out.push(p);
         }
     }
 
     /// Completes the transmissions that end by `now` and bounds the packets to hand over
-    /// now: [`Link::next_due`] gives them one at a time, at most this many (a packet
+    /// now: [`Link::take_due`] gives them one at a time, at most this many (a packet
     /// offered meanwhile lands behind them and waits for the next round).
     #[inline]
     pub fn complete(&mut self, now: Time) -> usize {
@@ -299,20 +298,13 @@ impl<P: WireLen> Link<P> {
         self.tx.wire.land(now)
     }
 
-    /// The next packet that has reached the far end by `now`, in place; [`Link::deliver`]
-    /// takes it.
+    /// Hands over the next packet, if it has reached the far end by `now`.
     #[inline]
-    pub fn next_due(&mut self, now: Time) -> Option<&mut P> {
-        self.tx.wire.front_due(now)
-    }
-
-    /// Hands over the packet [`Link::next_due`] gave.
-    #[inline]
-    pub fn deliver(&mut self) -> P {
-        let p = self.tx.wire.pop().expect("a packet given by next_due");
+    pub fn take_due(&mut self, now: Time) -> Option<P> {
+        let p = self.tx.wire.take_due(now)?;
         self.stats.delivered += 1;
         self.stats.delivered_bytes += p.wire_len() as u64;
-        p
+        Some(p)
     }
 
     /// Whether a packet offered while others are in the link never changes

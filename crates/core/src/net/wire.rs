@@ -34,25 +34,42 @@ impl<P> Ord for Timed<P> {
     }
 }
 
+/// How an order-keeping pipe keeps an item while it propagates: a compact part in the pipe
+/// and, for the items that have one, an extra part in a side queue in the same order. A
+/// long pipe is written once per item and read once much later (its entries are not in
+/// cache either time), so what it costs is the bytes per item.
+pub trait Stow: Sized {
+    type Compact;
+    type Extra;
+    /// Gives the item's compact part, after appending its extra part, if any, to `side`.
+    fn stow(self, side: &mut VecDeque<Self::Extra>) -> Self::Compact;
+    /// Rebuilds an item, taking its extra part, if it was stowed with one, from the front
+    /// of `side`.
+    fn unstow(c: Self::Compact, side: &mut VecDeque<Self::Extra>) -> Self;
+}
+
 /// Packets in propagation, by arrival time (ties in sending order).
 ///
-/// The packets that have reached the far end are handed over one at a time, in place:
-/// [`Pipe::land`] bounds how many may be handed over now, and [`Pipe::front_due`] gives the
-/// next one while it has arrived. A packet sent meanwhile arrives later, or at the same time
-/// but sent later: it lands behind them, so counting up to the bound leaves it for the next
-/// round.
-enum Pipe<P> {
-    Fifo(VecDeque<(Time, P)>),
+/// The packets that have reached the far end are handed over one at a time: [`Pipe::land`]
+/// bounds how many may be handed over now, and [`Pipe::take_due`] gives the next one while
+/// it has arrived. A packet sent meanwhile arrives later, or at the same time but sent
+/// later: it lands behind them, so counting up to the bound leaves it for the next round.
+enum Pipe<P: Stow> {
+    /// The packets propagating (stowed), and the extra parts of those that have one.
+    Fifo(VecDeque<(Time, P::Compact)>, VecDeque<P::Extra>),
     /// The heap of packets propagating, the sending order, and the packets that reached the
     /// far end, taken out of the heap in arrival order by [`Pipe::land`].
     Reorder(BinaryHeap<Reverse<Timed<P>>>, u64, VecDeque<(Time, P)>),
 }
 
-impl<P> Pipe<P> {
+impl<P: Stow> Pipe<P> {
     #[inline]
     fn push(&mut self, t: Time, p: P) {
         match self {
-            Pipe::Fifo(q) => q.push_back((t, p)),
+            Pipe::Fifo(q, side) => {
+                let c = p.stow(side);
+                q.push_back((t, c));
+            }
             Pipe::Reorder(h, n, _) => {
                 *n += 1;
                 h.push(Reverse(Timed(t, *n, p)));
@@ -62,7 +79,7 @@ impl<P> Pipe<P> {
     #[inline]
     fn head(&self) -> Option<Time> {
         match self {
-            Pipe::Fifo(q) => q.front().map(|e| e.0),
+            Pipe::Fifo(q, _) => q.front().map(|e| e.0),
             Pipe::Reorder(h, _, landed) => landed.front().map(|e| e.0).or_else(|| h.peek().map(|e| e.0 .0)),
         }
     }
@@ -72,7 +89,7 @@ impl<P> Pipe<P> {
     #[inline]
     fn land(&mut self, now: Time) -> usize {
         match self {
-            Pipe::Fifo(q) => q.len(),
+            Pipe::Fifo(q, _) => q.len(),
             Pipe::Reorder(h, _, landed) => {
                 while h.peek().is_some_and(|e| e.0 .0 <= now) {
                     let Reverse(Timed(t, _, p)) = h.pop().expect("peeked");
@@ -82,26 +99,20 @@ impl<P> Pipe<P> {
             }
         }
     }
-    /// The packet the next [`Pipe::pop`] takes, if it has reached the far end by `now`.
+    /// Takes the next packet, if it has reached the far end by `now`.
     #[inline]
-    fn front_due(&mut self, now: Time) -> Option<&mut P> {
-        let q = match self {
-            Pipe::Fifo(q) => q,
-            Pipe::Reorder(_, _, landed) => landed,
-        };
-        q.front_mut().filter(|e| e.0 <= now).map(|e| &mut e.1)
-    }
-    /// The packet [`Pipe::front_due`] gave.
-    #[inline]
-    fn pop(&mut self) -> Option<P> {
+    fn take_due(&mut self, now: Time) -> Option<P> {
         match self {
-            Pipe::Fifo(q) => q.pop_front().map(|e| e.1),
-            Pipe::Reorder(_, _, landed) => landed.pop_front().map(|e| e.1),
+            Pipe::Fifo(q, side) => {
+                let (_, c) = q.pop_front_if(|e| e.0 <= now)?;
+                Some(P::unstow(c, side))
+            }
+            Pipe::Reorder(_, _, landed) => landed.pop_front_if(|e| e.0 <= now).map(|e| e.1),
         }
     }
     fn len(&self) -> usize {
         match self {
-            Pipe::Fifo(q) => q.len(),
+            Pipe::Fifo(q, _) => q.len(),
             Pipe::Reorder(h, _, landed) => h.len() + landed.len(),
         }
     }
@@ -128,7 +139,7 @@ impl<T: Copy> Steps<T> {
 }
 
 /// The wire of one link: losses, delay, jitter and the packets propagating.
-pub(crate) struct Wire<P> {
+pub(crate) struct Wire<P: Stow> {
     pipe: Pipe<P>,
     loss: LossModel,
     loss_rate: Steps<f64>,
@@ -142,14 +153,17 @@ pub(crate) struct Wire<P> {
     lossless: bool,
 }
 
-impl<P> Wire<P> {
+impl<P: Stow> Wire<P> {
     pub(crate) fn new(name: &str, params: &LinkParams, seed: u64) -> Wire<P> {
         let loss =
             LossModel::new(Rng::stream(seed, &format!("link:{name}:loss")), params.loss_burst, params.drop.clone());
         let jitter_rng = Rng::stream(seed, &format!("link:{name}:jitter"));
         let reorder = params.jitter.as_ref().is_some_and(|j| j.reorder);
-        let pipe =
-            if reorder { Pipe::Reorder(BinaryHeap::new(), 0, VecDeque::new()) } else { Pipe::Fifo(VecDeque::new()) };
+        let pipe = if reorder {
+            Pipe::Reorder(BinaryHeap::new(), 0, VecDeque::new())
+        } else {
+            Pipe::Fifo(VecDeque::new(), VecDeque::new())
+        };
         let mut delay = Steps { at: vec![Dur::ZERO], v: vec![params.delay], period: params.schedule_period };
         let mut loss_rate = Steps { at: vec![Dur::ZERO], v: vec![params.loss], period: params.schedule_period };
         for s in &params.schedule {
@@ -191,7 +205,7 @@ impl<P> Wire<P> {
                 end + Dur(d.max(0.0) as u64)
             }
         };
-        if matches!(self.pipe, Pipe::Fifo(_)) {
+        if matches!(self.pipe, Pipe::Fifo(..)) {
             t = t.max(self.last_arrival); // order-preserving jitter
             self.last_arrival = t;
         }
@@ -210,21 +224,15 @@ impl<P> Wire<P> {
         self.pipe.land(now)
     }
 
-    /// The next packet to reach the far end, in place, if it has by `now`.
+    /// Takes the next packet to reach the far end, if it has by `now`.
     #[inline]
-    pub(crate) fn front_due(&mut self, now: Time) -> Option<&mut P> {
-        self.pipe.front_due(now)
-    }
-
-    /// Takes the packet [`Wire::front_due`] gave.
-    #[inline]
-    pub(crate) fn pop(&mut self) -> Option<P> {
-        self.pipe.pop()
+    pub(crate) fn take_due(&mut self, now: Time) -> Option<P> {
+        self.pipe.take_due(now)
     }
 
     /// Whether the pipe keeps sending order (a packet never lands before one sent earlier).
     pub(crate) fn keeps_order(&self) -> bool {
-        matches!(self.pipe, Pipe::Fifo(_))
+        matches!(self.pipe, Pipe::Fifo(..))
     }
 
     /// Packets propagating.

@@ -278,10 +278,10 @@ impl Simulation {
             return;
         }
         self.link_wake[l] = None;
-        // The packets due now are handed over one at a time and read in place: a packet the
-        // deliveries send into this link again lands behind them (`Link::complete`).
+        // The packets due now are handed over one at a time: a packet the deliveries send
+        // into this link again lands behind them (`Link::complete`).
         for _ in 0..self.topo.links[l].complete(t) {
-            let Some(p) = self.topo.links[l].next_due(t) else { break };
+            let Some(mut p) = self.topo.links[l].take_due(t) else { break };
             if let Some(d) = self.digest.as_mut() {
                 d.record(t, TraceEvent::Deliver { link: l as u32, uid: p.uid });
             }
@@ -292,16 +292,14 @@ impl Simulation {
                 (p.hop as usize) < self.topo.routes[route][dir].len()
             };
             if forward {
-                let p = self.topo.links[l].deliver();
                 self.inject(&p);
             } else {
                 let side = usize::from(p.to_server);
                 if let Some(cap) = self.pcap.as_mut() {
                     let route = self.sf_route[c][p.subflow as usize];
-                    cap.record(Point::Host(p.conn, !p.to_server, route), t, p, route);
+                    cap.record(Point::Host(p.conn, !p.to_server, route), t, &p, route);
                 }
-                self.eps[c][side].on_packet(t, p, &mut self.out);
-                self.topo.links[l].deliver();
+                self.eps[c][side].on_packet(t, &p, &mut self.out);
                 self.flush(c, side);
             }
         }
