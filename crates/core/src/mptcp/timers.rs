@@ -127,15 +127,18 @@ impl Endpoint {
         if self.is_sender && self.app_started {
             add(self.snd.app.next_write(now));
         }
+        // The subflows' timers: their minimum in nanoseconds (a stopped timer is `u64::MAX`,
+        // the same as none).
+        let mut sub = u64::MAX;
         for s in &self.subflows {
             let Some(s) = s else { continue };
-            add(s.timers.earliest());
+            sub = sub.min(s.timers.earliest_ns());
             // A subflow TCP small queues hold back may send once enough has left the host.
             if self.is_sender && s.tsq_throttled(now) {
                 add(s.tsq.unthrottle_at(now, s.tsq_limit()));
             }
         }
-        any.then_some(Time(t))
+        (any || sub != u64::MAX).then_some(Time(t.min(sub)))
     }
 
     /// Fires every timer due at `now`.

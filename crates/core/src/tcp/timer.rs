@@ -90,10 +90,15 @@ impl SubflowTimers {
     /// minimum).
     #[inline]
     pub fn earliest(&self) -> Option<Time> {
-        let t = [self.handshake.0, self.delack.0, self.rto.0, self.reorder.0, self.probe.0, self.pace.0]
+        Timer(self.earliest_ns()).deadline()
+    }
+
+    /// [`Self::earliest`] in nanoseconds, `u64::MAX` when no timer is armed.
+    #[inline]
+    pub fn earliest_ns(&self) -> u64 {
+        [self.handshake.0, self.delack.0, self.rto.0, self.reorder.0, self.probe.0, self.pace.0]
             .into_iter()
-            .fold(NEVER, u64::min);
-        Timer(t).deadline()
+            .fold(NEVER, u64::min)
     }
 
     /// The earliest of the retransmission, reordering, probe and pacing deadlines (all but
