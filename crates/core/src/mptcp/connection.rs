@@ -463,9 +463,14 @@ impl Endpoint {
     /// Every subflow's [`PeerView`] as the congestion controller sees it now (index =
     /// subflow), written over the previous snapshot.
     pub(crate) fn snapshot_peers(&mut self) {
-        self.peers.resize(self.subflows.len(), PeerView::default());
+        if self.peers.len() != self.subflows.len() {
+            self.peers.resize(self.subflows.len(), PeerView::default());
+        }
         for (p, s) in self.peers.iter_mut().zip(&self.subflows) {
-            *p = s.as_ref().map_or_else(PeerView::default, Subflow::view);
+            match s {
+                Some(s) => s.view_into(p),
+                None => *p = PeerView::default(),
+            }
         }
     }
 

@@ -313,6 +313,20 @@ impl Subflow {
         }
     }
 
+    /// [`Self::view`] written over `p` field by field (the endpoint's snapshot, refreshed
+    /// on every ACK, is overwritten in place).
+    #[inline]
+    pub fn view_into(&self, p: &mut PeerView) {
+        p.cwnd = self.w.cwnd;
+        p.ssthresh = self.w.ssthresh;
+        p.smss = self.w.smss;
+        p.srtt = self.rtt.srtt();
+        p.min_rtt = self.rtt.min_rtt();
+        p.latest_rtt = self.rtt.latest();
+        p.in_flight = self.sb.in_flight();
+        p.usable = self.established();
+    }
+
     /// Room in the congestion window for one more full segment.
     pub fn has_room(&self) -> bool {
         self.established() && self.sb.in_flight() + self.w.smss <= self.w.cwnd
