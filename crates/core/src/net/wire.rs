@@ -63,18 +63,22 @@ enum Pipe<P: Stow> {
 }
 
 impl<P: Stow> Pipe<P> {
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, t: Time, p: P) {
         match self {
             Pipe::Fifo(q, side) => {
                 let c = p.stow(side);
                 q.push_back((t, c));
             }
-            Pipe::Reorder(h, n, _) => {
-                *n += 1;
-                h.push(Reverse(Timed(t, *n, p)));
-            }
+            Pipe::Reorder(h, n, _) => Self::push_heap(h, n, t, p),
         }
+    }
+    /// The reordering pipe's push, kept out of line so that the order-keeping pipe's is
+    /// small enough to be inlined where a link takes a packet.
+    #[inline(never)]
+    fn push_heap(h: &mut BinaryHeap<Reverse<Timed<P>>>, n: &mut u64, t: Time, p: P) {
+        *n += 1;
+        h.push(Reverse(Timed(t, *n, p)));
     }
     #[inline]
     fn head(&self) -> Option<Time> {
