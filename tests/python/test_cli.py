@@ -133,9 +133,11 @@ def test_a_3x3_sweep_with_3_repeats_gives_27_rows_and_reruns_nothing(tmp_path):
 def test_an_interrupted_sweep_keeps_finished_runs_and_completes_on_rerun(tmp_path, sig):
     out = tmp_path / "sw"
     args = [
-        # Each run must take long enough to interrupt the sweep mid-way: a loss-free 500 Mbit/s
-        # path for 60 s is about a million packets (~0.5 s of engine time per run).
-        str(CLI), "sweep", "tests/python/data/two-path.toml", "--set", "duration=60s", "--set", "output.timeseries=1s",
+        # Each run must take long enough to interrupt the sweep mid-way, on a busy machine too
+        # (where this process may wait for a core): 600 s of a 500 Mbit/s path that the default
+        # send buffer limits to about 60 Mbit/s is about 3 million packets, about a second per run
+        # on the project's 2-core machine, so the 12 runs on 2 jobs take some 6 s.
+        str(CLI), "sweep", "tests/python/data/two-path.toml", "--set", "duration=600s", "--set", "output.timeseries=1s",
         "--set", "paths.wifi.rate=500Mbit", "--set", "paths.wifi.loss=0", "--set", "paths.wifi.queue=2000 packets",
         "--vary", "seed=range(1,12,12)", "--jobs", "2", "--out", str(out),
     ]
