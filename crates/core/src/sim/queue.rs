@@ -8,8 +8,9 @@
 //!
 //! Two representations, one order. A run usually has a handful of pending events (one per
 //! busy link, a timer or two per endpoint): they are kept sorted in a small ring, where a
-//! push is an insertion from the back (an event is usually due after most of the others,
-//! so it moves past few) and a pop takes the front. When more than [`RING`] are pending
+//! push finds its place from the front and moves the entries on the shorter side of it (a
+//! link's next arrival is usually due before most of the others, so it moves few) and a pop
+//! takes the front. When more than [`RING`] are pending
 //! they move to a binary heap, and back to the ring once at most [`RING`] / 4 remain (the
 //! gap keeps a queue that hovers around one size from moving back and forth).
 
