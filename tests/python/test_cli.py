@@ -135,13 +135,16 @@ def test_an_interrupted_sweep_keeps_finished_runs_and_completes_on_rerun(tmp_pat
     args = [
         # Each run must take long enough to interrupt the sweep mid-way, on a busy machine too
         # (where this process may wait for a core): 600 s of a 500 Mbit/s path that the default
-        # send buffer limits to about 60 Mbit/s is about 3 million packets, about a second per run
-        # on the project's 2-core machine, so the 12 runs on 2 jobs take some 6 s.
+        # send buffer limits to about 60 Mbit/s is about 3 million packets, about half a second
+        # of engine time per run on the project's 2-core machine, a second with its output.
         str(CLI), "sweep", "tests/python/data/two-path.toml", "--set", "duration=600s", "--set", "output.timeseries=1s",
         "--set", "paths.wifi.rate=500Mbit", "--set", "paths.wifi.loss=0", "--set", "paths.wifi.queue=2000 packets",
         "--vary", "seed=range(1,12,12)", "--jobs", "2", "--out", str(out),
     ]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The sweep answers SIGINT as in a terminal even when this runner was started with SIGINT
+    # ignored (a background job of a shell, nohup), which its children would inherit.
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     runs = out / "runs"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (runs.exists() and any(runs.glob("*.json"))):
