@@ -29,10 +29,6 @@ use crate::tcp::subflow::{CaState, Subflow};
 use crate::tcp::tso;
 use crate::units::Time;
 
-// Linux's default `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio`, which size its transmit
-// skbs (`tcp_tso_autosize`).
-use crate::tcp::pacing::{self, CA_RATIO as PACING_CA_RATIO, SS_RATIO as PACING_SS_RATIO};
-
 /// How a subflow's data is charged to its memory: payload bytes, or skb truesize with the
 /// largest window the peer offered (which bounds the write-queue buffers).
 #[derive(Clone, Copy)]
@@ -71,9 +67,7 @@ fn set_view(v: &mut SchedView, now: Time, s: &Subflow, q: &SubflowQueue, charge:
 fn set_sending_fields(v: &mut SchedView, now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) {
     // Sent and not cumulatively acknowledged (Linux `packets_out`, in bytes).
     let out = s.snd_nxt.dist(s.snd_una);
-    // `Subflow::can_send`, with TSQ's test skipped inline for a subflow holding nothing in
-    // its host (most never do).
-    v.has_room = s.has_room() && s.pacer.open(now) && (s.tsq.is_empty() || !s.tsq_throttled(now));
+    v.has_room = s.can_send(now);
     v.cwnd = s.w.cwnd;
     v.ssthresh = s.w.ssthresh;
     v.in_flight = s.sb.in_flight();
@@ -83,15 +77,7 @@ fn set_sending_fields(v: &mut SchedView, now: Time, s: &Subflow, q: &SubflowQueu
     v.queued = match charge {
         Charge::Payload => out + q.bytes(),
         Charge::Truesize { max_window } => {
-            let rate = pacing::linux_rate(
-                s.pacer.rate,
-                s.w.cwnd,
-                s.w.ssthresh,
-                out,
-                s.rtt.srtt(),
-                (PACING_SS_RATIO, PACING_CA_RATIO),
-            );
-            let unit = tso::autosize_segs(rate, s.rtt.min_rtt(), s.w.smss);
+            let unit = tso::autosize_segs(s.linux_pacing_rate(), s.rtt.min_rtt(), s.w.smss);
             wmem_truesize(out, q.bytes(), s.w.smss, unit, tso::size_goal(max_window, s.w.smss))
         }
     };

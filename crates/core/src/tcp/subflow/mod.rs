@@ -334,6 +334,7 @@ impl Subflow {
 
     /// Room in the window, the pacing gate open and TCP small queues not throttling at
     /// `now`: a segment may leave.
+    #[inline]
     pub fn can_send(&self, now: Time) -> bool {
         self.has_room() && self.pacer.open(now) && !self.tsq_throttled(now)
     }
@@ -341,16 +342,20 @@ impl Subflow {
     /// The TSQ limit for the next transmission ([`crate::tcp::tsq`]): one segment is one skb,
     /// the pacing rate Linux's with its default ratios.
     pub fn tsq_limit(&self) -> u64 {
-        let out = self.snd_nxt.dist(self.snd_una);
-        let rate = pacing::linux_rate(
+        self.tsq.limit(self.linux_pacing_rate(), self.tx_truesize(self.w.smss))
+    }
+
+    /// The pacing rate Linux computes for this subflow (`tcp_update_pacing_rate`) with its
+    /// default ratios, which sizes its transmit units and its TSQ limit (bytes per second).
+    pub fn linux_pacing_rate(&self) -> f64 {
+        pacing::linux_rate(
             self.pacer.rate,
             self.w.cwnd,
             self.w.ssthresh,
-            out,
+            self.snd_nxt.dist(self.snd_una),
             self.rtt.srtt(),
             (pacing::SS_RATIO, pacing::CA_RATIO),
-        );
-        self.tsq.limit(rate, self.tx_truesize(self.w.smss))
+        )
     }
 
     /// The truesize TCP small queues charge for a packet of `payload` bytes.
