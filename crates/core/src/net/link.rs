@@ -307,6 +307,22 @@ impl<P: WireLen + Stow> Link<P> {
         Some(p)
     }
 
+    /// As [`Link::take_due`], but the packet is read where the link keeps it: the caller
+    /// then calls [`Link::discard_due`], before anything else is done with the link.
+    #[inline(always)]
+    pub fn due(&mut self, now: Time) -> Option<&mut P> {
+        let p = self.tx.wire.due(now)?;
+        self.stats.delivered += 1;
+        self.stats.delivered_bytes += p.wire_len() as u64;
+        Some(p)
+    }
+
+    /// Drops the packet [`Link::due`] gave (it was delivered).
+    #[inline(always)]
+    pub fn discard_due(&mut self) {
+        self.tx.wire.discard_due()
+    }
+
     /// Whether a packet offered while others are in the link never changes
     /// [`Link::next_wake`]: the discipline decides at enqueue (no transmission to end) and
     /// the pipe keeps order (the packet lands behind those in flight).
@@ -315,7 +331,8 @@ impl<P: WireLen + Stow> Link<P> {
     }
 
     /// When the link next needs the driver: a transmission ends or a packet arrives.
-    #[inline]
+    /// Always inlined: the driver asks after every delivery round.
+    #[inline(always)]
     pub fn next_wake(&self) -> Option<Time> {
         let tx = match &self.backlog {
             Backlog::Dequeue(Held { in_tx: Some((end, _, _)), .. }) => Some(*end),

@@ -34,10 +34,11 @@ impl<P> Ord for Timed<P> {
     }
 }
 
-/// How an order-keeping pipe keeps an item while it propagates: a compact part in the pipe
-/// and, for the items that have one, an extra part in a side queue in the same order. A
-/// long pipe is written once per item and read once much later (its entries are not in
-/// cache either time), so what it costs is the bytes per item.
+/// How an order-keeping pipe keeps an item while it propagates in a long pipe: a compact
+/// part in the pipe and, for the items that have one, an extra part in a side queue in the
+/// same order. A long pipe is written once per item and read once much later (its entries
+/// are not in cache either time), so what it costs is the bytes per item; a short one stays
+/// in cache and keeps whole items, which the receiver reads where they are.
 pub trait Stow: Sized {
     type Compact;
     type Extra;
@@ -48,15 +49,125 @@ pub trait Stow: Sized {
     fn unstow(c: Self::Compact, side: &mut VecDeque<Self::Extra>) -> Self;
 }
 
+/// Bytes of whole entries an order-keeping pipe holds before it stows them: a quarter of
+/// a core's second-level cache, so a short pipe stays in cache whole.
+const LONG_PIPE_BYTES: usize = 256 * 1024;
+
+/// The items of an order-keeping pipe, in sending order: whole while the pipe is short,
+/// stowed ([`Stow`]) once it holds more than [`LONG_PIPE_BYTES`] of whole entries, and whole
+/// again once it has emptied. The form changes nothing but the memory used.
+enum Fifo<P: Stow> {
+    Whole(VecDeque<(Time, P)>),
+    /// The items propagating (stowed), the extra parts of those that have one, and the
+    /// last item handed over ([`Fifo::due`]), rebuilt.
+    Stowed(VecDeque<(Time, P::Compact)>, VecDeque<P::Extra>, Option<P>),
+}
+
+impl<P: Stow> Fifo<P> {
+    /// Entries a whole pipe holds before it stows them.
+    const LONG: usize = {
+        let n = LONG_PIPE_BYTES / std::mem::size_of::<(Time, P)>();
+        if n == 0 {
+            1
+        } else {
+            n
+        }
+    };
+
+    #[inline(always)]
+    fn push(&mut self, t: Time, p: P) {
+        match self {
+            Fifo::Whole(q) if q.len() < Self::LONG => q.push_back((t, p)),
+            Fifo::Whole(_) => self.stow_all(t, p),
+            Fifo::Stowed(q, side, _) => {
+                let c = p.stow(side);
+                q.push_back((t, c));
+            }
+        }
+    }
+
+    /// The pipe has grown long: its items move to the stowed form, then `p` joins them.
+    #[cold]
+    #[inline(never)]
+    fn stow_all(&mut self, t: Time, p: P) {
+        let Fifo::Whole(q) = self else { unreachable!("a whole pipe") };
+        let mut side = VecDeque::new();
+        let mut stowed = VecDeque::with_capacity(2 * q.len());
+        for (at, item) in q.drain(..) {
+            stowed.push_back((at, item.stow(&mut side)));
+        }
+        stowed.push_back((t, p.stow(&mut side)));
+        *self = Fifo::Stowed(stowed, side, None);
+    }
+
+    #[inline(always)]
+    fn head(&self) -> Option<Time> {
+        match self {
+            Fifo::Whole(q) => q.front().map(|e| e.0),
+            Fifo::Stowed(q, ..) => q.front().map(|e| e.0),
+        }
+    }
+
+    /// The next item, if it has reached the far end by `now` (see [`Pipe::due`]).
+    #[inline(always)]
+    fn due(&mut self, now: Time) -> Option<&mut P> {
+        match self {
+            Fifo::Whole(q) => q.front_mut().filter(|e| e.0 <= now).map(|e| &mut e.1),
+            Fifo::Stowed(q, side, landed) => {
+                let (_, c) = q.pop_front_if(|e| e.0 <= now)?;
+                Some(landed.insert(P::unstow(c, side)))
+            }
+        }
+    }
+
+    /// Drops the item [`Fifo::due`] gave; a stowed pipe that has emptied is whole again.
+    #[inline(always)]
+    fn discard_due(&mut self) {
+        match self {
+            Fifo::Whole(q) => {
+                q.pop_front();
+            }
+            Fifo::Stowed(q, ..) => {
+                if q.is_empty() {
+                    *self = Fifo::Whole(VecDeque::new());
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn take_due(&mut self, now: Time) -> Option<P> {
+        match self {
+            Fifo::Whole(q) => q.pop_front_if(|e| e.0 <= now).map(|e| e.1),
+            Fifo::Stowed(q, side, _) => {
+                let (_, c) = q.pop_front_if(|e| e.0 <= now)?;
+                let p = P::unstow(c, side);
+                if q.is_empty() {
+                    *self = Fifo::Whole(VecDeque::new());
+                }
+                Some(p)
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Fifo::Whole(q) => q.len(),
+            Fifo::Stowed(q, ..) => q.len(),
+        }
+    }
+}
+
 /// Packets in propagation, by arrival time (ties in sending order).
 ///
 /// The packets that have reached the far end are handed over one at a time: [`Pipe::land`]
-/// bounds how many may be handed over now, and [`Pipe::take_due`] gives the next one while
-/// it has arrived. A packet sent meanwhile arrives later, or at the same time but sent
-/// later: it lands behind them, so counting up to the bound leaves it for the next round.
+/// bounds how many may be handed over now, and [`Pipe::take_due`] (or [`Pipe::due`]) gives
+/// the next one while it has arrived. A packet sent meanwhile arrives later, or at the same
+/// time but sent later: it lands behind them, so counting up to the bound leaves it for the
+/// next round.
 enum Pipe<P: Stow> {
-    /// The packets propagating (stowed), and the extra parts of those that have one.
-    Fifo(VecDeque<(Time, P::Compact)>, VecDeque<P::Extra>),
+    /// The packets propagating, in sending order.
+    Fifo(Fifo<P>),
     /// The heap of packets propagating, the sending order, and the packets that reached the
     /// far end, taken out of the heap in arrival order by [`Pipe::land`].
     Reorder(BinaryHeap<Reverse<Timed<P>>>, u64, VecDeque<(Time, P)>),
@@ -66,10 +177,7 @@ impl<P: Stow> Pipe<P> {
     #[inline(always)]
     fn push(&mut self, t: Time, p: P) {
         match self {
-            Pipe::Fifo(q, side) => {
-                let c = p.stow(side);
-                q.push_back((t, c));
-            }
+            Pipe::Fifo(q) => q.push(t, p),
             Pipe::Reorder(h, n, _) => Self::push_heap(h, n, t, p),
         }
     }
@@ -80,10 +188,10 @@ impl<P: Stow> Pipe<P> {
         *n += 1;
         h.push(Reverse(Timed(t, *n, p)));
     }
-    #[inline]
+    #[inline(always)]
     fn head(&self) -> Option<Time> {
         match self {
-            Pipe::Fifo(q, _) => q.front().map(|e| e.0),
+            Pipe::Fifo(q) => q.head(),
             Pipe::Reorder(h, _, landed) => landed.front().map(|e| e.0).or_else(|| h.peek().map(|e| e.0 .0)),
         }
     }
@@ -93,7 +201,7 @@ impl<P: Stow> Pipe<P> {
     #[inline]
     fn land(&mut self, now: Time) -> usize {
         match self {
-            Pipe::Fifo(q, _) => q.len(),
+            Pipe::Fifo(q) => q.len(),
             Pipe::Reorder(h, _, landed) => {
                 while h.peek().is_some_and(|e| e.0 .0 <= now) {
                     let Reverse(Timed(t, _, p)) = h.pop().expect("peeked");
@@ -103,20 +211,37 @@ impl<P: Stow> Pipe<P> {
             }
         }
     }
+    /// The next packet, if it has reached the far end by `now`, where the receiver reads
+    /// it: in the pipe when it keeps packets whole, else rebuilt beside it. The receiver then
+    /// calls [`Pipe::discard_due`] before anything is sent into the pipe.
+    #[inline(always)]
+    fn due(&mut self, now: Time) -> Option<&mut P> {
+        match self {
+            Pipe::Fifo(q) => q.due(now),
+            Pipe::Reorder(_, _, landed) => landed.front_mut().filter(|e| e.0 <= now).map(|e| &mut e.1),
+        }
+    }
+    /// Drops the packet [`Pipe::due`] gave.
+    #[inline(always)]
+    fn discard_due(&mut self) {
+        match self {
+            Pipe::Fifo(q) => q.discard_due(),
+            Pipe::Reorder(_, _, landed) => {
+                landed.pop_front();
+            }
+        }
+    }
     /// Takes the next packet, if it has reached the far end by `now`.
     #[inline]
     fn take_due(&mut self, now: Time) -> Option<P> {
         match self {
-            Pipe::Fifo(q, side) => {
-                let (_, c) = q.pop_front_if(|e| e.0 <= now)?;
-                Some(P::unstow(c, side))
-            }
+            Pipe::Fifo(q) => q.take_due(now),
             Pipe::Reorder(_, _, landed) => landed.pop_front_if(|e| e.0 <= now).map(|e| e.1),
         }
     }
     fn len(&self) -> usize {
         match self {
-            Pipe::Fifo(q, _) => q.len(),
+            Pipe::Fifo(q) => q.len(),
             Pipe::Reorder(h, _, landed) => h.len() + landed.len(),
         }
     }
@@ -166,7 +291,7 @@ impl<P: Stow> Wire<P> {
         let pipe = if reorder {
             Pipe::Reorder(BinaryHeap::new(), 0, VecDeque::new())
         } else {
-            Pipe::Fifo(VecDeque::new(), VecDeque::new())
+            Pipe::Fifo(Fifo::Whole(VecDeque::new()))
         };
         let mut delay = Steps { at: vec![Dur::ZERO], v: vec![params.delay], period: params.schedule_period };
         let mut loss_rate = Steps { at: vec![Dur::ZERO], v: vec![params.loss], period: params.schedule_period };
@@ -217,7 +342,7 @@ impl<P: Stow> Wire<P> {
     }
 
     /// When the next packet reaches the far end.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn head(&self) -> Option<Time> {
         self.pipe.head()
     }
@@ -234,6 +359,18 @@ impl<P: Stow> Wire<P> {
         self.pipe.take_due(now)
     }
 
+    /// The next packet to reach the far end, if it has by `now` ([`Pipe::due`]).
+    #[inline(always)]
+    pub(crate) fn due(&mut self, now: Time) -> Option<&mut P> {
+        self.pipe.due(now)
+    }
+
+    /// Drops the packet [`Wire::due`] gave.
+    #[inline(always)]
+    pub(crate) fn discard_due(&mut self) {
+        self.pipe.discard_due()
+    }
+
     /// Whether the pipe keeps sending order (a packet never lands before one sent earlier).
     pub(crate) fn keeps_order(&self) -> bool {
         matches!(self.pipe, Pipe::Fifo(..))
@@ -242,5 +379,69 @@ impl<P: Stow> Wire<P> {
     /// Packets propagating.
     pub(crate) fn len(&self) -> usize {
         self.pipe.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::Packet;
+    use crate::units::Seq;
+
+    fn packet(uid: u64) -> Packet {
+        let mut p = Packet {
+            uid,
+            conn: 0,
+            subflow: 0,
+            to_server: false,
+            hop: 0,
+            flags: 0,
+            mp: Default::default(),
+            wire_len: 1500,
+            payload: 1448,
+            seq: Seq(uid * 1448),
+            ack: Seq(7),
+            wnd: 0,
+            sack: Default::default(),
+            dsn: Default::default(),
+            data_ack: Default::default(),
+            ack64: false,
+            sent_at: Time(uid),
+            ts_echo: Time::ZERO,
+        };
+        if uid.is_multiple_of(3) {
+            p.sack.push(p.ack, (Seq(100 + uid), Seq(200 + uid)));
+        }
+        p
+    }
+
+    /// A pipe that grows past the whole form's length stows its packets and gives them back
+    /// unchanged and in order (taken out or read in place), then keeps whole packets again
+    /// once it has emptied.
+    #[test]
+    fn a_pipe_gives_back_the_same_packets_across_its_forms() {
+        let long = Fifo::<Packet>::LONG as u64;
+        let mut f: Fifo<Packet> = Fifo::Whole(VecDeque::new());
+        let (mut next_in, mut next_out) = (0, 0);
+        for round in 0..4u32 {
+            // Fill past the threshold, drain half, refill, then drain all.
+            for target in [long + 10, long / 2, long + 100, 0] {
+                while f.len() as u64 != target {
+                    if (f.len() as u64) < target {
+                        f.push(Time(next_in), packet(next_in));
+                        next_in += 1;
+                    } else if round.is_multiple_of(2) {
+                        assert_eq!(f.take_due(Time(next_out)), Some(packet(next_out)), "round {round}");
+                        next_out += 1;
+                    } else {
+                        assert_eq!(f.due(Time(next_out)).copied(), Some(packet(next_out)), "round {round}");
+                        f.discard_due();
+                        next_out += 1;
+                    }
+                }
+                assert_eq!(matches!(f, Fifo::Stowed(..)), target > 0, "round {round}, {target} packets");
+            }
+            assert!(f.due(Time::MAX).is_none() && f.take_due(Time::MAX).is_none());
+        }
     }
 }

@@ -281,7 +281,9 @@ impl Simulation {
         // The packets due now are handed over one at a time: a packet the deliveries send
         // into this link again lands behind them (`Link::complete`).
         for _ in 0..self.topo.links[l].complete(t) {
-            let Some(mut p) = self.topo.links[l].take_due(t) else { break };
+            // Read where the link keeps it, and dropped before anything is sent into the
+            // link again.
+            let Some(p) = self.topo.links[l].due(t) else { break };
             if let Some(d) = self.digest.as_mut() {
                 d.record(t, TraceEvent::Deliver { link: l as u32, uid: p.uid });
             }
@@ -292,14 +294,17 @@ impl Simulation {
                 (p.hop as usize) < self.topo.routes[route][dir].len()
             };
             if forward {
+                let p = *p;
+                self.topo.links[l].discard_due();
                 self.inject(&p);
             } else {
                 let side = usize::from(p.to_server);
                 if let Some(cap) = self.pcap.as_mut() {
                     let route = self.sf_route[c][p.subflow as usize];
-                    cap.record(Point::Host(p.conn, !p.to_server, route), t, &p, route);
+                    cap.record(Point::Host(p.conn, !p.to_server, route), t, p, route);
                 }
-                self.eps[c][side].on_packet(t, &p, &mut self.out);
+                self.eps[c][side].on_packet(t, p, &mut self.out);
+                self.topo.links[l].discard_due();
                 self.flush(c, side);
             }
         }
