@@ -33,6 +33,9 @@ pub struct Simulation {
     out: Vec<Packet>,
     /// `sf_route[c][sf]`: the route of connection `c`'s subflow `sf` (both ends' `paths`).
     sf_route: Vec<Vec<usize>>,
+    /// The links a packet crosses, by connection, subflow and direction, in one flat table
+    /// for the lookup at every hop ([`Paths`]).
+    paths: Paths,
     /// `route_end[l]`: link `l` is the last of every route (either way) it is on, so a
     /// packet it delivers has reached its endpoint.
     route_end: Vec<bool>,
@@ -92,6 +95,7 @@ impl Simulation {
         let route_end = (0..n_links as u32)
             .map(|l| topo.routes.iter().flatten().all(|hops| hops.iter().rev().skip(1).all(|&h| h != l)))
             .collect();
+        let paths = Paths::new(&table.subflows, &topo.routes);
         let mut sim = Simulation {
             sc: sc.clone(),
             now: Time::ZERO,
@@ -103,6 +107,7 @@ impl Simulation {
             link_wake: vec![None; n_links],
             out: Vec::with_capacity(64),
             sf_route: table.subflows.iter().map(|sfs| sfs.iter().map(|&(route, _)| route).collect()).collect(),
+            paths,
             route_end,
             digest: sc.output.trace_hash.then(TraceDigest::default),
             pcap: None,
@@ -288,11 +293,8 @@ impl Simulation {
                 d.record(t, TraceEvent::Deliver { link: l as u32, uid: p.uid });
             }
             p.hop += 1;
-            let (c, dir) = (p.conn as usize, usize::from(!p.to_server));
-            let forward = !self.route_end[l] && {
-                let route = self.sf_route[c][p.subflow as usize];
-                (p.hop as usize) < self.topo.routes[route][dir].len()
-            };
+            let c = p.conn as usize;
+            let forward = !self.route_end[l] && (p.hop as usize) < self.paths.len(p);
             if forward {
                 let p = *p;
                 self.topo.links[l].discard_due();
@@ -311,13 +313,6 @@ impl Simulation {
         if let Some(next) = self.topo.links[l].next_wake() {
             self.wake_link(l, next);
         }
-    }
-
-    /// The links packet `p` crosses, in order.
-    #[inline]
-    fn route_of(&self, p: &Packet) -> &[u32] {
-        let route = self.sf_route[p.conn as usize][p.subflow as usize];
-        &self.topo.routes[route][usize::from(!p.to_server)]
     }
 
     fn wake_link(&mut self, l: usize, t: Time) {
@@ -370,7 +365,7 @@ impl Simulation {
     }
 
     fn inject(&mut self, p: &Packet) {
-        let l = self.route_of(p)[p.hop as usize] as usize;
+        let l = self.paths.link(p) as usize;
         let now = self.now;
         if let Some(cap) = self.pcap.as_mut() {
             let route = self.sf_route[p.conn as usize][p.subflow as usize];
@@ -496,5 +491,54 @@ impl Simulation {
         if !errors.is_empty() {
             panic!("simulation invariant violated (this is a bug in mptcplab):\n{}", errors.join("\n"));
         }
+    }
+}
+
+/// The links of every subflow's route each way, flattened for the per-hop lookup: entry
+/// `(conn << shift | subflow) << 1 | direction` (direction 0: client → server) is the
+/// `(start, len)` of its links in `links`. `shift` leaves room for the connection with the
+/// most subflows, so entries never overlap.
+struct Paths {
+    shift: u32,
+    index: Vec<(u32, u32)>,
+    links: Vec<u32>,
+}
+
+impl Paths {
+    fn new(subflows: &[Vec<(usize, bool)>], routes: &[[Vec<u32>; 2]]) -> Paths {
+        let most = subflows.iter().map(Vec::len).max().unwrap_or(0);
+        let shift = most.next_power_of_two().trailing_zeros();
+        let mut p = Paths { shift, index: vec![(0, 0); (subflows.len() << shift) << 1], links: Vec::new() };
+        for (c, sfs) in subflows.iter().enumerate() {
+            for (sf, &(route, _)) in sfs.iter().enumerate() {
+                for (dir, hops) in routes[route].iter().enumerate() {
+                    p.index[((c << shift) | sf) << 1 | dir] = (p.links.len() as u32, hops.len() as u32);
+                    p.links.extend_from_slice(hops);
+                }
+            }
+        }
+        p
+    }
+
+    /// `(start, len)` of the links packet `p` crosses.
+    #[inline(always)]
+    fn entry(&self, p: &Packet) -> (usize, usize) {
+        let i = ((p.conn as usize) << self.shift | p.subflow as usize) << 1 | usize::from(!p.to_server);
+        let (start, len) = self.index[i];
+        (start as usize, len as usize)
+    }
+
+    /// How many links packet `p` crosses.
+    #[inline(always)]
+    fn len(&self, p: &Packet) -> usize {
+        self.entry(p).1
+    }
+
+    /// The link packet `p` enters at its hop (which is within its route).
+    #[inline(always)]
+    fn link(&self, p: &Packet) -> u32 {
+        let (start, len) = self.entry(p);
+        debug_assert!((p.hop as usize) < len, "hop {} of a {len}-link route", p.hop);
+        self.links[start + p.hop as usize]
     }
 }
