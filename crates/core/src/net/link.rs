@@ -308,13 +308,19 @@ impl<P: WireLen + Stow> Link<P> {
     }
 
     /// As [`Link::take_due`], but the packet is read where the link keeps it: the caller
-    /// then calls [`Link::discard_due`], before anything else is done with the link.
+    /// then calls [`Link::discard_due`], before anything else is done with the link. If none
+    /// is due: when the link next needs the driver ([`Link::next_wake`]).
     #[inline(always)]
-    pub fn due(&mut self, now: Time) -> Option<&mut P> {
-        let p = self.tx.wire.due(now)?;
-        self.stats.delivered += 1;
-        self.stats.delivered_bytes += p.wire_len() as u64;
-        Some(p)
+    pub fn due(&mut self, now: Time) -> Result<&mut P, Option<Time>> {
+        let tx_end = self.tx_pending();
+        match self.tx.wire.due(now) {
+            Ok(p) => {
+                self.stats.delivered += 1;
+                self.stats.delivered_bytes += p.wire_len() as u64;
+                Ok(p)
+            }
+            Err(head) => Err(earliest(tx_end, head)),
+        }
     }
 
     /// Drops the packet [`Link::due`] gave (it was delivered).
@@ -334,13 +340,15 @@ impl<P: WireLen + Stow> Link<P> {
     /// Always inlined: the driver asks after every delivery round.
     #[inline(always)]
     pub fn next_wake(&self) -> Option<Time> {
-        let tx = match &self.backlog {
+        earliest(self.tx_pending(), self.tx.wire.head())
+    }
+
+    /// When the transmission under way ends, on a link that decides at dequeue.
+    #[inline(always)]
+    fn tx_pending(&self) -> Option<Time> {
+        match &self.backlog {
             Backlog::Dequeue(Held { in_tx: Some((end, _, _)), .. }) => Some(*end),
             _ => None,
-        };
-        match (tx, self.tx.wire.head()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
         }
     }
 
@@ -377,5 +385,14 @@ impl<P: WireLen + Stow> Link<P> {
             ));
         }
         Ok(())
+    }
+}
+
+/// The earlier of two optional times.
+#[inline(always)]
+fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

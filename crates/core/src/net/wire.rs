@@ -108,15 +108,19 @@ impl<P: Stow> Fifo<P> {
         }
     }
 
-    /// The next item, if it has reached the far end by `now` (see [`Pipe::due`]).
+    /// The next item, if it has reached the far end by `now`, else when the next one does
+    /// (see [`Pipe::due`]).
     #[inline(always)]
-    fn due(&mut self, now: Time) -> Option<&mut P> {
+    fn due(&mut self, now: Time) -> Result<&mut P, Option<Time>> {
         match self {
-            Fifo::Whole(q) => q.front_mut().filter(|e| e.0 <= now).map(|e| &mut e.1),
-            Fifo::Stowed(q, side, landed) => {
-                let (_, c) = q.pop_front_if(|e| e.0 <= now)?;
-                Some(landed.insert(P::unstow(c, side)))
-            }
+            Fifo::Whole(q) => match q.front_mut() {
+                Some(e) if e.0 <= now => Ok(&mut e.1),
+                e => Err(e.map(|e| e.0)),
+            },
+            Fifo::Stowed(q, side, landed) => match q.pop_front_if(|e| e.0 <= now) {
+                Some((_, c)) => Ok(landed.insert(P::unstow(c, side))),
+                None => Err(q.front().map(|e| e.0)),
+            },
         }
     }
 
@@ -213,12 +217,17 @@ impl<P: Stow> Pipe<P> {
     }
     /// The next packet, if it has reached the far end by `now`, where the receiver reads
     /// it: in the pipe when it keeps packets whole, else rebuilt beside it. The receiver then
-    /// calls [`Pipe::discard_due`] before anything is sent into the pipe.
+    /// calls [`Pipe::discard_due`] before anything is sent into the pipe. If none is due:
+    /// when the next one is ([`Pipe::head`]).
     #[inline(always)]
-    fn due(&mut self, now: Time) -> Option<&mut P> {
+    fn due(&mut self, now: Time) -> Result<&mut P, Option<Time>> {
         match self {
             Pipe::Fifo(q) => q.due(now),
-            Pipe::Reorder(_, _, landed) => landed.front_mut().filter(|e| e.0 <= now).map(|e| &mut e.1),
+            Pipe::Reorder(h, _, landed) => match landed.front_mut() {
+                Some(e) if e.0 <= now => Ok(&mut e.1),
+                Some(e) => Err(Some(e.0)),
+                None => Err(h.peek().map(|e| e.0 .0)),
+            },
         }
     }
     /// Drops the packet [`Pipe::due`] gave.
@@ -359,9 +368,10 @@ impl<P: Stow> Wire<P> {
         self.pipe.take_due(now)
     }
 
-    /// The next packet to reach the far end, if it has by `now` ([`Pipe::due`]).
+    /// The next packet to reach the far end, if it has by `now`, else when the next one
+    /// does ([`Pipe::due`]).
     #[inline(always)]
-    pub(crate) fn due(&mut self, now: Time) -> Option<&mut P> {
+    pub(crate) fn due(&mut self, now: Time) -> Result<&mut P, Option<Time>> {
         self.pipe.due(now)
     }
 
@@ -434,14 +444,14 @@ mod tests {
                         assert_eq!(f.take_due(Time(next_out)), Some(packet(next_out)), "round {round}");
                         next_out += 1;
                     } else {
-                        assert_eq!(f.due(Time(next_out)).copied(), Some(packet(next_out)), "round {round}");
+                        assert_eq!(f.due(Time(next_out)).copied(), Ok(packet(next_out)), "round {round}");
                         f.discard_due();
                         next_out += 1;
                     }
                 }
                 assert_eq!(matches!(f, Fifo::Stowed(..)), target > 0, "round {round}, {target} packets");
             }
-            assert!(f.due(Time::MAX).is_none() && f.take_due(Time::MAX).is_none());
+            assert!(f.due(Time::MAX) == Err(None) && f.take_due(Time::MAX).is_none());
         }
     }
 }

@@ -284,11 +284,20 @@ impl Simulation {
         }
         self.link_wake[l] = None;
         // The packets due now are handed over one at a time: a packet the deliveries send
-        // into this link again lands behind them (`Link::complete`).
-        for _ in 0..self.topo.links[l].complete(t) {
+        // into this link again lands behind them (`Link::complete`). Then the link's next
+        // wake-up.
+        let mut left = self.topo.links[l].complete(t);
+        let next = loop {
+            if left == 0 {
+                break self.topo.links[l].next_wake();
+            }
+            left -= 1;
             // Read where the link keeps it, and dropped before anything is sent into the
             // link again.
-            let Some(p) = self.topo.links[l].due(t) else { break };
+            let p = match self.topo.links[l].due(t) {
+                Ok(p) => p,
+                Err(next) => break next,
+            };
             if let Some(d) = self.digest.as_mut() {
                 d.record(t, TraceEvent::Deliver { link: l as u32, uid: p.uid });
             }
@@ -309,8 +318,8 @@ impl Simulation {
                 self.topo.links[l].discard_due();
                 self.flush(c, side);
             }
-        }
-        if let Some(next) = self.topo.links[l].next_wake() {
+        };
+        if let Some(next) = next {
             self.wake_link(l, next);
         }
     }
