@@ -10,9 +10,12 @@
 //! busy link, a timer or two per endpoint): they are kept sorted in a small ring, where a
 //! push finds its place from the front and moves the entries on the shorter side of it (a
 //! link's next arrival is usually due before most of the others, so it moves few) and a pop
-//! takes the front. When more than [`RING`] are pending
-//! they move to a binary heap, and back to the ring once at most [`RING`] / 4 remain (the
-//! gap keeps a queue that hovers around one size from moving back and forth).
+//! takes the front. The ring's entries need no insertion number: a push goes behind every
+//! entry due at or before its time, so the ring's order is the insertion order among equal
+//! times. When more than [`RING`] are pending they move to a binary heap, numbered in the
+//! ring's order as they go (every later push is numbered after them), and back to the ring
+//! once at most [`RING`] / 4 remain, in the heap's order (the gap keeps a queue that hovers
+//! around one size from moving back and forth).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -63,26 +66,33 @@ impl Ord for Entry {
 const RING: usize = 16;
 const MASK: usize = RING - 1;
 
+/// An entry of the ring: its place gives its order among equal times.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    at: Time,
+    ev: Event,
+}
+
 /// Up to [`RING`] entries, earliest first, in a circular buffer.
 struct Ring {
-    buf: [Entry; RING],
+    buf: [Slot; RING],
     head: usize,
     len: usize,
 }
 
 impl Default for Ring {
     fn default() -> Self {
-        Ring { buf: [Entry { at: Time::ZERO, n: 0, ev: Event::Sample }; RING], head: 0, len: 0 }
+        Ring { buf: [Slot { at: Time::ZERO, ev: Event::Sample }; RING], head: 0, len: 0 }
     }
 }
 
 impl Ring {
-    /// Inserts `e`, whose number is the largest: it goes behind every entry due at or
-    /// before its time. The entries on the shorter side of its place move by one slot (as
+    /// Inserts `e`, the latest pushed: it goes behind every entry due at or before its
+    /// time. The entries on the shorter side of its place move by one slot (as
     /// `VecDeque::insert` does): a new event is usually due before most others (a link's
     /// next arrival, beside timers and slower links), so it mostly moves none.
     #[inline]
-    fn insert(&mut self, e: Entry) {
+    fn insert(&mut self, e: Slot) {
         debug_assert!(self.len < RING);
         let mut k = 0;
         while k < self.len && self.buf[(self.head + k) & MASK].at <= e.at {
@@ -103,7 +113,7 @@ impl Ring {
     }
 
     #[inline]
-    fn pop(&mut self) -> Option<Entry> {
+    fn pop(&mut self) -> Option<Slot> {
         if self.len == 0 {
             return None;
         }
@@ -113,7 +123,7 @@ impl Ring {
         Some(e)
     }
 
-    fn front(&self) -> Option<&Entry> {
+    fn front(&self) -> Option<&Slot> {
         (self.len > 0).then(|| &self.buf[self.head])
     }
 }
@@ -124,6 +134,7 @@ impl Ring {
 pub struct EventQueue {
     ring: Ring,
     heap: BinaryHeap<Entry>,
+    /// The insertion number of the last entry that went into the heap.
     n: u64,
     popped: u64,
 }
@@ -134,10 +145,9 @@ impl EventQueue {
     /// entries to pass) is a handful of instructions beside a call's.
     #[inline(always)]
     pub fn push(&mut self, at: Time, ev: Event) {
-        self.n += 1;
-        let e = Entry { at, n: self.n, ev };
+        let e = Slot { at, ev };
         if !self.heap.is_empty() {
-            self.heap.push(e);
+            self.push_heap(e);
         } else if self.ring.len < RING {
             self.ring.insert(e);
         } else {
@@ -145,14 +155,21 @@ impl EventQueue {
         }
     }
 
-    /// The ring is full: its entries and `e` move to the heap.
+    /// Pushes `e` onto the heap, numbered after every entry already queued.
+    #[inline]
+    fn push_heap(&mut self, e: Slot) {
+        self.n += 1;
+        self.heap.push(Entry { at: e.at, n: self.n, ev: e.ev });
+    }
+
+    /// The ring is full: its entries, in order, and `e` move to the heap.
     #[cold]
-    fn spill(&mut self, e: Entry) {
+    fn spill(&mut self, e: Slot) {
         self.heap.reserve(RING + 1);
         while let Some(x) = self.ring.pop() {
-            self.heap.push(x);
+            self.push_heap(x);
         }
-        self.heap.push(e);
+        self.push_heap(e);
     }
 
     #[inline]
@@ -163,18 +180,18 @@ impl EventQueue {
     }
 
     /// Pops from the heap; few entries left move back to the ring, in order.
-    fn pop_heap(&mut self) -> Entry {
+    fn pop_heap(&mut self) -> Slot {
         let e = self.heap.pop().expect("heap not empty");
         if self.heap.len() <= RING / 4 {
             while let Some(x) = self.heap.pop() {
-                self.ring.insert(x);
+                self.ring.insert(Slot { at: x.at, ev: x.ev });
             }
         }
-        e
+        Slot { at: e.at, ev: e.ev }
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.ring.front().or_else(|| self.heap.peek()).map(|e| e.at)
+        self.ring.front().map(|e| e.at).or_else(|| self.heap.peek().map(|e| e.at))
     }
     /// Events processed so far.
     pub fn popped(&self) -> u64 {
