@@ -7,10 +7,10 @@
 //! earlier entry fires, finds nothing due, and re-arms at the new deadline.
 //!
 //! Two representations, one order. A run usually has a handful of pending events (one per
-//! busy link, a timer or two per endpoint): they are kept sorted in a small ring, where a
-//! push finds its place from the front and moves the entries on the shorter side of it (a
-//! link's next arrival is usually due before most of the others, so it moves few) and a pop
-//! takes the front. The ring's entries need no insertion number: a push goes behind every
+//! busy link, a timer or two per endpoint): they are kept sorted latest first in a small
+//! array (called the ring), where a push finds its place from the earliest end and moves the
+//! entries due before it (a link's next arrival is usually due before most of the others,
+//! so it moves few) and a pop takes the earliest. The ring's entries need no insertion number: a push goes behind every
 //! entry due at or before its time, so the ring's order is the insertion order among equal
 //! times. When more than [`RING`] are pending they move to a binary heap, numbered in the
 //! ring's order as they go (every later push is numbered after them), and back to the ring
@@ -62,53 +62,41 @@ impl Ord for Entry {
     }
 }
 
-/// Capacity of the sorted ring (a power of two).
+/// Capacity of the sorted array.
 const RING: usize = 16;
-const MASK: usize = RING - 1;
 
-/// An entry of the ring: its place gives its order among equal times.
+/// An entry of the sorted array: its place gives its order among equal times.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     at: Time,
     ev: Event,
 }
 
-/// Up to [`RING`] entries, earliest first, in a circular buffer.
+/// Up to [`RING`] entries, sorted latest first: the next to pop is the last.
 struct Ring {
     buf: [Slot; RING],
-    head: usize,
     len: usize,
 }
 
 impl Default for Ring {
     fn default() -> Self {
-        Ring { buf: [Slot { at: Time::ZERO, ev: Event::Sample }; RING], head: 0, len: 0 }
+        Ring { buf: [Slot { at: Time::ZERO, ev: Event::Sample }; RING], len: 0 }
     }
 }
 
 impl Ring {
     /// Inserts `e`, the latest pushed: it goes behind every entry due at or before its
-    /// time. The entries on the shorter side of its place move by one slot (as
-    /// `VecDeque::insert` does): a new event is usually due before most others (a link's
-    /// next arrival, beside timers and slower links), so it mostly moves none.
+    /// time, which move up by one slot. A new event is usually due before most others (a
+    /// link's next arrival, beside timers and slower links), so it mostly moves none or one.
     #[inline]
     fn insert(&mut self, e: Slot) {
-        debug_assert!(self.len < RING);
-        let mut k = 0;
-        while k < self.len && self.buf[(self.head + k) & MASK].at <= e.at {
-            k += 1;
+        assert!(self.len < RING, "the ring is full");
+        let mut j = self.len;
+        while j > 0 && self.buf[j - 1].at <= e.at {
+            self.buf[j] = self.buf[j - 1];
+            j -= 1;
         }
-        if k < self.len - k {
-            self.head = (self.head + MASK) & MASK;
-            for i in 0..k {
-                self.buf[(self.head + i) & MASK] = self.buf[(self.head + i + 1) & MASK];
-            }
-        } else {
-            for i in (k..self.len).rev() {
-                self.buf[(self.head + i + 1) & MASK] = self.buf[(self.head + i) & MASK];
-            }
-        }
-        self.buf[(self.head + k) & MASK] = e;
+        self.buf[j] = e;
         self.len += 1;
     }
 
@@ -117,14 +105,12 @@ impl Ring {
         if self.len == 0 {
             return None;
         }
-        let e = self.buf[self.head];
-        self.head = (self.head + 1) & MASK;
         self.len -= 1;
-        Some(e)
+        Some(self.buf[self.len])
     }
 
     fn front(&self) -> Option<&Slot> {
-        (self.len > 0).then(|| &self.buf[self.head])
+        self.len.checked_sub(1).map(|i| &self.buf[i])
     }
 }
 
