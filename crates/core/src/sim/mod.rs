@@ -384,14 +384,15 @@ impl Simulation {
             cap.record(Point::Link(l as u32), now, p, route);
         }
         let uid = p.uid;
+        let link = &mut self.topo.links[l];
         // A data packet entering a queue in its sender's host: tell the sender when it leaves
         // (TCP small queues): when the link has sent it, or now if it was dropped.
-        let host_queue = (p.hop == 0 && p.payload > 0 && self.topo.links[l].params.at_host)
-            .then(|| (p.conn as usize, usize::from(!p.to_server), p.subflow as usize));
-        let r = self.topo.links[l].offer_copy(now, p);
-        if let Some((c, side, sf)) = host_queue {
+        let host_queue = p.hop == 0 && p.payload > 0 && link.params.at_host;
+        let (c, side, sf) = (p.conn as usize, usize::from(!p.to_server), p.subflow as usize);
+        let r = link.offer_copy(now, p);
+        if host_queue {
             let left = match r {
-                Offer::Accepted | Offer::Lost => self.topo.links[l].tx_end(),
+                Offer::Accepted | Offer::Lost => link.tx_end(),
                 Offer::QueueDrop | Offer::AqmDrop => now,
             };
             self.eps[c][side].host_departure(sf, left);
@@ -407,9 +408,8 @@ impl Simulation {
         }
         // A wake pending for a link whose head stays is at its head already (it is armed at
         // the head, and only delivering moves the head).
-        let woken = self.link_wake[l].is_some() && self.topo.links[l].head_stays();
-        if r == Offer::Accepted && !woken {
-            if let Some(t) = self.topo.links[l].next_wake() {
+        if r == Offer::Accepted && !(link.head_stays() && self.link_wake[l].is_some()) {
+            if let Some(t) = link.next_wake() {
                 self.wake_link(l, t);
             }
         }
