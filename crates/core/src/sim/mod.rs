@@ -51,6 +51,8 @@ pub struct Simulation {
     hosts: Vec<HostQueue>,
     /// `host_of[c] = [client host, server host]` and the connection's mean host jitter.
     host_of: Vec<([u32; 2], crate::units::Dur)>,
+    /// Some connection's hosts delay its packets (`host_jitter`).
+    host_jitter: bool,
 }
 
 /// Per-subflow series; `retransmitted_segments` and `penalisations` (M2 halvings of the
@@ -118,6 +120,7 @@ impl Simulation {
             link_series: Vec::new(),
             hosts: Vec::new(),
             host_of: Vec::new(),
+            host_jitter: sc.connections.iter().any(|cfg| cfg.host_jitter > crate::units::Dur::ZERO),
         };
         let mut nodes: Vec<String> = Vec::new();
         for cfg in &sc.connections {
@@ -334,19 +337,11 @@ impl Simulation {
     /// Sends what endpoint (c, s) produced and re-arms its timer.
     fn flush(&mut self, c: usize, s: usize) {
         let mut out = std::mem::take(&mut self.out);
-        let (hosts, jitter) = self.host_of[c];
-        for p in &out {
-            if p.payload > 0 {
-                self.data_packets += 1;
-            }
-            if jitter > crate::units::Dur::ZERO {
-                let h = hosts[s] as usize;
-                let first = self.hosts[h].q.is_empty();
-                let at = self.hosts[h].push(self.now, jitter, *p);
-                if first {
-                    self.q.push(at, Event::HostSend(h as u32));
-                }
-            } else {
+        if self.host_jitter {
+            self.through_hosts(c, s, &out);
+        } else {
+            for p in &out {
+                self.data_packets += u64::from(p.payload > 0);
                 self.inject(p);
             }
         }
@@ -357,6 +352,27 @@ impl Simulation {
             if self.ep_wake[c][s].is_none_or(|w| t < w) {
                 self.ep_wake[c][s] = Some(t);
                 self.q.push(t, Event::Endpoint(c as u32, s as u8));
+            }
+        }
+    }
+
+    /// Sends what endpoint (c, s) produced in a run where some host delays its packets
+    /// (`host_jitter`): through the host's transmit queue if it delays them. Out of line,
+    /// so that the path without host queues stays small.
+    #[inline(never)]
+    fn through_hosts(&mut self, c: usize, s: usize, out: &[Packet]) {
+        let (hosts, jitter) = self.host_of[c];
+        for p in out {
+            self.data_packets += u64::from(p.payload > 0);
+            if jitter > crate::units::Dur::ZERO {
+                let h = hosts[s] as usize;
+                let first = self.hosts[h].q.is_empty();
+                let at = self.hosts[h].push(self.now, jitter, *p);
+                if first {
+                    self.q.push(at, Event::HostSend(h as u32));
+                }
+            } else {
+                self.inject(p);
             }
         }
     }
