@@ -327,6 +327,9 @@ impl Simulation {
         }
     }
 
+    /// Arms link `l`'s wake-up at `t` unless one is armed no later. Inlined: it is the
+    /// event queue's push, made after every delivery round.
+    #[inline(always)]
     fn wake_link(&mut self, l: usize, t: Time) {
         if self.link_wake[l].is_none_or(|w| t < w) {
             self.link_wake[l] = Some(t);
