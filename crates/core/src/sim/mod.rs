@@ -291,13 +291,14 @@ impl Simulation {
         // wake-up.
         let mut left = self.topo.links[l].complete(t);
         let next = loop {
+            let link = &mut self.topo.links[l];
             if left == 0 {
-                break self.topo.links[l].next_wake();
+                break link.next_wake();
             }
             left -= 1;
             // Read where the link keeps it, and dropped before anything is sent into the
             // link again.
-            let p = match self.topo.links[l].due(t) {
+            let p = match link.due(t) {
                 Ok(p) => p,
                 Err(next) => break next,
             };
@@ -309,7 +310,7 @@ impl Simulation {
             let forward = !self.route_end[l] && (p.hop as usize) < self.paths.len(p);
             if forward {
                 let p = *p;
-                self.topo.links[l].discard_due();
+                link.discard_due();
                 self.inject(&p);
             } else {
                 let side = usize::from(p.to_server);
@@ -318,7 +319,7 @@ impl Simulation {
                     cap.record(Point::Host(p.conn, !p.to_server, route), t, p, route);
                 }
                 self.eps[c][side].on_packet(t, p, &mut self.out);
-                self.topo.links[l].discard_due();
+                link.discard_due();
                 self.flush(c, side);
             }
         };
