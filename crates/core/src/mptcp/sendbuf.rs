@@ -327,6 +327,52 @@ impl ConnSender {
         (self.rwnd_right.0 >= dsn.0 + len).then_some((dsn, len))
     }
 
+    /// [`ConnSender::next_new`], recorded as sent ([`ConnSender::mark_sent`]) when there is
+    /// some. The usual case answers inline: nothing skipped and everything sent one range
+    /// from the DATA_ACK, which the new data extends.
+    #[inline]
+    pub fn take_new(&mut self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
+        let (una, write_seq, right) = (self.data_una.0, self.write_seq.0, self.rwnd_right.0);
+        let single = self.sent.len() == 1;
+        match self.sent.front_mut() {
+            Some(r) if single && skip == 0 && r.0 <= una && r.1 >= una => {
+                // `unsent_at`: the unsent data starts where the range ends.
+                let cur = r.1;
+                if write_seq <= cur {
+                    return None;
+                }
+                let mut len = max_len.min(write_seq - cur);
+                // `next_new`: the peer's window.
+                if self.fill_tail {
+                    let room = right.saturating_sub(cur);
+                    if room == 0 {
+                        return None;
+                    }
+                    len = len.min(room);
+                } else if right < cur + len {
+                    return None;
+                }
+                if len == 0 {
+                    return Some((Dsn(cur), 0));
+                }
+                // `mark_sent`: the range grows by what is sent.
+                r.1 = cur + len;
+                self.sent_bytes += len;
+                self.snd_nxt = self.snd_nxt.max(Dsn(cur + len));
+                Some((Dsn(cur), len))
+            }
+            _ => self.take_new_walk(skip, max_len),
+        }
+    }
+
+    /// [`ConnSender::take_new`] beyond its usual case.
+    #[inline(never)]
+    fn take_new_walk(&mut self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
+        let (dsn, len) = self.next_new(skip, max_len)?;
+        self.mark_sent(dsn, len);
+        Some((dsn, len))
+    }
+
     /// Unsent data is waiting but the peer's window does not admit the oldest of it (any of
     /// it, with `fill_tail`).
     pub fn rwnd_blocked(&self, max_len: u64) -> bool {

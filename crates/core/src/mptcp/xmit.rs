@@ -80,10 +80,20 @@ impl Endpoint {
             }
         }
         self.snd.app_write(now);
-        self.sent_before.clear();
-        self.sent_before.extend(self.subflows.iter().map(|s| s.as_ref().map_or(0, |s| s.stats.segments_sent)));
+        // One pass over the subflows: each one's `segments_sent` as the push begins, then its
+        // lost segments within its window. Most pushes find nothing lost waiting: that test
+        // comes first (`retransmit_next` asks it too).
+        self.sent_before.resize(self.subflows.len(), 0);
         for i in 0..self.subflows.len() {
-            while let Some(s) = self.subflows[i].as_mut().filter(|s| s.established() && s.pacer.open(now)) {
+            let Some(s) = self.subflows[i].as_ref() else {
+                self.sent_before[i] = 0;
+                continue;
+            };
+            self.sent_before[i] = s.stats.segments_sent;
+            while let Some(s) = self.subflows[i]
+                .as_mut()
+                .filter(|s| s.sb.lost_not_retransmitted() && s.established() && s.pacer.open(now))
+            {
                 let Some(seg) = s.retransmit_next(now, false) else {
                     break;
                 };
@@ -128,12 +138,17 @@ impl Endpoint {
                     continue;
                 }
             }
-            let ctx = sched_ctx(now, &self.views, &self.snd);
             if waits_without_room && !self.views.iter().any(|v| v.usable && v.has_room) {
-                debug_assert_eq!(self.sched.next(&ctx), Pick::Wait, "{} picked with no room", self.sched.name());
+                debug_assert_eq!(
+                    self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
+                    Pick::Wait,
+                    "{} picked with no room",
+                    self.sched.name()
+                );
                 none_had_room = true;
                 break;
             }
+            let ctx = sched_ctx(now, &self.views, &self.snd);
             match self.sched.next(&ctx) {
                 Pick::Wait => break,
                 Pick::New { sf, skip } if queues => {
@@ -157,9 +172,8 @@ impl Endpoint {
                         debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
                         break;
                     }
-                    match self.snd.next_new(skip, self.params[sf].smss) {
+                    match self.snd.take_new(skip, self.params[sf].smss) {
                         Some((dsn, len)) => {
-                            self.snd.mark_sent(dsn, len);
                             self.send_on(now, sf, dsn, len, out);
                             self.sched.on_sent(sf, dsn, len);
                         }
