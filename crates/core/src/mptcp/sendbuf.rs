@@ -517,6 +517,51 @@ mod tests {
     }
 
     #[test]
+    fn take_new_is_next_new_then_mark_sent() {
+        // Two senders driven alike, one through `take_new`, the other through `next_new` and
+        // `mark_sent`: same answers, same state, with and without `fill_tail`.
+        for fill_tail in [false, true] {
+            let size = 50_000u64;
+            let mk = || {
+                let mut s = ConnSender::new(App::Download { size }, 1 << 20, 6000);
+                s.fill_tail = fill_tail;
+                s.app_write(Time(0));
+                s
+            };
+            let (mut a, mut b) = (mk(), mk());
+            let mut rng = crate::rng::Rng::stream(11, "take-new-test");
+            for _ in 0..2000 {
+                match rng.below(6) {
+                    0 => {
+                        let ack = (a.data_una.0 + rng.below(3000)).min(a.snd_nxt.0.max(a.data_una.0));
+                        let wnd = 1000 + rng.below(8000);
+                        a.on_data_ack(Dsn(ack), wnd);
+                        b.on_data_ack(Dsn(ack), wnd);
+                    }
+                    1 => {
+                        // Out of order: some data ahead of the head.
+                        let (skip, max_len) = (rng.below(4000), 1 + rng.below(1500));
+                        let want = b.next_new(skip, max_len);
+                        if let Some((dsn, len)) = want {
+                            b.mark_sent(dsn, len);
+                        }
+                        assert_eq!(a.take_new(skip, max_len), want);
+                    }
+                    _ => {
+                        let max_len = [1448, 1448, 700][rng.below(3) as usize];
+                        let want = b.next_new(0, max_len);
+                        if let Some((dsn, len)) = want {
+                            b.mark_sent(dsn, len);
+                        }
+                        assert_eq!(a.take_new(0, max_len), want);
+                    }
+                }
+                assert_eq!((a.snd_nxt, a.unsent(), &a.sent), (b.snd_nxt, b.unsent(), &b.sent));
+            }
+        }
+    }
+
+    #[test]
     fn unsent_data_is_the_first_unsent_byte_after_the_skip_whatever_was_sent() {
         // Against a byte map: random sends (in order, ahead, and overlapping) and DATA_ACKs;
         // the first unsent byte after `skip` unsent ones, up to the next sent byte or the end

@@ -100,7 +100,8 @@ impl Endpoint {
                 self.data_packet(now, i, seg, out);
             }
         }
-        let queues = self.sched.queues();
+        let hints = self.sched.hints();
+        let queues = hints.queues;
         // With TSO deferral the subflows transmit once the push has assigned its data, as
         // Linux's `tcp_push` after `__mptcp_push_pending` (what a subflow may defer depends on
         // how much it holds); otherwise queued data goes out before new data is assigned and
@@ -109,7 +110,11 @@ impl Endpoint {
             self.flush_queues(now, queues, out);
         }
         // Not asked when no usable subflow has room, if its answer is then known to be Wait.
-        let waits_without_room = !queues && self.sched.waits_without_room();
+        let waits_without_room = !queues && hints.waits_without_room;
+        // Not asked again after sending new data on the subflow it picked while that subflow
+        // keeps room, if its answer is then known to be the same (`repeat`: that subflow).
+        let repeats_with_room = !queues && hints.repeats_with_room;
+        let mut repeat = None;
         // Set when the loop ends because no usable subflow had room.
         let mut none_had_room = false;
         self.sched_views(now);
@@ -118,6 +123,8 @@ impl Endpoint {
             if cfg!(debug_assertions) {
                 self.debug_check_views(now);
             }
+            // Only right after the transmission that set it.
+            let repeat_sf: Option<usize> = repeat.take();
             // Reinjections first; those already DATA_ACKed are dropped.
             if let Some(&(dsn, len, from)) = self.snd.reinject.front() {
                 let end = dsn + len;
@@ -138,18 +145,31 @@ impl Endpoint {
                     continue;
                 }
             }
-            if waits_without_room && !self.views.iter().any(|v| v.usable && v.has_room) {
-                debug_assert_eq!(
-                    self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
-                    Pick::Wait,
-                    "{} picked with no room",
-                    self.sched.name()
-                );
-                none_had_room = true;
-                break;
-            }
-            let ctx = sched_ctx(now, &self.views, &self.snd);
-            match self.sched.next(&ctx) {
+            let pick = match repeat_sf {
+                Some(sf) if self.views[sf].has_room => {
+                    debug_assert_eq!(
+                        self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
+                        Pick::New { sf, skip: 0 },
+                        "{} picked another subflow",
+                        self.sched.name()
+                    );
+                    Pick::New { sf, skip: 0 }
+                }
+                _ => {
+                    if waits_without_room && !self.views.iter().any(|v| v.usable && v.has_room) {
+                        debug_assert_eq!(
+                            self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
+                            Pick::Wait,
+                            "{} picked with no room",
+                            self.sched.name()
+                        );
+                        none_had_room = true;
+                        break;
+                    }
+                    self.sched.next(&sched_ctx(now, &self.views, &self.snd))
+                }
+            };
+            match pick {
                 Pick::Wait => break,
                 Pick::New { sf, skip } if queues => {
                     if !self.views.get(sf).is_some_and(|v| v.usable) {
@@ -176,6 +196,9 @@ impl Endpoint {
                         Some((dsn, len)) => {
                             self.send_on(now, sf, dsn, len, out);
                             self.sched.on_sent(sf, dsn, len);
+                            if repeats_with_room && skip == 0 {
+                                repeat = Some(sf);
+                            }
                         }
                         None => {
                             if !self.receive_buffer_optimisation(now, sf, out) {

@@ -83,6 +83,11 @@ impl Scheduler for MinRtt {
         true
     }
 
+    // Its pick stays the lowest-SRTT candidate while that one keeps room.
+    fn repeats_with_room(&self) -> bool {
+        true
+    }
+
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
         match ctx.lowest_rtt_with_room(None) {
             Some(sf) => Pick::New { sf, skip: 0 },

@@ -197,6 +197,14 @@ pub enum Pick {
     Wait,
 }
 
+/// What the connection may assume about a scheduler's answers ([`Scheduler::hints`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedHints {
+    pub queues: bool,
+    pub waits_without_room: bool,
+    pub repeats_with_room: bool,
+}
+
 pub trait Scheduler {
     fn name(&self) -> &'static str;
     /// The next segment to send.
@@ -219,6 +227,24 @@ pub trait Scheduler {
     /// then the connection does not ask. Default: no.
     fn waits_without_room(&self) -> bool {
         false
+    }
+    /// Whether, right after a [`Pick::New`] without skip was sent on subflow `sf` while `sf`
+    /// still has room (its entry refreshed, no other entry changed), [`Scheduler::next`]
+    /// would pick `sf` again without skip and change nothing by being asked: then the
+    /// connection does not ask. Holds for a pick that depends only on which subflows are
+    /// usable and have room and on their fixed properties (minRTT: the candidates, their SRTTs
+    /// and the backup rule are as they were), by a scheduler that keeps no state. Default: no.
+    fn repeats_with_room(&self) -> bool {
+        false
+    }
+    /// [`Scheduler::queues`], [`Scheduler::waits_without_room`] and
+    /// [`Scheduler::repeats_with_room`] in one call (asked once per push).
+    fn hints(&self) -> SchedHints {
+        SchedHints {
+            queues: self.queues(),
+            waits_without_room: self.waits_without_room(),
+            repeats_with_room: self.repeats_with_room(),
+        }
     }
     /// The connection starts a new attempt to push data (after an ACK, a timer or an
     /// application write); Linux's `__mptcp_push_pending` asks its scheduler afresh then.
@@ -339,6 +365,53 @@ mod tests {
             s.new_round();
             fresh.new_round();
             assert_eq!(s.next(&ctx(&open, 10_000)), fresh.next(&ctx(&open, 10_000)), "{}", s.name());
+        }
+    }
+
+    /// A scheduler that claims [`Scheduler::repeats_with_room`] picks the same subflow again
+    /// after a transmission on it that leaves it room, as a fresh scheduler does.
+    #[test]
+    fn schedulers_that_repeat_with_room_pick_the_same_subflow_again() {
+        let mut backup = view(5, 10, 0);
+        backup.backup = true;
+        let mut down = view(1, 10, 0);
+        down.usable = false;
+        let sets = [
+            vec![view(10, 10, 0), view(100, 10, 0)],
+            vec![view(100, 10, 0), view(10, 10, 8), view(50, 3, 0)],
+            vec![down, backup, view(20, 4, 1), view(20, 4, 0)],
+            vec![backup, view(30, 10, 0)],
+        ];
+        for &kind in SchedKind::ALL {
+            let mut s = build(kind, &SchedParams::default());
+            if !s.repeats_with_room() {
+                continue;
+            }
+            for set in &sets {
+                let mut v = set.clone();
+                s.new_round();
+                let mut picks = 0;
+                let mut pick = s.next(&ctx(&v, 100_000));
+                while let Pick::New { sf, skip: 0 } = pick {
+                    s.on_sent(sf, Dsn(0), 1000);
+                    // The transmission's fields, as the connection refreshes them.
+                    let e = &mut v[sf];
+                    e.in_flight += e.smss;
+                    e.out += e.smss;
+                    e.queued += e.smss;
+                    e.has_room = e.in_flight + e.smss <= e.cwnd;
+                    if !e.has_room {
+                        break;
+                    }
+                    let mut fresh = build(kind, &SchedParams::default());
+                    fresh.new_round();
+                    assert_eq!(fresh.next(&ctx(&v, 100_000)), Pick::New { sf, skip: 0 }, "{}", s.name());
+                    pick = s.next(&ctx(&v, 100_000));
+                    assert_eq!(pick, Pick::New { sf, skip: 0 }, "{}", s.name());
+                    picks += 1;
+                }
+                assert!(picks > 0, "{}: some repeated pick", s.name());
+            }
         }
     }
 }
