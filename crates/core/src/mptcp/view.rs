@@ -76,11 +76,16 @@ fn set_sending_fields(v: &mut SchedView, now: Time, s: &Subflow, q: &SubflowQueu
     v.pacing_rate = s.pacer.rate;
     v.queued = match charge {
         Charge::Payload => out + q.bytes(),
-        Charge::Truesize { max_window } => {
-            let unit = tso::autosize_segs(s.linux_pacing_rate(), s.rtt.min_rtt(), s.w.smss);
-            wmem_truesize(out, q.bytes(), s.w.smss, unit, tso::size_goal(max_window, s.w.smss))
-        }
+        Charge::Truesize { max_window } => truesize_queued(s, q, out, max_window),
     };
+}
+
+/// `queued` under [`Charge::Truesize`] (out of line: its floating-point constants would
+/// otherwise be loaded at every pass over the views, whichever the charge).
+#[inline(never)]
+fn truesize_queued(s: &Subflow, q: &SubflowQueue, out: u64, max_window: u64) -> u64 {
+    let unit = tso::autosize_segs(s.linux_pacing_rate(), s.rtt.min_rtt(), s.w.smss);
+    wmem_truesize(out, q.bytes(), s.w.smss, unit, tso::size_goal(max_window, s.w.smss))
 }
 
 impl Endpoint {
@@ -95,6 +100,7 @@ impl Endpoint {
 
     /// Rebuilds every subflow's entry (the start of a push), after giving stale subflows
     /// that heard an ACK back to the schedulers ([`crate::mptcp::stale`]).
+    #[inline]
     pub(super) fn sched_views(&mut self, now: Time) {
         let charge = self.charge();
         // Entries are overwritten in place (the vector only grows when a subflow is added).
