@@ -302,7 +302,7 @@ impl Endpoint {
         let seg = s.send_new(now, len, dsn);
         // Before the packet enters the host's queue: see `view`'s note on TCP small queues.
         self.refresh_sent(now, j);
-        self.data_packet(now, j, seg, out);
+        self.push_data_packet(now, j, seg, out);
     }
 
     /// Sends every subflow's queued data (every subflow's when the scheduler queues, else only
