@@ -2,8 +2,9 @@
 //! ([`SchedView`]), computed from the subflow's state by one function, `view_of`.
 //!
 //! The endpoint keeps one entry per subflow (`Endpoint::views`), always rebuilt from the
-//! subflow, never edited by hand: every entry at the start of a push
-//! (`Endpoint::sched_views`), and one subflow's entry (`Endpoint::refresh_view`) right
+//! subflow, never edited by hand: every entry at the start of a push (in the push's first
+//! pass over the subflows, after each one's retransmissions, and again by
+//! `Endpoint::sched_views` after queued data was sent), and one subflow's entry (`Endpoint::refresh_view`) right
 //! after each change the push makes to that subflow: a transmission (`send_on`, which
 //! recomputes only the fields a transmission can change, `Endpoint::refresh_sent`), data
 //! assigned to its send queue, a penalisation of its window (M2,
@@ -42,6 +43,17 @@ pub(super) fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) 
     let mut v = SchedView::default();
     set_view(&mut v, now, s, q, charge);
     v
+}
+
+/// Writes [`view_of`] into `v` after giving a stale subflow that heard an ACK back to the
+/// schedulers ([`crate::mptcp::stale`]), as [`Endpoint::sched_views`] does for each entry.
+#[inline(always)]
+pub(super) fn set_view_active(v: &mut SchedView, now: Time, s: &mut Subflow, q: &SubflowQueue, charge: Charge) {
+    // Schedulers see a stale subflow again once an ACK arrived on it.
+    if s.stale.on {
+        stale::active(s);
+    }
+    set_view(v, now, s, q, charge)
 }
 
 /// Writes [`view_of`] into `v`, every field (inlined into the callers, which write the
@@ -107,13 +119,7 @@ impl Endpoint {
         self.views.resize(self.subflows.len(), SchedView::default());
         for ((v, s), q) in self.views.iter_mut().zip(&mut self.subflows).zip(&self.sfq) {
             match s {
-                Some(s) => {
-                    // Schedulers see a stale subflow again once an ACK arrived on it.
-                    if s.stale.on {
-                        stale::active(s);
-                    }
-                    set_view(v, now, s, q, charge)
-                }
+                Some(s) => set_view_active(v, now, s, q, charge),
                 None => *v = SchedView::default(),
             }
         }

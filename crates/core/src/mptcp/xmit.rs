@@ -41,6 +41,7 @@
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::sched::{Pick, SchedCtx, SchedView};
 use crate::mptcp::sendbuf::ConnSender;
+use crate::mptcp::view::set_view_active;
 use crate::net::packet::Packet;
 use crate::tcp::subflow::CaState;
 use crate::tcp::tso::{self, Defer, DeferCtx};
@@ -80,13 +81,21 @@ impl Endpoint {
             }
         }
         self.snd.app_write(now);
-        // One pass over the subflows: each one's `segments_sent` as the push begins, then its
-        // lost segments within its window. Most pushes find nothing lost waiting: that test
-        // comes first (`retransmit_next` asks it too).
-        self.sent_before.resize(self.subflows.len(), 0);
-        for i in 0..self.subflows.len() {
+        let hints = self.sched.hints();
+        let queues = hints.queues;
+        // One pass over the subflows, for each: its `segments_sent` as the push begins, its
+        // lost segments within its window (most pushes find nothing lost waiting: that test
+        // comes first, `retransmit_next` asks it too), then the scheduler's entry for it
+        // (`sched_views`' work; a subflow's retransmissions change no other subflow's entry).
+        let n = self.subflows.len();
+        self.sent_before.resize(n, 0);
+        self.views.resize(n, SchedView::default());
+        let charge = self.charge();
+        let mut any_queued = queues;
+        for i in 0..n {
             let Some(s) = self.subflows[i].as_ref() else {
                 self.sent_before[i] = 0;
+                self.views[i] = SchedView::default();
                 continue;
             };
             self.sent_before[i] = s.stats.segments_sent;
@@ -99,15 +108,18 @@ impl Endpoint {
                 };
                 self.data_packet(now, i, seg, out);
             }
+            if let Some(s) = self.subflows[i].as_mut() {
+                set_view_active(&mut self.views[i], now, s, &self.sfq[i], charge);
+            }
+            any_queued |= !self.sfq[i].is_empty();
         }
-        let hints = self.sched.hints();
-        let queues = hints.queues;
         // With TSO deferral the subflows transmit once the push has assigned its data, as
         // Linux's `tcp_push` after `__mptcp_push_pending` (what a subflow may defer depends on
         // how much it holds); otherwise queued data goes out before new data is assigned and
-        // after every assignment.
-        if !self.tso_defer {
+        // after every assignment. Entries are then rebuilt after those transmissions.
+        if !self.tso_defer && any_queued {
             self.flush_queues(now, queues, out);
+            self.sched_views(now);
         }
         // Not asked when no usable subflow has room, if its answer is then known to be Wait.
         let waits_without_room = !queues && hints.waits_without_room;
@@ -117,7 +129,6 @@ impl Endpoint {
         let mut repeat = None;
         // Set when the loop ends because no usable subflow had room.
         let mut none_had_room = false;
-        self.sched_views(now);
         self.sched.new_round();
         loop {
             if cfg!(debug_assertions) {
