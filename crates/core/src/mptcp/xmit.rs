@@ -129,7 +129,10 @@ impl Endpoint {
         let mut repeat = None;
         // Set when the loop ends because no usable subflow had room.
         let mut none_had_room = false;
-        self.sched.new_round();
+        let notified = hints.notified;
+        if notified {
+            self.sched.new_round();
+        }
         loop {
             if cfg!(debug_assertions) {
                 self.debug_check_views(now);
@@ -206,7 +209,9 @@ impl Endpoint {
                     match self.snd.take_new(skip, self.params[sf].smss) {
                         Some((dsn, len)) => {
                             self.send_on(now, sf, dsn, len, out);
-                            self.sched.on_sent(sf, dsn, len);
+                            if notified {
+                                self.sched.on_sent(sf, dsn, len);
+                            }
                             if repeats_with_room && skip == 0 {
                                 repeat = Some(sf);
                             }
@@ -257,7 +262,7 @@ impl Endpoint {
         let mut grew = false;
         for ((s, q), &before) in self.subflows.iter_mut().zip(self.sfq.iter_mut()).zip(&self.sent_before) {
             let Some(s) = s.as_mut() else { continue };
-            if full_limits && s.established() && !s.has_room() {
+            if full_limits && s.validates_cwnd() && s.established() && !s.has_room() {
                 s.cwnd_validate(true);
             }
             if s.stats.segments_sent > before {

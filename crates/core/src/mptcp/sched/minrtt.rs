@@ -78,6 +78,11 @@ impl Scheduler for MinRtt {
         MinRttParams::NAME
     }
 
+    // Its `on_sent` and `new_round` are the trait's, which do nothing.
+    fn notified(&self) -> bool {
+        false
+    }
+
     // Keeps no state: its pick is the lowest-SRTT subflow with room.
     fn waits_without_room(&self) -> bool {
         true

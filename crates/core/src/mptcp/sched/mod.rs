@@ -203,6 +203,7 @@ pub struct SchedHints {
     pub queues: bool,
     pub waits_without_room: bool,
     pub repeats_with_room: bool,
+    pub notified: bool,
 }
 
 pub trait Scheduler {
@@ -237,13 +238,20 @@ pub trait Scheduler {
     fn repeats_with_room(&self) -> bool {
         false
     }
-    /// [`Scheduler::queues`], [`Scheduler::waits_without_room`] and
-    /// [`Scheduler::repeats_with_room`] in one call (asked once per push).
+    /// Whether [`Scheduler::on_sent`] and [`Scheduler::new_round`] may change anything; if
+    /// not, the push may leave them uncalled. Default: yes.
+    fn notified(&self) -> bool {
+        true
+    }
+    /// [`Scheduler::queues`], [`Scheduler::waits_without_room`],
+    /// [`Scheduler::repeats_with_room`] and [`Scheduler::notified`] in one call (asked once
+    /// per push).
     fn hints(&self) -> SchedHints {
         SchedHints {
             queues: self.queues(),
             waits_without_room: self.waits_without_room(),
             repeats_with_room: self.repeats_with_room(),
+            notified: self.notified(),
         }
     }
     /// The connection starts a new attempt to push data (after an ACK, a timer or an
@@ -365,6 +373,33 @@ mod tests {
             s.new_round();
             fresh.new_round();
             assert_eq!(s.next(&ctx(&open, 10_000)), fresh.next(&ctx(&open, 10_000)), "{}", s.name());
+        }
+    }
+
+    /// A scheduler that is not [`Scheduler::notified`] picks as a fresh one does after being
+    /// told of transmissions and new rounds.
+    #[test]
+    fn schedulers_not_notified_are_not_changed_by_notices() {
+        let sets = [
+            vec![view(10, 10, 0), view(100, 10, 0)],
+            vec![view(10, 10, 10), view(100, 10, 0)],
+            vec![view(10, 10, 10), view(100, 10, 10)],
+            vec![view(100, 10, 3), view(10, 10, 8), view(50, 3, 0)],
+        ];
+        for &kind in SchedKind::ALL {
+            let mut s = build(kind, &SchedParams::default());
+            if s.notified() {
+                continue;
+            }
+            for (i, set) in sets.iter().enumerate() {
+                for unsent in [0, 100_000] {
+                    s.new_round();
+                    s.on_sent(i % set.len(), Dsn(1000 * i as u64), 1000);
+                    s.new_round();
+                    let mut fresh = build(kind, &SchedParams::default());
+                    assert_eq!(s.next(&ctx(set, unsent)), fresh.next(&ctx(set, unsent)), "{}", s.name());
+                }
+            }
         }
     }
 
