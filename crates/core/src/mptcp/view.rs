@@ -3,11 +3,11 @@
 //!
 //! The endpoint keeps one entry per subflow (`Endpoint::views`), always rebuilt from the
 //! subflow, never edited by hand: every entry at the start of a push (in the push's first
-//! pass over the subflows, after each one's retransmissions, and again by
-//! `Endpoint::sched_views` after queued data was sent), and one subflow's entry (`Endpoint::refresh_view`) right
-//! after each change the push makes to that subflow: a transmission (`send_on`, which
-//! recomputes only the fields a transmission can change, `Endpoint::refresh_sent`), data
-//! assigned to its send queue, a penalisation of its window (M2,
+//! pass over the subflows, and again by `Endpoint::sched_views` after queued data was sent),
+//! and one subflow's entry (`Endpoint::refresh_view`) right after each change the push makes
+//! to that subflow: its retransmissions, a transmission (`send_on`, which recomputes only the
+//! fields a transmission can change, `Endpoint::refresh_sent`), data assigned to its send
+//! queue, a penalisation of its window (M2,
 //! [`crate::mptcp::rbuf_opt`]). Nothing else changes a subflow between two scheduler
 //! questions, so before each question every entry is what a rebuild from the subflow's state
 //! gives, but for the one lag below; debug builds check this before every question

@@ -83,42 +83,43 @@ impl Endpoint {
         self.snd.app_write(now);
         let hints = self.sched.hints();
         let queues = hints.queues;
-        // One pass over the subflows, for each: its `segments_sent` as the push begins, its
-        // lost segments within its window (most pushes find nothing lost waiting: that test
-        // comes first, `retransmit_next` asks it too), then the scheduler's entry for it
-        // (`sched_views`' work; a subflow's retransmissions change no other subflow's entry).
+        // One pass over the subflows, for each: its `segments_sent` as the push begins and the
+        // scheduler's entry for it (`sched_views`' work), and whether it holds lost segments
+        // not yet retransmitted (most pushes find none) or queued data.
         let n = self.subflows.len();
         self.sent_before.resize(n, 0);
         self.views.resize(n, SchedView::default());
         let charge = self.charge();
-        let mut any_queued = queues;
-        for i in 0..n {
-            let Some(s) = self.subflows[i].as_ref() else {
-                self.sent_before[i] = 0;
-                self.views[i] = SchedView::default();
-                continue;
-            };
-            self.sent_before[i] = s.stats.segments_sent;
-            while let Some(s) = self.subflows[i]
-                .as_mut()
-                .filter(|s| s.sb.lost_not_retransmitted() && s.established() && s.pacer.open(now))
-            {
-                let Some(seg) = s.retransmit_next(now, false) else {
-                    break;
-                };
-                self.data_packet(now, i, seg, out);
+        let (mut any_lost, mut any_queued) = (false, queues);
+        let entries = self.subflows.iter_mut().zip(&mut self.sent_before).zip(&mut self.views).zip(&self.sfq);
+        for (((s, before), v), q) in entries {
+            match s {
+                Some(s) => {
+                    *before = s.stats.segments_sent;
+                    any_lost |= s.sb.lost_not_retransmitted();
+                    set_view_active(v, now, s, q, charge);
+                }
+                None => {
+                    *before = 0;
+                    *v = SchedView::default();
+                }
             }
-            if let Some(s) = self.subflows[i].as_mut() {
-                set_view_active(&mut self.views[i], now, s, &self.sfq[i], charge);
-            }
-            any_queued |= !self.sfq[i].is_empty();
+            any_queued |= !q.is_empty();
+        }
+        // Each subflow's lost segments within its window first (its entry rebuilt if it sent).
+        if any_lost {
+            self.retransmit_lost(now, out);
         }
         // With TSO deferral the subflows transmit once the push has assigned its data, as
         // Linux's `tcp_push` after `__mptcp_push_pending` (what a subflow may defer depends on
         // how much it holds); otherwise queued data goes out before new data is assigned and
-        // after every assignment. Entries are then rebuilt after those transmissions.
-        if !self.tso_defer && any_queued {
+        // after every assignment.
+        let flush = !self.tso_defer && any_queued;
+        if flush {
             self.flush_queues(now, queues, out);
+        }
+        // Entries are rebuilt after those transmissions.
+        if flush {
             self.sched_views(now);
         }
         // Not asked when no usable subflow has room, if its answer is then known to be Wait.
@@ -304,6 +305,29 @@ impl Endpoint {
         } else {
             self.persist_at = None;
             self.persist_backoff = 0;
+        }
+    }
+
+    /// Retransmits each subflow's lost segments within its window (RFC 6675 NextSeg rule 1),
+    /// subflow by subflow, and rebuilds the entry of each subflow that sent (its
+    /// retransmissions change no other entry).
+    #[inline(never)]
+    fn retransmit_lost(&mut self, now: Time, out: &mut Vec<Packet>) {
+        for i in 0..self.subflows.len() {
+            let mut sent = false;
+            while let Some(s) = self.subflows[i]
+                .as_mut()
+                .filter(|s| s.sb.lost_not_retransmitted() && s.established() && s.pacer.open(now))
+            {
+                let Some(seg) = s.retransmit_next(now, false) else {
+                    break;
+                };
+                self.data_packet(now, i, seg, out);
+                sent = true;
+            }
+            if sent {
+                self.refresh_view(now, i);
+            }
         }
     }
 
