@@ -39,7 +39,7 @@
 //! connection level.
 
 use crate::mptcp::connection::Endpoint;
-use crate::mptcp::sched::{Pick, SchedCtx, SchedView};
+use crate::mptcp::sched::{LowestRttPick, Pick, SchedCtx, SchedView};
 use crate::mptcp::sendbuf::ConnSender;
 use crate::mptcp::view::set_view_active;
 use crate::net::packet::Packet;
@@ -91,13 +91,18 @@ impl Endpoint {
         self.views.resize(n, SchedView::default());
         let charge = self.charge();
         let (mut any_lost, mut any_queued) = (false, queues);
+        // The scheduler's first pick, if it is the lowest-SRTT one with room.
+        let mut lowest = LowestRttPick::default();
         let entries = self.subflows.iter_mut().zip(&mut self.sent_before).zip(&mut self.views).zip(&self.sfq);
-        for (((s, before), v), q) in entries {
+        for (i, (((s, before), v), q)) in entries.enumerate() {
             match s {
                 Some(s) => {
                     *before = s.stats.segments_sent;
                     any_lost |= s.sb.lost_not_retransmitted();
                     set_view_active(v, now, s, q, charge);
+                    if hints.picks_lowest_rtt {
+                        lowest.add(i, v);
+                    }
                 }
                 None => {
                     *before = 0;
@@ -107,9 +112,7 @@ impl Endpoint {
             any_queued |= !q.is_empty();
         }
         // Each subflow's lost segments within its window first (its entry rebuilt if it sent).
-        if any_lost {
-            self.retransmit_lost(now, out);
-        }
+        let retransmitted = any_lost && self.retransmit_lost(now, out);
         // With TSO deferral the subflows transmit once the push has assigned its data, as
         // Linux's `tcp_push` after `__mptcp_push_pending` (what a subflow may defer depends on
         // how much it holds); otherwise queued data goes out before new data is assigned and
@@ -128,6 +131,10 @@ impl Endpoint {
         // keeps room, if its answer is then known to be the same (`repeat`: that subflow).
         let repeats_with_room = !queues && hints.repeats_with_room;
         let mut repeat = None;
+        // The first question's answer, known from the entries as built above if nothing was
+        // sent since (and there is a subflow to pick).
+        let mut first =
+            (hints.picks_lowest_rtt && !queues && !retransmitted && !flush).then(|| lowest.pick()).flatten();
         // Set when the loop ends because no usable subflow had room.
         let mut none_had_room = false;
         let notified = hints.notified;
@@ -138,8 +145,9 @@ impl Endpoint {
             if cfg!(debug_assertions) {
                 self.debug_check_views(now);
             }
-            // Only right after the transmission that set it.
+            // Only right after the transmission that set it, or at the first question.
             let repeat_sf: Option<usize> = repeat.take();
+            let first_sf: Option<usize> = first.take();
             // Reinjections first; those already DATA_ACKed are dropped.
             if let Some(&(dsn, len, from)) = self.snd.reinject.front() {
                 let end = dsn + len;
@@ -160,8 +168,12 @@ impl Endpoint {
                     continue;
                 }
             }
-            let pick = match repeat_sf {
-                Some(sf) if self.views[sf].has_room => {
+            let known = match repeat_sf {
+                Some(sf) if self.views[sf].has_room => Some(sf),
+                _ => first_sf,
+            };
+            let pick = match known {
+                Some(sf) => {
                     debug_assert_eq!(
                         self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
                         Pick::New { sf, skip: 0 },
@@ -170,7 +182,7 @@ impl Endpoint {
                     );
                     Pick::New { sf, skip: 0 }
                 }
-                _ => {
+                None => {
                     if waits_without_room && !self.views.iter().any(|v| v.usable && v.has_room) {
                         debug_assert_eq!(
                             self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
@@ -310,9 +322,10 @@ impl Endpoint {
 
     /// Retransmits each subflow's lost segments within its window (RFC 6675 NextSeg rule 1),
     /// subflow by subflow, and rebuilds the entry of each subflow that sent (its
-    /// retransmissions change no other entry).
+    /// retransmissions change no other entry). Returns whether any subflow sent.
     #[inline(never)]
-    fn retransmit_lost(&mut self, now: Time, out: &mut Vec<Packet>) {
+    fn retransmit_lost(&mut self, now: Time, out: &mut Vec<Packet>) -> bool {
+        let mut any = false;
         for i in 0..self.subflows.len() {
             let mut sent = false;
             while let Some(s) = self.subflows[i]
@@ -327,8 +340,10 @@ impl Endpoint {
             }
             if sent {
                 self.refresh_view(now, i);
+                any = true;
             }
         }
+        any
     }
 
     /// Sends `[dsn, dsn + len)` as a new segment of subflow `j`.

@@ -93,6 +93,11 @@ impl Scheduler for MinRtt {
         true
     }
 
+    // Its pick is exactly that, and asking changes nothing.
+    fn picks_lowest_rtt(&self) -> bool {
+        true
+    }
+
     fn next(&mut self, ctx: &SchedCtx) -> Pick {
         match ctx.lowest_rtt_with_room(None) {
             Some(sf) => Pick::New { sf, skip: 0 },
