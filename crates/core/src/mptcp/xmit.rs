@@ -215,7 +215,8 @@ impl Endpoint {
                     self.refresh_view(now, sf);
                 }
                 Pick::New { sf, skip } => {
-                    if !self.can_use(sf) {
+                    // A known pick is usable with room (tested above).
+                    if known.is_none() && !self.can_use(sf) {
                         debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
                         break;
                     }
