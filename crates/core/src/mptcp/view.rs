@@ -110,8 +110,10 @@ impl Endpoint {
         }
     }
 
-    /// Rebuilds every subflow's entry (the start of a push), after giving stale subflows
-    /// that heard an ACK back to the schedulers ([`crate::mptcp::stale`]).
+    /// Rebuilds every subflow's entry (within a push after queued data was sent, and before
+    /// the timers' transmissions), after giving stale subflows that heard an ACK back to the
+    /// schedulers ([`crate::mptcp::stale`]); the push's first pass does the same per subflow
+    /// ([`set_view_active`]).
     #[inline]
     pub(super) fn sched_views(&mut self, now: Time) {
         let charge = self.charge();

@@ -120,9 +120,7 @@ impl Endpoint {
         let flush = !self.tso_defer && any_queued;
         if flush {
             self.flush_queues(now, queues, out);
-        }
-        // Entries are rebuilt after those transmissions.
-        if flush {
+            // Entries are rebuilt after those transmissions.
             self.sched_views(now);
         }
         // Not asked when no usable subflow has room, if its answer is then known to be Wait.
