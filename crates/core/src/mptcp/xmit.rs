@@ -87,8 +87,11 @@ impl Endpoint {
         // scheduler's entry for it (`sched_views`' work), and whether it holds lost segments
         // not yet retransmitted (most pushes find none) or queued data.
         let n = self.subflows.len();
-        self.sent_before.resize(n, 0);
-        self.views.resize(n, SchedView::default());
+        // Resized only when the number of subflows changed (a subflow was added).
+        if self.views.len() != n || self.sent_before.len() != n {
+            self.sent_before.resize(n, 0);
+            self.views.resize(n, SchedView::default());
+        }
         let charge = self.charge();
         let (mut any_lost, mut any_queued) = (false, queues);
         // The scheduler's first pick, if it is the lowest-SRTT one with room.
