@@ -133,7 +133,9 @@ impl ConnReceiver {
             return (e - s) - overlap;
         }
         let new = self.insert_ooo(s, e, c.arrival);
-        self.space.on_ooo(self.ooo_span());
+        if self.space.grows_on_ooo() {
+            self.space.on_ooo(self.ooo_span());
+        }
         new
     }
 
