@@ -44,6 +44,31 @@ pub struct Acked {
     pub delivered: u64,
 }
 
+/// RACK's and the delivery-rate estimator's records of a segment delivered for the first
+/// time (out of line: only RACK-TLP and rate-based controllers keep them).
+#[inline(never)]
+fn record_delivery(rack: &mut Rack, rate: &mut RateEstimator, stamp: Option<&TxStamp>, s: &SentSeg, now: Time) {
+    rack.on_delivered(s.seq, s.end(), s.sent_at, s.flags, now);
+    if let Some(stamp) = stamp {
+        rate.on_delivered(s.end(), s.sent_at, stamp, s.has(SegFlags::EVER_RETRANS));
+    }
+}
+
+/// What the whole segments a cumulative ACK covers held, summed while they are walked.
+#[derive(Default)]
+struct Dropped {
+    segs: u64,
+    bytes: u64,
+    sacked: u64,
+    sacked_segs: u64,
+    lost: u64,
+    retrans: u64,
+    /// SACKed segments below the loss-marking cursor (`lost_hint_cnt` counts them).
+    below_lost_hint: u64,
+    /// The flags and send time of the last of them.
+    last: (SegFlags, Time),
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
     segs: VecDeque<SentSeg>,
@@ -181,73 +206,90 @@ impl Scoreboard {
         Some(g)
     }
 
-    fn drop_front(&mut self) -> SentSeg {
-        let s = self.segs.pop_front().expect("non-empty");
-        let len = s.len as u64;
-        self.out -= len;
-        if s.has(SegFlags::SACKED) {
-            self.sacked -= len;
-            self.sacked_segs -= 1;
-            if self.base < self.lost_hint {
-                self.lost_hint_cnt -= 1;
-            }
-        } else if s.has(SegFlags::LOST) {
-            self.lost -= len;
-            if s.has(SegFlags::RETRANS) {
-                self.retrans -= len;
-            }
-        }
-        self.base += 1;
-        s
-    }
-
     /// Processes a cumulative ACK up to `ack` (exclusive).
     pub fn ack(&mut self, ack: Seq, now: Time) -> Acked {
         let mut r = Acked::default();
-        while let Some(f) = self.segs.front() {
-            if f.end() <= ack {
-                let s = self.drop_front();
-                let stamp = self.tx.pop_front();
-                if !s.has(SegFlags::SACKED) {
-                    r.delivered += s.len as u64;
-                    self.rack.on_delivered(s.seq, s.end(), s.sent_at, s.flags, now);
-                    if let Some(stamp) = stamp {
-                        self.rate.on_delivered(s.end(), s.sent_at, &stamp, s.has(SegFlags::EVER_RETRANS));
-                    }
+        // The whole segments the ACK covers, in one pass over the queue's two contiguous
+        // parts with the counters kept in locals; the segments are dropped afterwards.
+        let mut t = Dropped::default();
+        let (lost_hint, base) = (self.lost_hint, self.base);
+        let Scoreboard { segs, rack, rate, tx, .. } = self;
+        let record = rack.enabled || !tx.is_empty();
+        let (front, back) = segs.as_slices();
+        for part in [front, back] {
+            let stop = part.iter().try_for_each(|s| {
+                if s.end() > ack {
+                    return Err(());
                 }
-                r.bytes += s.len as u64;
-                r.segs += 1;
-                r.had_retrans |= s.has(SegFlags::EVER_RETRANS);
-                r.rtt = if s.has(SegFlags::EVER_RETRANS) || s.has(SegFlags::SACKED) {
-                    None
+                let len = s.len as u64;
+                if s.has(SegFlags::SACKED) {
+                    t.sacked += len;
+                    t.sacked_segs += 1;
+                    if base + t.segs < lost_hint {
+                        t.below_lost_hint += 1;
+                    }
                 } else {
-                    Some(now.since(s.sent_at))
-                };
-            } else if f.seq < ack {
-                // Partial acknowledgement of the head: trim it.
-                let n = ack.dist(f.seq);
-                let f = self.segs.front_mut().expect("front");
-                f.seq = ack;
-                f.len -= n as u32;
-                f.dsn += n;
-                let flags = f.flags;
-                self.out -= n;
-                if flags.contains(SegFlags::SACKED) {
-                    self.sacked -= n;
-                } else {
-                    r.delivered += n;
-                    if flags.contains(SegFlags::LOST) {
-                        self.lost -= n;
-                        if flags.contains(SegFlags::RETRANS) {
-                            self.retrans -= n;
+                    if s.has(SegFlags::LOST) {
+                        t.lost += len;
+                        if s.has(SegFlags::RETRANS) {
+                            t.retrans += len;
                         }
                     }
+                    r.delivered += len;
+                    if record {
+                        record_delivery(rack, rate, tx.get(t.segs as usize), s, now);
+                    }
                 }
-                r.bytes += n;
-                break;
-            } else {
+                t.bytes += len;
+                t.segs += 1;
+                r.had_retrans |= s.has(SegFlags::EVER_RETRANS);
+                t.last = (s.flags, s.sent_at);
+                Ok(())
+            });
+            if stop.is_err() {
                 break;
             }
+        }
+        if t.segs > 0 {
+            // The RTT of the segment ending at the new snd_una, if never retransmitted.
+            let (flags, sent_at) = t.last;
+            r.rtt = (!flags.intersects(SegFlags::EVER_RETRANS | SegFlags::SACKED)).then(|| now.since(sent_at));
+            self.out -= t.bytes;
+            self.sacked -= t.sacked;
+            self.sacked_segs -= t.sacked_segs;
+            self.lost -= t.lost;
+            self.retrans -= t.retrans;
+            self.lost_hint_cnt -= t.below_lost_hint;
+            self.base += t.segs;
+            for _ in 0..t.segs {
+                self.segs.pop_front();
+            }
+            if !self.tx.is_empty() {
+                self.tx.drain(..t.segs as usize);
+            }
+            r.bytes = t.bytes;
+            r.segs = t.segs;
+        }
+        if let Some(f) = self.segs.front_mut().filter(|f| f.seq < ack) {
+            // Partial acknowledgement of the head: trim it.
+            let n = ack.dist(f.seq);
+            f.seq = ack;
+            f.len -= n as u32;
+            f.dsn += n;
+            let flags = f.flags;
+            self.out -= n;
+            if flags.contains(SegFlags::SACKED) {
+                self.sacked -= n;
+            } else {
+                r.delivered += n;
+                if flags.contains(SegFlags::LOST) {
+                    self.lost -= n;
+                    if flags.contains(SegFlags::RETRANS) {
+                        self.retrans -= n;
+                    }
+                }
+            }
+            r.bytes += n;
         }
         self.update_pipe();
         if self.lost_hint < self.base {
