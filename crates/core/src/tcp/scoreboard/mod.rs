@@ -505,12 +505,19 @@ impl Scoreboard {
             let (segs, base) = (&self.segs, self.base);
             match self.rack.next_lost(now, reo_wnd, |abs| segs.get(abs.checked_sub(base)? as usize)) {
                 RackStep::Lost(abs) => {
-                    self.mark_lost_abs(abs);
+                    self.mark_lost_by_rack(abs);
                     marked += 1;
                 }
                 RackStep::Wait(timeout) => return Detected { marked, timeout },
             }
         }
+    }
+
+    /// [`Self::mark_lost_abs`] for [`Self::rack_detect_loss`], out of line: most passes mark
+    /// nothing, and the scan then needs none of the counters in registers.
+    #[inline(never)]
+    fn mark_lost_by_rack(&mut self, abs: u64) {
+        self.mark_lost_abs(abs);
     }
 
     /// RFC 6675 NextSeg() rule 1: the first lost, un-SACKed segment not yet retransmitted.
