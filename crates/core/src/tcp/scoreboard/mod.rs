@@ -261,9 +261,7 @@ impl Scoreboard {
             self.retrans -= t.retrans;
             self.lost_hint_cnt -= t.below_lost_hint;
             self.base += t.segs;
-            for _ in 0..t.segs {
-                self.segs.pop_front();
-            }
+            self.segs.drain(..t.segs as usize);
             if !self.tx.is_empty() {
                 self.tx.drain(..t.segs as usize);
             }
