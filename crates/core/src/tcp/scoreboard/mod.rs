@@ -372,12 +372,14 @@ impl Scoreboard {
 
     /// RFC 8985 RACK_detect_loss(): marks every outstanding segment sent before RACK.xmit_ts
     /// whose deadline `xmit_ts + RACK.rtt + reo_wnd` has passed, in send order (the rule is
-    /// [`Rack::next_lost`]'s; the scoreboard marks).
-    pub fn rack_detect_loss(&mut self, now: Time, reo_wnd: Dur) -> Detected {
+    /// [`Rack::next_lost`]'s; the scoreboard marks). `reo_wnd(rack, sacked_segs)` gives the
+    /// reordering window, asked only when a deadline is computed.
+    pub fn rack_detect_loss(&mut self, now: Time, reo_wnd: impl Fn(&Rack, u64) -> Dur) -> Detected {
         let mut marked = 0;
         loop {
-            let (segs, base) = (&self.segs, self.base);
-            match self.rack.next_lost(now, reo_wnd, |abs| segs.get(abs.checked_sub(base)? as usize)) {
+            let (segs, base, sacked_segs) = (&self.segs, self.base, self.sacked_segs);
+            let reo = |rack: &Rack| reo_wnd(rack, sacked_segs);
+            match self.rack.next_lost(now, reo, |abs| segs.get(abs.checked_sub(base)? as usize)) {
                 RackStep::Lost(abs) => {
                     self.mark_lost_by_rack(abs);
                     marked += 1;
