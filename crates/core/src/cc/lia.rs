@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{additive_increase, halve, slow_start, Ack, CcFactory, CongestionControl, PeerView, Window};
+use super::{additive_increase, ai_credit, halve, slow_start, Ack, CcFactory, CongestionControl, PeerView, Window};
 use crate::registry::AlgorithmParams;
 use crate::rng::Rng;
 use crate::units::Time;
@@ -124,6 +124,14 @@ impl CongestionControl for Lia {
         if self.forced || self.update == AlphaUpdate::PerAck {
             self.alpha = Lia::compute_alpha(peers);
             self.forced = false;
+        }
+        // The increase needs max(cwnd_total/α, cwnd_i) bytes counted: while fewer than
+        // cwnd_i are, there is none whatever the other subflows' windows, so they are not
+        // summed (the count grows as `additive_increase` would grow it).
+        let credit = ai_credit(w, acked);
+        if w.cnt + credit < w.cwnd {
+            w.cnt += credit;
+            return;
         }
         let (usable, total) = peers
             .iter()

@@ -275,15 +275,21 @@ pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
 /// `tcp_cong_avoid_ai` with w = per_increase / smss), counting bytes as RFC 3465 does.
 pub fn additive_increase(w: &mut Window, acked: u64, per_increase: u64) {
     let per = per_increase.max(1);
-    w.cnt += match w.ca_counting {
-        CaCounting::Bytes => acked,
-        // Linux <= 3.17: one count per ACK, whatever it acknowledged.
-        CaCounting::PerAck => w.smss,
-    };
+    w.cnt += ai_credit(w, acked);
     if w.cnt >= per {
         let delta = w.cnt / per;
         w.cnt -= delta * per;
         w.cwnd += delta * w.smss;
+    }
+}
+
+/// What an ACK of `acked` bytes adds to the additive-increase count `w.cnt`.
+#[inline]
+pub fn ai_credit(w: &Window, acked: u64) -> u64 {
+    match w.ca_counting {
+        CaCounting::Bytes => acked,
+        // Linux <= 3.17: one count per ACK, whatever it acknowledged.
+        CaCounting::PerAck => w.smss,
     }
 }
 

@@ -212,14 +212,20 @@ impl RcvSpace {
         grew
     }
 
+    /// Whether [`Self::on_ooo`] may grow the buffer: not without auto-tuning, nor once the
+    /// buffer is as large as it may grow (the caller then need not measure the span).
+    #[inline]
+    pub fn grows_on_ooo(&self) -> bool {
+        self.auto && self.ratio != 256 && self.rcvbuf < self.max
+    }
+
     /// Data was queued out of order, `ooo_span` bytes now lying between the next expected
     /// byte and the end of the last held range: Linux `mptcp_data_queue_ofo` (and
     /// `tcp_data_queue_ofo` for a TCP socket) runs the growth step with the current record
     /// (`mptcp_rcvbuf_grow(sk, space)`, no slow-start term), so the buffer holds twice the
     /// record plus that span, at most `tcp_rmem[2]`. Linux's memory accounting only.
     pub fn on_ooo(&mut self, ooo_span: u64) {
-        // Nothing to do without auto-tuning, or once the buffer is as large as it may grow.
-        if !self.auto || self.ratio == 256 || self.rcvbuf >= self.max {
+        if !self.grows_on_ooo() {
             return;
         }
         let want = self.space_from_win(2 * self.space + ooo_span).min(self.max);

@@ -28,6 +28,9 @@ pub struct ConnReceiver {
     /// the end (the fast subflow running ahead), so a deque with an append fast path beats a
     /// tree; the holes being filled sit near the front.
     ooo: VecDeque<(u64, u64, Time)>,
+    /// The end of the last range in `ooo` (0 without any), kept beside it: every chunk held
+    /// compares with it.
+    ooo_end: u64,
     ooo_bytes: u64,
     /// The buffer's size and what it allows.
     pub space: RcvSpace,
@@ -55,6 +58,7 @@ impl ConnReceiver {
         ConnReceiver {
             rcv_nxt: Dsn(0),
             ooo: VecDeque::new(),
+            ooo_end: 0,
             ooo_bytes: 0,
             space,
             count_subflow_ooo: true,
@@ -83,7 +87,7 @@ impl ConnReceiver {
 
     /// Bytes from the next expected byte to the end of the data held out of order.
     pub fn ooo_span(&self) -> u64 {
-        self.ooo.back().map_or(0, |r| r.1.saturating_sub(self.rcv_nxt.0))
+        self.ooo_end.saturating_sub(self.rcv_nxt.0)
     }
 
     /// Delivers the next `len` bytes in order at `now` (the chunks' delays are recorded by
@@ -128,20 +132,25 @@ impl ConnReceiver {
                     self.delay.record(now.since(arr).0);
                 }
             }
+            if self.ooo.is_empty() {
+                self.ooo_end = 0;
+            }
             self.duplicate_bytes += overlap;
             self.deliver(now, end - s);
             return (e - s) - overlap;
         }
         let new = self.insert_ooo(s, e, c.arrival);
-        self.space.on_ooo(self.ooo_span());
+        if self.space.grows_on_ooo() {
+            self.space.on_ooo(self.ooo_span());
+        }
         new
     }
 
     /// Inserts [s, e) into the out-of-order queue, keeping only bytes not already held.
     fn insert_ooo(&mut self, s: u64, e: u64, arrival: Time) -> u64 {
         // Fast path: beyond everything held.
-        let last_end = self.ooo.back().map_or(0, |r| r.1);
-        let new = if s >= last_end {
+        debug_assert_eq!(self.ooo_end, self.ooo.back().map_or(0, |r| r.1));
+        let new = if s >= self.ooo_end {
             self.ooo.push_back((s, e, arrival));
             e - s
         } else {
@@ -165,6 +174,7 @@ impl ConnReceiver {
             }
             new
         };
+        self.ooo_end = self.ooo_end.max(e);
         self.duplicate_bytes += (e - s) - new;
         self.ooo_bytes += new;
         self.max_ooo_bytes = self.max_ooo_bytes.max(self.ooo_bytes);

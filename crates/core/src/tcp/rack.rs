@@ -141,9 +141,15 @@ impl Rack {
     /// head of the send-time queue and returns the next transmission whose deadline
     /// `xmit_ts + RACK.rtt + reo_wnd` has passed (its segment is to be marked lost), or the
     /// first deadline still pending. `seg(abs)` looks up the outstanding segment with
-    /// absolute index `abs` (None once acknowledged).
+    /// absolute index `abs` (None once acknowledged); `reo_wnd` gives the reordering window,
+    /// asked only when a deadline is computed (most passes find no candidate).
     #[inline]
-    pub fn next_lost<'a>(&mut self, now: Time, reo_wnd: Dur, seg: impl Fn(u64) -> Option<&'a SentSeg>) -> RackStep {
+    pub fn next_lost<'a>(
+        &mut self,
+        now: Time,
+        reo_wnd: impl FnOnce(&Rack) -> Dur,
+        seg: impl Fn(u64) -> Option<&'a SentSeg>,
+    ) -> RackStep {
         let Some(rack_ts) = self.xmit_ts else {
             return RackStep::Wait(None);
         };
@@ -161,7 +167,7 @@ impl Rack {
             if !sent_after(rack_ts, self.end_seq, t, g.end()) {
                 return RackStep::Wait(None);
             }
-            let deadline = t + self.rtt + reo_wnd;
+            let deadline = t + self.rtt + reo_wnd(self);
             if deadline > now {
                 return RackStep::Wait(Some(deadline));
             }
@@ -211,8 +217,8 @@ mod tests {
         delivered[2].flags.insert(SegFlags::SACKED);
         r.begin_ack(Some(Dur(99 * MS)));
         r.on_delivered(delivered[2].seq, delivered[2].end(), delivered[2].sent_at, SegFlags::NONE, Time(102 * MS));
-        let reo = Dur(10 * MS);
         let seg = |abs: u64| delivered.get(abs as usize);
+        let reo = |_: &Rack| Dur(10 * MS);
         assert_eq!(r.next_lost(Time(105 * MS), reo, seg), RackStep::Wait(Some(Time(110 * MS))));
         assert_eq!(r.next_lost(Time(111 * MS), reo, seg), RackStep::Lost(0));
         assert_eq!(r.next_lost(Time(111 * MS), reo, seg), RackStep::Lost(1));

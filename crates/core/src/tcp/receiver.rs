@@ -177,13 +177,38 @@ impl SubflowReceiver {
             self.seen_data = true;
             self.enter_quickack();
         }
-        let need = self.on_segment_inner(seg, b, now, up);
+        let need = if seg.seq == self.rcv_nxt && seg.len > 0 && self.segs.is_empty() {
+            self.in_order(seg, b, now, up)
+        } else {
+            self.on_segment_inner(seg, b, now, up)
+        };
         if need == AckNeed::Delayed && self.quick > 0 {
             return AckNeed::Now;
         }
         need
     }
 
+    /// The usual case, inline: a segment at `rcv_nxt` with nothing held out of order is handed
+    /// up at once and acknowledged every `b` full-sized segments (what [`Self::on_segment_inner`]
+    /// does for it).
+    #[inline]
+    fn in_order(&mut self, seg: Arriving, b: u64, now: Time, up: &mut Vec<Chunk>) -> AckNeed {
+        self.rcv_mss = self.rcv_mss.max(seg.len);
+        up.push(Chunk { dsn: seg.dsn, len: seg.len, arrival: now });
+        self.rcv_nxt = seg.seq + seg.len;
+        if seg.full_size {
+            self.unacked_segs += 1;
+        } else {
+            self.pushed = true;
+        }
+        if self.unacked_segs >= b {
+            AckNeed::Now
+        } else {
+            AckNeed::Delayed
+        }
+    }
+
+    #[inline(never)]
     fn on_segment_inner(&mut self, seg: Arriving, b: u64, now: Time, up: &mut Vec<Chunk>) -> AckNeed {
         let Arriving { seq, len, dsn, full_size } = seg;
         self.rcv_mss = self.rcv_mss.max(len);

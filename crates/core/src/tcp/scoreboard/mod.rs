@@ -181,90 +181,6 @@ impl Scoreboard {
         Some(g)
     }
 
-    fn drop_front(&mut self) -> SentSeg {
-        let s = self.segs.pop_front().expect("non-empty");
-        let len = s.len as u64;
-        self.out -= len;
-        if s.has(SegFlags::SACKED) {
-            self.sacked -= len;
-            self.sacked_segs -= 1;
-            if self.base < self.lost_hint {
-                self.lost_hint_cnt -= 1;
-            }
-        } else if s.has(SegFlags::LOST) {
-            self.lost -= len;
-            if s.has(SegFlags::RETRANS) {
-                self.retrans -= len;
-            }
-        }
-        self.base += 1;
-        s
-    }
-
-    /// Processes a cumulative ACK up to `ack` (exclusive).
-    pub fn ack(&mut self, ack: Seq, now: Time) -> Acked {
-        let mut r = Acked::default();
-        while let Some(f) = self.segs.front() {
-            if f.end() <= ack {
-                let s = self.drop_front();
-                let stamp = self.tx.pop_front();
-                if !s.has(SegFlags::SACKED) {
-                    r.delivered += s.len as u64;
-                    self.rack.on_delivered(s.seq, s.end(), s.sent_at, s.flags, now);
-                    if let Some(stamp) = stamp {
-                        self.rate.on_delivered(s.end(), s.sent_at, &stamp, s.has(SegFlags::EVER_RETRANS));
-                    }
-                }
-                r.bytes += s.len as u64;
-                r.segs += 1;
-                r.had_retrans |= s.has(SegFlags::EVER_RETRANS);
-                r.rtt = if s.has(SegFlags::EVER_RETRANS) || s.has(SegFlags::SACKED) {
-                    None
-                } else {
-                    Some(now.since(s.sent_at))
-                };
-            } else if f.seq < ack {
-                // Partial acknowledgement of the head: trim it.
-                let n = ack.dist(f.seq);
-                let f = self.segs.front_mut().expect("front");
-                f.seq = ack;
-                f.len -= n as u32;
-                f.dsn += n;
-                let flags = f.flags;
-                self.out -= n;
-                if flags.contains(SegFlags::SACKED) {
-                    self.sacked -= n;
-                } else {
-                    r.delivered += n;
-                    if flags.contains(SegFlags::LOST) {
-                        self.lost -= n;
-                        if flags.contains(SegFlags::RETRANS) {
-                            self.retrans -= n;
-                        }
-                    }
-                }
-                r.bytes += n;
-                break;
-            } else {
-                break;
-            }
-        }
-        self.update_pipe();
-        if self.lost_hint < self.base {
-            self.lost_hint = self.base;
-            self.lost_hint_cnt = 0;
-        }
-        self.retrans_hint = self.retrans_hint.max(self.base);
-        // The ranges the ACK covers are the first ones; each is dropped once.
-        while self.sacked_ranges.front().is_some_and(|r| r.1 <= ack.0) {
-            self.sacked_ranges.pop_front();
-        }
-        if let Some(first) = self.sacked_ranges.front_mut() {
-            first.0 = first.0.max(ack.0);
-        }
-        r
-    }
-
     /// Applies SACK blocks; returns newly SACKed bytes and an RTT sample from the most
     /// recently sent newly SACKed segment that was never retransmitted.
     pub fn sack(&mut self, blocks: &[(Seq, Seq)], snd_una: Seq, now: Time) -> (u64, Option<Dur>) {
@@ -456,19 +372,28 @@ impl Scoreboard {
 
     /// RFC 8985 RACK_detect_loss(): marks every outstanding segment sent before RACK.xmit_ts
     /// whose deadline `xmit_ts + RACK.rtt + reo_wnd` has passed, in send order (the rule is
-    /// [`Rack::next_lost`]'s; the scoreboard marks).
-    pub fn rack_detect_loss(&mut self, now: Time, reo_wnd: Dur) -> Detected {
+    /// [`Rack::next_lost`]'s; the scoreboard marks). `reo_wnd(rack, sacked_segs)` gives the
+    /// reordering window, asked only when a deadline is computed.
+    pub fn rack_detect_loss(&mut self, now: Time, reo_wnd: impl Fn(&Rack, u64) -> Dur) -> Detected {
         let mut marked = 0;
         loop {
-            let (segs, base) = (&self.segs, self.base);
-            match self.rack.next_lost(now, reo_wnd, |abs| segs.get(abs.checked_sub(base)? as usize)) {
+            let (segs, base, sacked_segs) = (&self.segs, self.base, self.sacked_segs);
+            let reo = |rack: &Rack| reo_wnd(rack, sacked_segs);
+            match self.rack.next_lost(now, reo, |abs| segs.get(abs.checked_sub(base)? as usize)) {
                 RackStep::Lost(abs) => {
-                    self.mark_lost_abs(abs);
+                    self.mark_lost_by_rack(abs);
                     marked += 1;
                 }
                 RackStep::Wait(timeout) => return Detected { marked, timeout },
             }
         }
+    }
+
+    /// [`Self::mark_lost_abs`] for [`Self::rack_detect_loss`], out of line: most passes mark
+    /// nothing, and the scan then needs none of the counters in registers.
+    #[inline(never)]
+    fn mark_lost_by_rack(&mut self, abs: u64) {
+        self.mark_lost_abs(abs);
     }
 
     /// RFC 6675 NextSeg() rule 1: the first lost, un-SACKed segment not yet retransmitted.
@@ -566,5 +491,6 @@ impl Scoreboard {
     }
 }
 
+mod cumulative;
 #[cfg(test)]
 mod tests;

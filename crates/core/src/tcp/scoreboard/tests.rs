@@ -126,10 +126,10 @@ mod rack {
         assert_eq!(b.rack.rtt, Dur(100 * MS));
         let reo = b.rack.reo_wnd(false, b.sacked_segs(), 3, Some(Dur(100 * MS)));
         assert_eq!(reo, Dur(25 * MS), "min_RTT / 4 with one segment SACKed");
-        let d = b.rack_detect_loss(Time(101 * MS), reo);
+        let d = b.rack_detect_loss(Time(101 * MS), |_, _| reo);
         // Deadline: 0 + 100 ms + 25 ms.
         assert_eq!(d, Detected { marked: 0, timeout: Some(Time(125 * MS)) });
-        let d = b.rack_detect_loss(Time(125 * MS), reo);
+        let d = b.rack_detect_loss(Time(125 * MS), |_, _| reo);
         assert_eq!(d.marked, 1);
         assert_eq!(b.lost_bytes(), 100);
         assert_eq!(b.next_retransmit(), Some(0));
@@ -140,7 +140,7 @@ mod rack {
     fn a_lost_retransmission_is_detected_by_a_later_delivery() {
         let mut b = board();
         sack(&mut b, 300, 1000, Time(109 * MS));
-        b.rack_detect_loss(Time(200 * MS), Dur::ZERO);
+        b.rack_detect_loss(Time(200 * MS), |_, _| Dur::ZERO);
         assert_eq!(b.lost_bytes(), 300, "segments 0..3 were sent before segment 9");
         // Retransmit segment 0 at 200 ms; it is lost again. Everything sent before it was
         // SACKed long ago: only a segment *sent after* the retransmission reveals its loss.
@@ -157,7 +157,7 @@ mod rack {
         });
         b.rack.on_sent(Time(201 * MS), abs);
         sack(&mut b, 1000, 1100, Time(301 * MS));
-        let d = b.rack_detect_loss(Time(301 * MS), Dur::ZERO);
+        let d = b.rack_detect_loss(Time(301 * MS), |_, _| Dur::ZERO);
         assert_eq!(d.marked, 1, "{d:?}");
         assert_eq!(b.next_retransmit(), Some(0), "the lost retransmission is due again");
         b.check().unwrap();
@@ -180,7 +180,7 @@ mod rack {
         let mut b = board();
         b.rack.begin_ack(Some(Dur(100 * MS)));
         b.ack(Seq(1000), Time(110 * MS));
-        b.rack_detect_loss(Time(110 * MS), Dur::ZERO);
+        b.rack_detect_loss(Time(110 * MS), |_, _| Dur::ZERO);
         assert_eq!(b.rack.queued(), 0);
     }
 }

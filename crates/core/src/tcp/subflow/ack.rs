@@ -179,8 +179,9 @@ impl Subflow {
     /// newly marked lost.
     pub(super) fn rack_detect(&mut self, now: Time) -> u64 {
         let in_recovery = matches!(self.ca, CaState::Recovery | CaState::Loss);
-        let reo = self.sb.rack.reo_wnd(in_recovery, self.sb.sacked_segs(), self.p.dupthresh, self.rtt.srtt());
-        let d = self.sb.rack_detect_loss(now, reo);
+        let (dupthresh, srtt) = (self.p.dupthresh, self.rtt.srtt());
+        let d =
+            self.sb.rack_detect_loss(now, |rack, sacked_segs| rack.reo_wnd(in_recovery, sacked_segs, dupthresh, srtt));
         self.timers.reorder.set(d.timeout);
         d.marked
     }
