@@ -2,11 +2,12 @@
 //! ([`SchedView`]), computed from the subflow's state by one function, `view_of`.
 //!
 //! The endpoint keeps one entry per subflow (`Endpoint::views`), always rebuilt from the
-//! subflow, never edited by hand: every entry at the start of a push
-//! (`Endpoint::sched_views`), and one subflow's entry (`Endpoint::refresh_view`) right
-//! after each change the push makes to that subflow: a transmission (`send_on`, which
-//! recomputes only the fields a transmission can change, `Endpoint::refresh_sent`), data
-//! assigned to its send queue, a penalisation of its window (M2,
+//! subflow, never edited by hand: every entry at the start of a push (in the push's first
+//! pass over the subflows, and again by `Endpoint::sched_views` after queued data was sent),
+//! and one subflow's entry (`Endpoint::refresh_view`) right after each change the push makes
+//! to that subflow: its retransmissions, a transmission (`send_on`, which recomputes only the
+//! fields a transmission can change, `Endpoint::refresh_sent`), data assigned to its send
+//! queue, a penalisation of its window (M2,
 //! [`crate::mptcp::rbuf_opt`]). Nothing else changes a subflow between two scheduler
 //! questions, so before each question every entry is what a rebuild from the subflow's state
 //! gives, but for the one lag below; debug builds check this before every question
@@ -44,6 +45,17 @@ pub(super) fn view_of(now: Time, s: &Subflow, q: &SubflowQueue, charge: Charge) 
     v
 }
 
+/// Writes [`view_of`] into `v` after giving a stale subflow that heard an ACK back to the
+/// schedulers ([`crate::mptcp::stale`]), as [`Endpoint::sched_views`] does for each entry.
+#[inline(always)]
+pub(super) fn set_view_active(v: &mut SchedView, now: Time, s: &mut Subflow, q: &SubflowQueue, charge: Charge) {
+    // Schedulers see a stale subflow again once an ACK arrived on it.
+    if s.stale.on {
+        stale::active(s);
+    }
+    set_view(v, now, s, q, charge)
+}
+
 /// Writes [`view_of`] into `v`, every field (inlined into the callers, which write the
 /// endpoint's entries in place).
 #[inline(always)]
@@ -76,11 +88,16 @@ fn set_sending_fields(v: &mut SchedView, now: Time, s: &Subflow, q: &SubflowQueu
     v.pacing_rate = s.pacer.rate;
     v.queued = match charge {
         Charge::Payload => out + q.bytes(),
-        Charge::Truesize { max_window } => {
-            let unit = tso::autosize_segs(s.linux_pacing_rate(), s.rtt.min_rtt(), s.w.smss);
-            wmem_truesize(out, q.bytes(), s.w.smss, unit, tso::size_goal(max_window, s.w.smss))
-        }
+        Charge::Truesize { max_window } => truesize_queued(s, q, out, max_window),
     };
+}
+
+/// `queued` under [`Charge::Truesize`] (out of line: its floating-point constants would
+/// otherwise be loaded at every pass over the views, whichever the charge).
+#[inline(never)]
+fn truesize_queued(s: &Subflow, q: &SubflowQueue, out: u64, max_window: u64) -> u64 {
+    let unit = tso::autosize_segs(s.linux_pacing_rate(), s.rtt.min_rtt(), s.w.smss);
+    wmem_truesize(out, q.bytes(), s.w.smss, unit, tso::size_goal(max_window, s.w.smss))
 }
 
 impl Endpoint {
@@ -93,21 +110,18 @@ impl Endpoint {
         }
     }
 
-    /// Rebuilds every subflow's entry (the start of a push), after giving stale subflows
-    /// that heard an ACK back to the schedulers ([`crate::mptcp::stale`]).
+    /// Rebuilds every subflow's entry (within a push after queued data was sent, and before
+    /// the timers' transmissions), after giving stale subflows that heard an ACK back to the
+    /// schedulers ([`crate::mptcp::stale`]); the push's first pass does the same per subflow
+    /// ([`set_view_active`]).
+    #[inline]
     pub(super) fn sched_views(&mut self, now: Time) {
         let charge = self.charge();
         // Entries are overwritten in place (the vector only grows when a subflow is added).
         self.views.resize(self.subflows.len(), SchedView::default());
         for ((v, s), q) in self.views.iter_mut().zip(&mut self.subflows).zip(&self.sfq) {
             match s {
-                Some(s) => {
-                    // Schedulers see a stale subflow again once an ACK arrived on it.
-                    if s.stale.on {
-                        stale::active(s);
-                    }
-                    set_view(v, now, s, q, charge)
-                }
+                Some(s) => set_view_active(v, now, s, q, charge),
                 None => *v = SchedView::default(),
             }
         }

@@ -93,6 +93,12 @@ impl Endpoint {
     }
 
     pub(crate) fn data_packet(&mut self, now: Time, sf: usize, seg: SentSeg, out: &mut Vec<Packet>) {
+        self.push_data_packet(now, sf, seg, out);
+    }
+
+    /// [`Endpoint::data_packet`], inlined into the transmission of new data (`send_on`).
+    #[inline(always)]
+    pub(super) fn push_data_packet(&mut self, now: Time, sf: usize, seg: SentSeg, out: &mut Vec<Packet>) {
         let c = Carries { seq: seg.seq, payload: seg.len, dsn: seg.dsn, ..Carries::default() };
         let p = self.build(now, sf, flags::ACK, MpOption::Dss, c);
         if self.host_queue[sf] {

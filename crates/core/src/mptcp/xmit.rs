@@ -39,8 +39,9 @@
 //! connection level.
 
 use crate::mptcp::connection::Endpoint;
-use crate::mptcp::sched::{Pick, SchedCtx, SchedView};
+use crate::mptcp::sched::{LowestRttPick, Pick, SchedCtx, SchedView};
 use crate::mptcp::sendbuf::ConnSender;
+use crate::mptcp::view::set_view_active;
 use crate::net::packet::Packet;
 use crate::tcp::subflow::CaState;
 use crate::tcp::tso::{self, Defer, DeferCtx};
@@ -80,34 +81,74 @@ impl Endpoint {
             }
         }
         self.snd.app_write(now);
-        self.sent_before.clear();
-        self.sent_before.extend(self.subflows.iter().map(|s| s.as_ref().map_or(0, |s| s.stats.segments_sent)));
-        for i in 0..self.subflows.len() {
-            while let Some(s) = self.subflows[i].as_mut().filter(|s| s.established() && s.pacer.open(now)) {
-                let Some(seg) = s.retransmit_next(now, false) else {
-                    break;
-                };
-                self.data_packet(now, i, seg, out);
-            }
+        let hints = self.sched.hints();
+        let queues = hints.queues;
+        // One pass over the subflows, for each: its `segments_sent` as the push begins and the
+        // scheduler's entry for it (`sched_views`' work), and whether it holds lost segments
+        // not yet retransmitted (most pushes find none) or queued data.
+        let n = self.subflows.len();
+        // Resized only when the number of subflows changed (a subflow was added).
+        if self.views.len() != n || self.sent_before.len() != n {
+            self.sent_before.resize(n, 0);
+            self.views.resize(n, SchedView::default());
         }
-        let queues = self.sched.queues();
+        let charge = self.charge();
+        let (mut any_lost, mut any_queued) = (false, queues);
+        // The scheduler's first pick, if it is the lowest-SRTT one with room.
+        let mut lowest = LowestRttPick::default();
+        let entries = self.subflows.iter_mut().zip(&mut self.sent_before).zip(&mut self.views).zip(&self.sfq);
+        for (i, (((s, before), v), q)) in entries.enumerate() {
+            match s {
+                Some(s) => {
+                    *before = s.stats.segments_sent;
+                    any_lost |= s.sb.lost_not_retransmitted();
+                    set_view_active(v, now, s, q, charge);
+                    if hints.picks_lowest_rtt {
+                        lowest.add(i, v);
+                    }
+                }
+                None => {
+                    *before = 0;
+                    *v = SchedView::default();
+                }
+            }
+            any_queued |= !q.is_empty();
+        }
+        // Each subflow's lost segments within its window first (its entry rebuilt if it sent).
+        let retransmitted = any_lost && self.retransmit_lost(now, out);
         // With TSO deferral the subflows transmit once the push has assigned its data, as
         // Linux's `tcp_push` after `__mptcp_push_pending` (what a subflow may defer depends on
         // how much it holds); otherwise queued data goes out before new data is assigned and
         // after every assignment.
-        if !self.tso_defer {
+        let flush = !self.tso_defer && any_queued;
+        if flush {
             self.flush_queues(now, queues, out);
+            // Entries are rebuilt after those transmissions.
+            self.sched_views(now);
         }
         // Not asked when no usable subflow has room, if its answer is then known to be Wait.
-        let waits_without_room = !queues && self.sched.waits_without_room();
+        let waits_without_room = !queues && hints.waits_without_room;
+        // Not asked again after sending new data on the subflow it picked while that subflow
+        // keeps room, if its answer is then known to be the same (`repeat`: that subflow).
+        let repeats_with_room = !queues && hints.repeats_with_room;
+        let mut repeat = None;
+        // The first question's answer, known from the entries as built above if nothing was
+        // sent since (and there is a subflow to pick).
+        let mut first =
+            (hints.picks_lowest_rtt && !queues && !retransmitted && !flush).then(|| lowest.pick()).flatten();
         // Set when the loop ends because no usable subflow had room.
         let mut none_had_room = false;
-        self.sched_views(now);
-        self.sched.new_round();
+        let notified = hints.notified;
+        if notified {
+            self.sched.new_round();
+        }
         loop {
             if cfg!(debug_assertions) {
                 self.debug_check_views(now);
             }
+            // Only right after the transmission that set it, or at the first question.
+            let repeat_sf: Option<usize> = repeat.take();
+            let first_sf: Option<usize> = first.take();
             // Reinjections first; those already DATA_ACKed are dropped.
             if let Some(&(dsn, len, from)) = self.snd.reinject.front() {
                 let end = dsn + len;
@@ -128,13 +169,35 @@ impl Endpoint {
                     continue;
                 }
             }
-            let ctx = sched_ctx(now, &self.views, &self.snd);
-            if waits_without_room && !self.views.iter().any(|v| v.usable && v.has_room) {
-                debug_assert_eq!(self.sched.next(&ctx), Pick::Wait, "{} picked with no room", self.sched.name());
-                none_had_room = true;
-                break;
-            }
-            match self.sched.next(&ctx) {
+            let known = match repeat_sf {
+                Some(sf) if self.views[sf].has_room => Some(sf),
+                _ => first_sf,
+            };
+            let pick = match known {
+                Some(sf) => {
+                    debug_assert_eq!(
+                        self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
+                        Pick::New { sf, skip: 0 },
+                        "{} picked another subflow",
+                        self.sched.name()
+                    );
+                    Pick::New { sf, skip: 0 }
+                }
+                None => {
+                    if waits_without_room && !self.views.iter().any(|v| v.usable && v.has_room) {
+                        debug_assert_eq!(
+                            self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
+                            Pick::Wait,
+                            "{} picked with no room",
+                            self.sched.name()
+                        );
+                        none_had_room = true;
+                        break;
+                    }
+                    self.sched.next(&sched_ctx(now, &self.views, &self.snd))
+                }
+            };
+            match pick {
                 Pick::Wait => break,
                 Pick::New { sf, skip } if queues => {
                     if !self.views.get(sf).is_some_and(|v| v.usable) {
@@ -153,15 +216,20 @@ impl Endpoint {
                     self.refresh_view(now, sf);
                 }
                 Pick::New { sf, skip } => {
-                    if !self.can_use(sf) {
+                    // A known pick is usable with room (tested above).
+                    if known.is_none() && !self.can_use(sf) {
                         debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
                         break;
                     }
-                    match self.snd.next_new(skip, self.params[sf].smss) {
+                    match self.snd.take_new(skip, self.params[sf].smss) {
                         Some((dsn, len)) => {
-                            self.snd.mark_sent(dsn, len);
                             self.send_on(now, sf, dsn, len, out);
-                            self.sched.on_sent(sf, dsn, len);
+                            if notified {
+                                self.sched.on_sent(sf, dsn, len);
+                            }
+                            if repeats_with_room && skip == 0 {
+                                repeat = Some(sf);
+                            }
                         }
                         None => {
                             if !self.receive_buffer_optimisation(now, sf, out) {
@@ -209,7 +277,7 @@ impl Endpoint {
         let mut grew = false;
         for ((s, q), &before) in self.subflows.iter_mut().zip(self.sfq.iter_mut()).zip(&self.sent_before) {
             let Some(s) = s.as_mut() else { continue };
-            if full_limits && s.established() && !s.has_room() {
+            if full_limits && s.validates_cwnd() && s.established() && !s.has_room() {
                 s.cwnd_validate(true);
             }
             if s.stats.segments_sent > before {
@@ -254,6 +322,32 @@ impl Endpoint {
         }
     }
 
+    /// Retransmits each subflow's lost segments within its window (RFC 6675 NextSeg rule 1),
+    /// subflow by subflow, and rebuilds the entry of each subflow that sent (its
+    /// retransmissions change no other entry). Returns whether any subflow sent.
+    #[inline(never)]
+    fn retransmit_lost(&mut self, now: Time, out: &mut Vec<Packet>) -> bool {
+        let mut any = false;
+        for i in 0..self.subflows.len() {
+            let mut sent = false;
+            while let Some(s) = self.subflows[i]
+                .as_mut()
+                .filter(|s| s.sb.lost_not_retransmitted() && s.established() && s.pacer.open(now))
+            {
+                let Some(seg) = s.retransmit_next(now, false) else {
+                    break;
+                };
+                self.data_packet(now, i, seg, out);
+                sent = true;
+            }
+            if sent {
+                self.refresh_view(now, i);
+                any = true;
+            }
+        }
+        any
+    }
+
     /// Sends `[dsn, dsn + len)` as a new segment of subflow `j`.
     pub(super) fn send_on(&mut self, now: Time, j: usize, dsn: Dsn, len: u64, out: &mut Vec<Packet>) {
         let s = self.subflows[j].as_mut().expect("picked subflow exists");
@@ -265,7 +359,7 @@ impl Endpoint {
         let seg = s.send_new(now, len, dsn);
         // Before the packet enters the host's queue: see `view`'s note on TCP small queues.
         self.refresh_sent(now, j);
-        self.data_packet(now, j, seg, out);
+        self.push_data_packet(now, j, seg, out);
     }
 
     /// Sends every subflow's queued data (every subflow's when the scheduler queues, else only

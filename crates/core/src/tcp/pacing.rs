@@ -68,16 +68,25 @@ impl Pacer {
     /// Linux `tcp_update_skb_after_send`: a segment of `len` payload bytes left at `now`.
     /// The next may leave len / rate later; a segment sent late (after `next_at`) earns a
     /// credit of up to half its interval for the lateness (Linux's allowance for OS jitter).
+    #[inline]
     pub fn on_sent(&mut self, now: Time, len: u64) {
         let prior = self.next_at;
         self.next_at = self.next_at.max(now);
         if self.rate != 0 && self.segs_out >= UNPACED_SEGMENTS {
-            let mut d = self.interval(len);
-            let credit = self.next_at.since(prior);
-            d = d.saturating_sub(Dur(d.0 / 2).min(credit));
-            self.next_at += d;
+            self.pace(prior, len);
         }
         self.segs_out += 1;
+    }
+
+    /// `on_sent`'s pacing step (out of line: most subflows are unpaced): the next segment
+    /// leaves `len` / rate after this one, less the credit for lateness, from `prior` (the
+    /// departure time this segment was given).
+    #[inline(never)]
+    fn pace(&mut self, prior: Time, len: u64) {
+        let mut d = self.interval(len);
+        let credit = self.next_at.since(prior);
+        d = d.saturating_sub(Dur(d.0 / 2).min(credit));
+        self.next_at += d;
     }
 }
 

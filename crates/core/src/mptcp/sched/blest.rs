@@ -76,6 +76,11 @@ impl Scheduler for Blest {
         BlestParams::NAME
     }
 
+    // Its `on_sent` and `new_round` are the trait's, which do nothing.
+    fn notified(&self) -> bool {
+        false
+    }
+
     // With no subflow with room `fast_or_slow` decides to wait before any estimate is read.
     fn waits_without_room(&self) -> bool {
         true

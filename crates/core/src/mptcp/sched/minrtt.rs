@@ -78,8 +78,23 @@ impl Scheduler for MinRtt {
         MinRttParams::NAME
     }
 
+    // Its `on_sent` and `new_round` are the trait's, which do nothing.
+    fn notified(&self) -> bool {
+        false
+    }
+
     // Keeps no state: its pick is the lowest-SRTT subflow with room.
     fn waits_without_room(&self) -> bool {
+        true
+    }
+
+    // Its pick stays the lowest-SRTT candidate while that one keeps room.
+    fn repeats_with_room(&self) -> bool {
+        true
+    }
+
+    // Its pick is exactly that, and asking changes nothing.
+    fn picks_lowest_rtt(&self) -> bool {
         true
     }
 

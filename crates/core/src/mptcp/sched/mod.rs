@@ -197,6 +197,50 @@ pub enum Pick {
     Wait,
 }
 
+/// What the connection may assume about a scheduler's answers ([`Scheduler::hints`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedHints {
+    pub queues: bool,
+    pub waits_without_room: bool,
+    pub repeats_with_room: bool,
+    pub notified: bool,
+    pub picks_lowest_rtt: bool,
+}
+
+/// [`SchedCtx::lowest_rtt_with_room`] (no exclusion) found in one pass as the entries are
+/// built in order: the lowest-SRTT entry with room among the regular and among the backup
+/// subflows, and whether any regular subflow is usable (which decides between them).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LowestRttPick {
+    regular: bool,
+    /// (index, SRTT key) of the best regular and the best backup entry with room.
+    best: [Option<(usize, u64)>; 2],
+}
+
+impl LowestRttPick {
+    /// Entry `i`, the next in order.
+    #[inline(always)]
+    pub fn add(&mut self, i: usize, v: &SchedView) {
+        if !v.usable {
+            return;
+        }
+        self.regular |= !v.backup;
+        if v.has_room {
+            // Unmeasured last; ties to the lowest index (the first seen).
+            let key = v.srtt.map_or(u64::MAX, |d| d.0);
+            let b = &mut self.best[v.backup as usize];
+            if b.is_none_or(|(_, k)| key < k) {
+                *b = Some((i, key));
+            }
+        }
+    }
+
+    /// The pick: among the regular subflows if any is usable, else among the backups.
+    pub fn pick(&self) -> Option<usize> {
+        self.best[!self.regular as usize].map(|(i, _)| i)
+    }
+}
+
 pub trait Scheduler {
     fn name(&self) -> &'static str;
     /// The next segment to send.
@@ -219,6 +263,39 @@ pub trait Scheduler {
     /// then the connection does not ask. Default: no.
     fn waits_without_room(&self) -> bool {
         false
+    }
+    /// Whether, right after a [`Pick::New`] without skip was sent on subflow `sf` while `sf`
+    /// still has room (its entry refreshed, no other entry changed), [`Scheduler::next`]
+    /// would pick `sf` again without skip and change nothing by being asked: then the
+    /// connection does not ask. Holds for a pick that depends only on which subflows are
+    /// usable and have room and on their fixed properties (minRTT: the candidates, their SRTTs
+    /// and the backup rule are as they were), by a scheduler that keeps no state. Default: no.
+    fn repeats_with_room(&self) -> bool {
+        false
+    }
+    /// Whether [`Scheduler::next`] answers exactly `Pick::New { sf, skip: 0 }` with `sf`
+    /// [`SchedCtx::lowest_rtt_with_room`] (no exclusion), or [`Pick::Wait`] when there is none,
+    /// and changes nothing by being asked (minRTT): then the connection may find that pick
+    /// itself while it builds the entries ([`LowestRttPick`]). Default: no.
+    fn picks_lowest_rtt(&self) -> bool {
+        false
+    }
+    /// Whether [`Scheduler::on_sent`] and [`Scheduler::new_round`] may change anything; if
+    /// not, the push may leave them uncalled. Default: yes.
+    fn notified(&self) -> bool {
+        true
+    }
+    /// [`Scheduler::queues`], [`Scheduler::waits_without_room`],
+    /// [`Scheduler::repeats_with_room`], [`Scheduler::notified`] and
+    /// [`Scheduler::picks_lowest_rtt`] in one call (asked once per push).
+    fn hints(&self) -> SchedHints {
+        SchedHints {
+            queues: self.queues(),
+            waits_without_room: self.waits_without_room(),
+            repeats_with_room: self.repeats_with_room(),
+            notified: self.notified(),
+            picks_lowest_rtt: self.picks_lowest_rtt(),
+        }
     }
     /// The connection starts a new attempt to push data (after an ACK, a timer or an
     /// application write); Linux's `__mptcp_push_pending` asks its scheduler afresh then.
@@ -339,6 +416,121 @@ mod tests {
             s.new_round();
             fresh.new_round();
             assert_eq!(s.next(&ctx(&open, 10_000)), fresh.next(&ctx(&open, 10_000)), "{}", s.name());
+        }
+    }
+
+    /// [`LowestRttPick`] answers as [`SchedCtx::lowest_rtt_with_room`], and a scheduler that
+    /// claims [`Scheduler::picks_lowest_rtt`] picks what it answers.
+    #[test]
+    fn the_one_pass_lowest_rtt_pick_is_the_contexts() {
+        let mut backup = view(5, 10, 0);
+        backup.backup = true;
+        let mut full_backup = backup;
+        full_backup.has_room = false;
+        let mut down = view(1, 10, 0);
+        down.usable = false;
+        let mut unmeasured = view(1, 10, 0);
+        unmeasured.srtt = None;
+        let sets = [
+            vec![view(10, 10, 0), view(100, 10, 0)],
+            vec![view(100, 10, 0), view(10, 10, 10), view(50, 3, 0)],
+            vec![down, backup, view(20, 4, 1), view(20, 4, 0)],
+            vec![backup, view(30, 10, 10)],
+            vec![down, backup, full_backup],
+            vec![down, full_backup, backup],
+            vec![unmeasured, view(30, 10, 0)],
+            vec![unmeasured, unmeasured],
+            vec![down],
+            vec![],
+        ];
+        for set in &sets {
+            let mut p = LowestRttPick::default();
+            for (i, v) in set.iter().enumerate() {
+                p.add(i, v);
+            }
+            let c = ctx(set, 10_000);
+            assert_eq!(p.pick(), c.lowest_rtt_with_room(None), "{set:?}");
+            for &kind in SchedKind::ALL {
+                let mut s = build(kind, &SchedParams::default());
+                if s.picks_lowest_rtt() {
+                    let want = p.pick().map_or(Pick::Wait, |sf| Pick::New { sf, skip: 0 });
+                    assert_eq!(s.next(&c), want, "{}", s.name());
+                }
+            }
+        }
+    }
+
+    /// A scheduler that is not [`Scheduler::notified`] picks as a fresh one does after being
+    /// told of transmissions and new rounds.
+    #[test]
+    fn schedulers_not_notified_are_not_changed_by_notices() {
+        let sets = [
+            vec![view(10, 10, 0), view(100, 10, 0)],
+            vec![view(10, 10, 10), view(100, 10, 0)],
+            vec![view(10, 10, 10), view(100, 10, 10)],
+            vec![view(100, 10, 3), view(10, 10, 8), view(50, 3, 0)],
+        ];
+        for &kind in SchedKind::ALL {
+            let mut s = build(kind, &SchedParams::default());
+            if s.notified() {
+                continue;
+            }
+            for (i, set) in sets.iter().enumerate() {
+                for unsent in [0, 100_000] {
+                    s.new_round();
+                    s.on_sent(i % set.len(), Dsn(1000 * i as u64), 1000);
+                    s.new_round();
+                    let mut fresh = build(kind, &SchedParams::default());
+                    assert_eq!(s.next(&ctx(set, unsent)), fresh.next(&ctx(set, unsent)), "{}", s.name());
+                }
+            }
+        }
+    }
+
+    /// A scheduler that claims [`Scheduler::repeats_with_room`] picks the same subflow again
+    /// after a transmission on it that leaves it room, as a fresh scheduler does.
+    #[test]
+    fn schedulers_that_repeat_with_room_pick_the_same_subflow_again() {
+        let mut backup = view(5, 10, 0);
+        backup.backup = true;
+        let mut down = view(1, 10, 0);
+        down.usable = false;
+        let sets = [
+            vec![view(10, 10, 0), view(100, 10, 0)],
+            vec![view(100, 10, 0), view(10, 10, 8), view(50, 3, 0)],
+            vec![down, backup, view(20, 4, 1), view(20, 4, 0)],
+            vec![backup, view(30, 10, 0)],
+        ];
+        for &kind in SchedKind::ALL {
+            let mut s = build(kind, &SchedParams::default());
+            if !s.repeats_with_room() {
+                continue;
+            }
+            for set in &sets {
+                let mut v = set.clone();
+                s.new_round();
+                let mut picks = 0;
+                let mut pick = s.next(&ctx(&v, 100_000));
+                while let Pick::New { sf, skip: 0 } = pick {
+                    s.on_sent(sf, Dsn(0), 1000);
+                    // The transmission's fields, as the connection refreshes them.
+                    let e = &mut v[sf];
+                    e.in_flight += e.smss;
+                    e.out += e.smss;
+                    e.queued += e.smss;
+                    e.has_room = e.in_flight + e.smss <= e.cwnd;
+                    if !e.has_room {
+                        break;
+                    }
+                    let mut fresh = build(kind, &SchedParams::default());
+                    fresh.new_round();
+                    assert_eq!(fresh.next(&ctx(&v, 100_000)), Pick::New { sf, skip: 0 }, "{}", s.name());
+                    pick = s.next(&ctx(&v, 100_000));
+                    assert_eq!(pick, Pick::New { sf, skip: 0 }, "{}", s.name());
+                    picks += 1;
+                }
+                assert!(picks > 0, "{}: some repeated pick", s.name());
+            }
         }
     }
 }

@@ -82,6 +82,11 @@ impl Scheduler for Otias {
         OtiasParams::NAME
     }
 
+    // Its `on_sent` and `new_round` are the trait's, which do nothing.
+    fn notified(&self) -> bool {
+        false
+    }
+
     // Picks only among subflows with room and keeps no state in `next`.
     fn waits_without_room(&self) -> bool {
         true

@@ -64,6 +64,13 @@ impl Subflow {
         }
     }
 
+    /// Whether [`Subflow::cwnd_validate`] records anything (the `linux` rule; under `rounds`
+    /// it does nothing).
+    #[inline]
+    pub fn validates_cwnd(&self) -> bool {
+        self.p.cwnd_limited == CwndLimited::Linux
+    }
+
     /// The second half of Linux `tcp_cwnd_validate`, after a push that sent data on this
     /// subflow: a full window ("network is fed fully") resets the record; otherwise the most
     /// bytes outstanding is kept and, once the window has not been full for an RTO, RFC 2861

@@ -1,0 +1,199 @@
+//! Unit tests of the connection-level send side.
+
+use super::*;
+
+#[test]
+fn the_writer_blocks_when_full_and_wakes_at_half_of_queued_free() {
+    let mut s = ConnSender::new(App::Bulk { stop: None }, 3000, 1 << 30);
+    s.app_write(Time(0));
+    assert_eq!(s.queued(), 3000);
+    assert_eq!(s.blocked_episodes, 1);
+    s.mark_sent(Dsn(0), 3000);
+    // 900 B acked: free 900 < queued/2 = 1050, still blocked.
+    s.on_data_ack(Dsn(900), 1 << 20);
+    s.app_write(Time(10));
+    assert_eq!(s.write_seq, Dsn(3000));
+    // 1200 B acked: free 1200 >= 900, wakes and refills, then blocks again.
+    s.on_data_ack(Dsn(1200), 1 << 20);
+    s.app_write(Time(30));
+    assert_eq!(s.write_seq, Dsn(4200));
+    assert_eq!(s.blocked_episodes, 2);
+    assert_eq!(s.blocked_ns, 30);
+}
+
+/// The out-of-tree meta socket at MSS 1448 with DSS checksums: kmalloc of
+/// SKB_DATA_ALIGN(1448 + 304) + 320 = 2112 B takes 4096 B, plus the 256-byte `sk_buff`:
+/// 4352 B per skb. A 1 MiB buffer admits skbs while the charge is below 1048576 B:
+/// ceil(1048576 / 4352) = 241 skbs (1048832 B, 256 B over), each with 1420 B of payload.
+/// The writer wakes once the free charge is at least half the charge: with 80 skbs freed,
+/// 161 × 4352 = 700672 charged leaves 347904 free < 350336; with 81 freed, 696320 charged
+/// leaves 352256 free ≥ 348160.
+#[test]
+fn the_meta_socket_charges_whole_skbs_of_their_truesize() {
+    assert_eq!(v09x_skb_truesize(1448, V09X_MAX_TCP_HEADER), 4352);
+    // 1448 + 272 = 1720 → 1728 + 320 = 2048, kmalloc-2048 exactly; 1448 + 160 = 1608 →
+    // 1664 + 320 = 1984 → 2048.
+    assert_eq!(v09x_skb_truesize(1448, 272), 2048 + 256);
+    assert_eq!(v09x_skb_truesize(1448, 160), 2048 + 256);
+    // The boundary: 1448 + 280 = 1728 still fits 2048; 1448 + 281 rounds to 1792.
+    assert_eq!(v09x_skb_truesize(1448, 280), 2048 + 256);
+    assert_eq!(v09x_skb_truesize(1448, 281), 4096 + 256);
+    // A build without the headroom of wireless and tunnel headers would fit kmalloc-2048.
+    assert_eq!(((1448u64 + 224).next_multiple_of(64) + SHINFO).next_power_of_two() + SKB_STRUCT, 2304);
+    let mut s = ConnSender::new(App::Bulk { stop: None }, 1 << 20, 1 << 30);
+    s.charge = MetaCharge::Skb { payload: 1420, truesize: 4352 };
+    s.app_write(Time(0));
+    assert_eq!(s.queued(), 241 * 1420);
+    assert_eq!(s.charged(), 1_048_832);
+    assert!(s.full() && s.app_blocked());
+    s.mark_sent(Dsn(0), 241 * 1420);
+    s.on_data_ack(Dsn(80 * 1420), 1 << 30);
+    s.app_write(Time(5));
+    assert_eq!(s.write_seq, Dsn(241 * 1420), "80 skbs freed: 347904 B free < 350336");
+    s.on_data_ack(Dsn(81 * 1420), 1 << 30);
+    s.app_write(Time(9));
+    assert_eq!(s.write_seq, Dsn(322 * 1420), "81 freed: the writer wakes and refills to 241 skbs");
+    assert_eq!((s.blocked_episodes, s.blocked_ns), (2, 9));
+}
+
+#[test]
+fn new_data_respects_the_window_right_edge() {
+    let mut s = ConnSender::new(App::Download { size: 10_000 }, 1 << 20, 2000);
+    s.app_write(Time(0));
+    assert_eq!(s.next_new(0, 1448), Some((Dsn(0), 1448)));
+    s.mark_sent(Dsn(0), 1448);
+    assert_eq!(s.next_new(0, 1448), None);
+    assert!(s.rwnd_blocked(1448));
+    s.on_data_ack(Dsn(1448), 2000);
+    assert_eq!(s.next_new(0, 1448), Some((Dsn(1448), 1448)));
+}
+
+#[test]
+fn with_fill_tail_new_data_takes_the_window_up_to_its_last_byte() {
+    // Linux MPTCP (`mptcp_check_allowed_size`): the window ends 552 B into the second
+    // segment, so the second piece is 2000 - 1448 = 552 B; then nothing fits.
+    let mut s = ConnSender::new(App::Download { size: 10_000 }, 1 << 20, 2000);
+    s.fill_tail = true;
+    s.app_write(Time(0));
+    s.mark_sent(Dsn(0), 1448);
+    assert_eq!(s.next_new(0, 1448), Some((Dsn(1448), 552)));
+    assert!(!s.rwnd_blocked(1448));
+    s.mark_sent(Dsn(1448), 552);
+    assert_eq!(s.next_new(0, 1448), None);
+    assert!(s.rwnd_blocked(1448));
+}
+
+#[test]
+fn out_of_order_sends_leave_gaps_that_are_filled_later() {
+    let mut s = ConnSender::new(App::Download { size: 10_000 }, 1 << 20, 1 << 20);
+    s.app_write(Time(0));
+    // A slow path sends 2000 unsent bytes ahead (skip 3000).
+    assert_eq!(s.next_new(3000, 2000), Some((Dsn(3000), 2000)));
+    s.mark_sent(Dsn(3000), 2000);
+    assert_eq!(s.unsent(), 8000);
+    assert_eq!(s.snd_nxt, Dsn(5000));
+    // The head is still unsent; a segment stops at the sent range.
+    assert_eq!(s.next_new(0, 4000), Some((Dsn(0), 3000)));
+    s.mark_sent(Dsn(0), 3000);
+    // Skipping continues past the sent range.
+    assert_eq!(s.next_new(0, 1000), Some((Dsn(5000), 1000)));
+    assert_eq!(s.next_new(1000, 1000), Some((Dsn(6000), 1000)));
+    s.on_data_ack(Dsn(4000), 1 << 20);
+    assert_eq!(s.unsent(), 5000);
+}
+
+#[test]
+fn take_new_is_next_new_then_mark_sent() {
+    // Two senders driven alike, one through `take_new`, the other through `next_new` and
+    // `mark_sent`: same answers, same state, with and without `fill_tail`.
+    for fill_tail in [false, true] {
+        let size = 50_000u64;
+        let mk = || {
+            let mut s = ConnSender::new(App::Download { size }, 1 << 20, 6000);
+            s.fill_tail = fill_tail;
+            s.app_write(Time(0));
+            s
+        };
+        let (mut a, mut b) = (mk(), mk());
+        let mut rng = crate::rng::Rng::stream(11, "take-new-test");
+        for _ in 0..2000 {
+            match rng.below(6) {
+                0 => {
+                    let ack = (a.data_una.0 + rng.below(3000)).min(a.snd_nxt.0.max(a.data_una.0));
+                    let wnd = 1000 + rng.below(8000);
+                    a.on_data_ack(Dsn(ack), wnd);
+                    b.on_data_ack(Dsn(ack), wnd);
+                }
+                1 => {
+                    // Out of order: some data ahead of the head.
+                    let (skip, max_len) = (rng.below(4000), 1 + rng.below(1500));
+                    let want = b.next_new(skip, max_len);
+                    if let Some((dsn, len)) = want {
+                        b.mark_sent(dsn, len);
+                    }
+                    assert_eq!(a.take_new(skip, max_len), want);
+                }
+                _ => {
+                    let max_len = [1448, 1448, 700][rng.below(3) as usize];
+                    let want = b.next_new(0, max_len);
+                    if let Some((dsn, len)) = want {
+                        b.mark_sent(dsn, len);
+                    }
+                    assert_eq!(a.take_new(0, max_len), want);
+                }
+            }
+            assert_eq!((a.snd_nxt, a.unsent(), &a.sent), (b.snd_nxt, b.unsent(), &b.sent));
+        }
+    }
+}
+
+#[test]
+fn unsent_data_is_the_first_unsent_byte_after_the_skip_whatever_was_sent() {
+    // Against a byte map: random sends (in order, ahead, and overlapping) and DATA_ACKs;
+    // the first unsent byte after `skip` unsent ones, up to the next sent byte or the end
+    // of what was written, is what `unsent_at` returns.
+    let size = 20_000u64;
+    let mut s = ConnSender::new(App::Download { size }, 1 << 20, 1 << 20);
+    s.app_write(Time(0));
+    let mut sent = vec![false; size as usize];
+    let mut rng = crate::rng::Rng::stream(7, "sendbuf-test");
+    let mut rand = |n: u64| rng.below(n);
+    for _ in 0..400 {
+        match rand(4) {
+            0 | 1 => {
+                let (dsn, len) = (rand(size), 1 + rand(3000));
+                s.mark_sent(Dsn(dsn), len);
+                let from = dsn.max(s.data_una.0);
+                for b in from..(dsn + len).min(size) {
+                    sent[b as usize] = true;
+                }
+            }
+            2 => {
+                let ack = (s.data_una.0 + rand(2000)).min(s.snd_nxt.0.max(s.data_una.0));
+                s.on_data_ack(Dsn(ack), 1 << 20);
+            }
+            _ => {}
+        }
+        for skip in [0, 1, 500, 5000] {
+            let max_len = 1448;
+            let mut left = skip;
+            let mut want = None;
+            let mut b = s.data_una.0;
+            while b < size {
+                if !sent[b as usize] {
+                    if left == 0 {
+                        let mut e = b;
+                        while e < size && !sent[e as usize] && e - b < max_len {
+                            e += 1;
+                        }
+                        want = Some((Dsn(b), e - b));
+                        break;
+                    }
+                    left -= 1;
+                }
+                b += 1;
+            }
+            assert_eq!(s.unsent_at(skip, max_len), want, "skip {skip}, sent {:?}", s.sent);
+        }
+    }
+}
