@@ -339,7 +339,9 @@ impl Simulation {
         }
     }
 
-    /// Sends what endpoint (c, s) produced (`out`, left empty) and re-arms its timer.
+    /// Sends what endpoint (c, s) produced (`out`, left empty) and re-arms its timer. Inlined
+    /// into its callers: it follows every delivery to an endpoint.
+    #[inline(always)]
     fn flush(&mut self, c: usize, s: usize, out: &mut Vec<Packet>) {
         if self.host_jitter {
             self.through_hosts(c, s, out);
