@@ -408,7 +408,7 @@ impl Simulation {
         let link = &mut self.topo.links[l];
         // A data packet entering a queue in its sender's host: tell the sender when it leaves
         // (TCP small queues): when the link has sent it, or now if it was dropped.
-        let host_queue = p.hop == 0 && p.payload > 0 && link.params.at_host;
+        let host_queue = link.params.at_host && p.hop == 0 && p.payload > 0;
         let (c, side, sf) = (p.conn as usize, usize::from(!p.to_server), p.subflow as usize);
         let r = link.offer_copy(now, p);
         if host_queue {
