@@ -70,9 +70,15 @@ pub struct ConnSender {
     /// End of the highest data sent on any subflow (bytes below it may still be unsent
     /// when a scheduler sends out of order).
     pub snd_nxt: Dsn,
-    /// Sent ranges at or above `data_una`, merged and sorted.
-    sent: VecDeque<(u64, u64)>,
-    sent_bytes: u64,
+    /// End of the data sent from the DATA_ACK on: `[data_una, sent_end)` was sent (nothing
+    /// when equal; never below `data_una`). The usual case, everything sent in one range from
+    /// the DATA_ACK, is this alone, without the ranges' queue.
+    sent_end: u64,
+    /// The other sent ranges (left by out-of-order sends), merged and sorted, each beyond a
+    /// gap above `sent_end`.
+    sent_beyond: VecDeque<(u64, u64)>,
+    /// Bytes in `sent_beyond`.
+    beyond_bytes: u64,
     /// Oldest byte not DATA_ACKed.
     pub data_una: Dsn,
     /// Right edge of the peer's receive window (max of DATA_ACK + window seen).
@@ -111,8 +117,9 @@ impl ConnSender {
             charge: MetaCharge::Payload,
             write_seq: Dsn(0),
             snd_nxt: Dsn(0),
-            sent: VecDeque::new(),
-            sent_bytes: 0,
+            sent_end: 0,
+            sent_beyond: VecDeque::new(),
+            beyond_bytes: 0,
             data_una: Dsn(0),
             rwnd_right: Dsn(initial_rwnd),
             max_window: initial_rwnd,
@@ -170,7 +177,7 @@ impl ConnSender {
 
     /// Bytes written and never sent on any subflow.
     pub fn unsent(&self) -> u64 {
-        self.queued() - self.sent_bytes
+        self.write_seq.0 - self.sent_end - self.beyond_bytes
     }
 
     /// Records that `[dsn, dsn + len)` was sent (as new data) on some subflow.
@@ -181,54 +188,60 @@ impl ConnSender {
             return;
         }
         self.snd_nxt = self.snd_nxt.max(Dsn(e));
-        // The usual case: the data follows the highest range sent.
-        if let Some(last) = self.sent.back_mut() {
-            if last.1 == s {
-                last.1 = e;
-                self.sent_bytes += e - s;
-                return;
+        if s > self.sent_end {
+            self.merge_beyond(s, e);
+        } else if e > self.sent_end {
+            // The data extends what was sent from the DATA_ACK on, up to the next gap.
+            self.sent_end = e;
+            if !self.sent_beyond.is_empty() {
+                self.absorb_beyond();
             }
         }
-        self.merge_sent(s, e);
     }
 
-    /// Inserts `[s, e)` into the sent ranges, merging the ranges it overlaps or touches.
+    /// Moves the ranges of `sent_beyond` that `sent_end` reached into `[data_una, sent_end)`.
     #[inline(never)]
-    fn merge_sent(&mut self, s: u64, e: u64) {
-        let i = self.sent.partition_point(|r| r.1 < s);
+    fn absorb_beyond(&mut self) {
+        while let Some(&(s, e)) = self.sent_beyond.front() {
+            if s > self.sent_end {
+                break;
+            }
+            self.sent_end = self.sent_end.max(e);
+            self.beyond_bytes -= e - s;
+            self.sent_beyond.pop_front();
+        }
+    }
+
+    /// Inserts `[s, e)`, above `sent_end` by a gap, into `sent_beyond`, merging the ranges
+    /// it overlaps or touches.
+    #[inline(never)]
+    fn merge_beyond(&mut self, s: u64, e: u64) {
+        let i = self.sent_beyond.partition_point(|r| r.1 < s);
         let mut j = i;
         let (mut ns, mut ne) = (s, e);
         let mut removed = 0;
-        while j < self.sent.len() && self.sent[j].0 <= ne {
-            ns = ns.min(self.sent[j].0);
-            ne = ne.max(self.sent[j].1);
-            removed += self.sent[j].1 - self.sent[j].0;
+        while j < self.sent_beyond.len() && self.sent_beyond[j].0 <= ne {
+            ns = ns.min(self.sent_beyond[j].0);
+            ne = ne.max(self.sent_beyond[j].1);
+            removed += self.sent_beyond[j].1 - self.sent_beyond[j].0;
             j += 1;
         }
-        self.sent.drain(i..j);
-        self.sent.insert(i, (ns, ne));
-        self.sent_bytes = self.sent_bytes + (ne - ns) - removed;
+        self.sent_beyond.drain(i..j);
+        self.sent_beyond.insert(i, (ns, ne));
+        self.beyond_bytes = self.beyond_bytes + (ne - ns) - removed;
     }
 
     /// The unsent data after skipping `skip` unsent bytes: at most `max_len` bytes, not
     /// crossing already-sent data.
     #[inline]
     pub fn unsent_at(&self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
-        // The usual case, without walking: nothing skipped and everything sent is one range
-        // from the DATA_ACK (or nothing is), so the unsent data starts at its end.
-        let una = self.data_una.0;
-        let head = match self.sent.front() {
-            None => Some(una),
-            Some(&(s, e)) if self.sent.len() == 1 && s <= una => Some(e.max(una)),
-            _ => None,
-        };
-        match head.filter(|_| skip == 0) {
-            Some(cur) => {
-                let write_seq = self.write_seq.0;
-                (write_seq > cur).then(|| (Dsn(cur), max_len.min(write_seq - cur)))
-            }
-            None => self.unsent_after(skip, max_len),
+        // The usual case, without walking: everything sent is one range from the DATA_ACK
+        // (or nothing is), so the unsent data is all above its end.
+        if !self.sent_beyond.is_empty() {
+            return self.unsent_after(skip, max_len);
         }
+        let (start, write_seq) = (self.sent_end + skip, self.write_seq.0);
+        (write_seq > start).then(|| (Dsn(start), max_len.min(write_seq - start)))
     }
 
     /// [`ConnSender::unsent_at`] by walking the gaps between the sent ranges (kept out of
@@ -236,8 +249,8 @@ impl ConnSender {
     #[inline(never)]
     fn unsent_after(&self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
         let mut skip = skip;
-        let mut cur = self.data_una.0;
-        let gaps = self.sent.iter().map(|&(s, e)| (s, e)).chain(std::iter::once((self.write_seq.0, self.write_seq.0)));
+        let mut cur = self.sent_end;
+        let gaps = self.sent_beyond.iter().copied().chain(std::iter::once((self.write_seq.0, self.write_seq.0)));
         for (s, e) in gaps {
             if s > cur {
                 let g = s - cur;
@@ -250,6 +263,13 @@ impl ConnSender {
             cur = cur.max(e);
         }
         None
+    }
+
+    /// The sent ranges at or above the DATA_ACK, merged and sorted (for tests and checks).
+    pub fn sent_ranges(&self) -> Vec<(u64, u64)> {
+        let una = self.data_una.0;
+        let head = (self.sent_end > una).then_some((una, self.sent_end));
+        head.into_iter().chain(self.sent_beyond.iter().copied()).collect()
     }
 
     pub fn app_blocked(&self) -> bool {
@@ -293,23 +313,35 @@ impl ConnSender {
         if data_ack > self.data_una && data_ack <= self.snd_nxt.max(self.data_una) {
             self.data_una = data_ack;
             self.m1_copies.retain(|&(d, _)| d >= data_ack);
-            while let Some(f) = self.sent.front_mut() {
-                if f.1 <= data_ack.0 {
-                    self.sent_bytes -= f.1 - f.0;
-                    self.sent.pop_front();
-                } else {
-                    if f.0 < data_ack.0 {
-                        self.sent_bytes -= data_ack.0 - f.0;
-                        f.0 = data_ack.0;
-                    }
-                    break;
-                }
+            if data_ack.0 > self.sent_end {
+                self.ack_beyond(data_ack.0);
             }
         }
         self.max_window = self.max_window.max(wnd);
         let right = Dsn(data_ack.0.saturating_add(wnd));
         if right > self.rwnd_right {
             self.rwnd_right = right;
+        }
+    }
+
+    /// A DATA_ACK above `sent_end` (it acknowledged data sent out of order, and the unsent
+    /// gap below it was then sent and acknowledged on another path): the ranges of
+    /// `sent_beyond` it covers leave, one it reaches joins `[data_una, sent_end)`.
+    #[inline(never)]
+    fn ack_beyond(&mut self, data_ack: u64) {
+        self.sent_end = data_ack;
+        while let Some(&(s, e)) = self.sent_beyond.front() {
+            if e <= data_ack {
+                self.beyond_bytes -= e - s;
+                self.sent_beyond.pop_front();
+            } else {
+                if s <= data_ack {
+                    self.beyond_bytes -= e - s;
+                    self.sent_end = e;
+                    self.sent_beyond.pop_front();
+                }
+                break;
+            }
         }
     }
 
@@ -329,40 +361,36 @@ impl ConnSender {
 
     /// [`ConnSender::next_new`], recorded as sent ([`ConnSender::mark_sent`]) when there is
     /// some. The usual case answers inline: nothing skipped and everything sent one range
-    /// from the DATA_ACK, which the new data extends.
+    /// from the DATA_ACK (`sent_end`), which the new data extends.
     #[inline]
     pub fn take_new(&mut self, skip: u64, max_len: u64) -> Option<(Dsn, u64)> {
-        let (una, write_seq, right) = (self.data_una.0, self.write_seq.0, self.rwnd_right.0);
-        let single = self.sent.len() == 1;
-        match self.sent.front_mut() {
-            Some(r) if single && skip == 0 && r.0 <= una && r.1 >= una => {
-                // `unsent_at`: the unsent data starts where the range ends.
-                let cur = r.1;
-                if write_seq <= cur {
-                    return None;
-                }
-                let mut len = max_len.min(write_seq - cur);
-                // `next_new`: the peer's window.
-                if self.fill_tail {
-                    let room = right.saturating_sub(cur);
-                    if room == 0 {
-                        return None;
-                    }
-                    len = len.min(room);
-                } else if right < cur + len {
-                    return None;
-                }
-                if len == 0 {
-                    return Some((Dsn(cur), 0));
-                }
-                // `mark_sent`: the range grows by what is sent.
-                r.1 = cur + len;
-                self.sent_bytes += len;
-                self.snd_nxt = self.snd_nxt.max(Dsn(cur + len));
-                Some((Dsn(cur), len))
-            }
-            _ => self.take_new_walk(skip, max_len),
+        if !self.sent_beyond.is_empty() || skip != 0 {
+            return self.take_new_walk(skip, max_len);
         }
+        let (write_seq, right) = (self.write_seq.0, self.rwnd_right.0);
+        // `unsent_at`: the unsent data starts where the sent data ends.
+        let cur = self.sent_end;
+        if write_seq <= cur {
+            return None;
+        }
+        let mut len = max_len.min(write_seq - cur);
+        // `next_new`: the peer's window.
+        if self.fill_tail {
+            let room = right.saturating_sub(cur);
+            if room == 0 {
+                return None;
+            }
+            len = len.min(room);
+        } else if right < cur + len {
+            return None;
+        }
+        if len == 0 {
+            return Some((Dsn(cur), 0));
+        }
+        // `mark_sent`: the sent data grows by what is sent.
+        self.sent_end = cur + len;
+        self.snd_nxt = self.snd_nxt.max(Dsn(cur + len));
+        Some((Dsn(cur), len))
     }
 
     /// [`ConnSender::take_new`] beyond its usual case.

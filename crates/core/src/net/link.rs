@@ -16,11 +16,11 @@ use std::collections::VecDeque;
 
 use crate::net::packet::Packet;
 pub use crate::net::params::{Capacity, LinkParams, ScheduledChange};
-use crate::net::qdisc::{AnyQdisc, Arrival, DecidesAt, Dequeue, Enqueue, Occupancy};
+use crate::net::qdisc::{AnyQdisc, Arrival, DecidesAt, Dequeue, Enqueue, Occupancy, QueueLimit};
 use crate::net::service::Service;
 pub use crate::net::wire::Stow;
 use crate::net::wire::Wire;
-use crate::units::Time;
+use crate::units::{Dur, Time};
 
 /// What a link needs to know about the items it carries: their size on the wire.
 ///
@@ -178,6 +178,10 @@ pub struct Link<P: Stow = Packet> {
     pub stats: LinkStats,
     /// See [`Link::head_stays`].
     head_stays: bool,
+    /// A plain link: drop-tail with this limit, and a plain wire with this delay
+    /// ([`Wire::plain_delay`]); [`Link::admit`] then asks the limit and puts the packet on
+    /// the wire directly, with the same outcome as through the general path.
+    plain: Option<(QueueLimit, Dur)>,
 }
 
 impl<P: WireLen + Stow> Link<P> {
@@ -189,7 +193,8 @@ impl<P: WireLen + Stow> Link<P> {
         };
         let tx = Transmitter { service: params.service(), free_at: Time::ZERO, wire: Wire::new(&name, &params, seed) };
         let head_stays = matches!(backlog, Backlog::Enqueue(_)) && tx.wire.keeps_order();
-        Link { name, params, qdisc, backlog, tx, stats: LinkStats::default(), head_stays }
+        let plain = qdisc.drop_tail_limit().zip(tx.wire.plain_delay());
+        Link { name, params, qdisc, backlog, tx, stats: LinkStats::default(), head_stays, plain }
     }
 
     /// When the transmitter finishes the last packet it took (known on arrival when the
@@ -242,7 +247,13 @@ impl<P: WireLen + Stow> Link<P> {
                     wait: Some(start.since(now)),
                     service: &tx.service,
                 };
-                if let Some(refused) = self.stats.refused(self.qdisc.enqueue(&a)) {
+                let verdict = match self.plain {
+                    // `DropTail::enqueue`.
+                    Some((limit, _)) if !limit.admits(&a) => Enqueue::TailDrop,
+                    Some(_) => Enqueue::Accept,
+                    None => self.qdisc.enqueue(&a),
+                };
+                if let Some(refused) = self.stats.refused(verdict) {
                     return refused;
                 }
                 let end = tx.service.finish(start, len as u64);
@@ -252,6 +263,11 @@ impl<P: WireLen + Stow> Link<P> {
                     ledger.waiting.push_back((start, len));
                     ledger.bytes += len as u64;
                     self.stats.saw_queue(ledger.occupancy());
+                }
+                if let Some((_, delay)) = self.plain {
+                    // A plain wire loses nothing.
+                    tx.wire.send_plain(end, delay, pkt());
+                    return Offer::Accepted;
                 }
                 if tx.wire.lose(ordinal, start) {
                     self.stats.loss_drops += 1;
@@ -394,5 +410,75 @@ fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::net::qdisc::QdiscParams;
+    use crate::net::service::RateProfile;
+    use crate::units::Rate;
+
+    /// An item of some wire length, named by its ordinal.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Item(u64, u32);
+
+    impl WireLen for Item {
+        fn wire_len(&self) -> u32 {
+            self.1
+        }
+    }
+
+    impl Stow for Item {
+        type Compact = Item;
+        type Extra = ();
+        fn stow(self, _: &mut VecDeque<()>) -> Item {
+            self
+        }
+        fn unstow(c: Item, _: &mut VecDeque<()>) -> Item {
+            c
+        }
+    }
+
+    /// A plain link (drop-tail, lossless, one delay, no jitter) takes its short path and
+    /// answers every offer, and delivers every item, as the general path does.
+    #[test]
+    fn a_plain_link_behaves_as_through_the_general_path() {
+        for limit in [QueueLimit::Packets(20), QueueLimit::Bytes(30_000), QueueLimit::Time(Dur::from_ms(2))] {
+            let params = LinkParams {
+                capacity: Capacity::Rate(Arc::new(RateProfile::constant(Rate(50_000_000)))),
+                nominal_rate: Rate(50_000_000),
+                delay: Dur::from_ms(5),
+                jitter: None,
+                qdisc: QdiscParams::DropTail(limit),
+                loss: 0.0,
+                loss_burst: None,
+                drop: Vec::new(),
+                schedule: Vec::new(),
+                schedule_period: None,
+                at_host: false,
+            };
+            let mut plain: Link<Item> = Link::new("l".into(), params.clone(), 3);
+            let mut general: Link<Item> = Link::new("l".into(), params, 3);
+            assert!(plain.plain.is_some());
+            general.plain = None;
+            let mut rng = crate::rng::Rng::stream(9, "plain-link-test");
+            let (mut now, mut drops) = (Time::ZERO, 0);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for i in 0..20_000 {
+                now += Dur(rng.below(150_000));
+                let item = Item(i, [1500, 52, 700][rng.below(3) as usize]);
+                let offer = plain.offer(now, item);
+                assert_eq!(offer, general.offer(now, item), "item {i}");
+                drops += u64::from(offer == Offer::QueueDrop);
+                plain.advance(now, &mut a);
+                general.advance(now, &mut b);
+                assert_eq!((&a, plain.next_wake(), plain.tx_end()), (&b, general.next_wake(), general.tx_end()));
+            }
+            assert!(drops > 100 && a.len() > 5_000, "{limit:?}: {drops} drops, {} delivered", a.len());
+        }
     }
 }

@@ -325,6 +325,25 @@ impl<P: Stow> Wire<P> {
         !self.lossless && self.loss.lose(ordinal, self.loss_rate.get(start))
     }
 
+    /// The one delay of a plain wire: it loses nothing, has no jitter, keeps order and its
+    /// delay never changes ([`Wire::send_plain`]).
+    pub(crate) fn plain_delay(&self) -> Option<Dur> {
+        let plain = self.lossless && self.jitter.is_none() && self.keeps_order() && self.delay.v.len() == 1;
+        plain.then(|| self.delay.v[0])
+    }
+
+    /// [`Wire::send`] on a plain wire whose delay is `delay` ([`Wire::plain_delay`]): the
+    /// arrival without the schedule's, the jitter's and the pipe's questions.
+    #[inline(always)]
+    pub(crate) fn send_plain(&mut self, end: Time, delay: Dur, p: P) {
+        let t = (end + delay).max(self.last_arrival);
+        self.last_arrival = t;
+        match &mut self.pipe {
+            Pipe::Fifo(q) => q.push(t, p),
+            Pipe::Reorder(..) => unreachable!("a plain wire keeps order"),
+        }
+    }
+
     /// Puts a packet whose transmission ends at `end` on the wire.
     #[inline(always)]
     pub(crate) fn send(&mut self, end: Time, p: P) {

@@ -30,7 +30,6 @@ pub struct Simulation {
     eps: Vec<[Endpoint; 2]>,
     ep_wake: Vec<[Option<Time>; 2]>,
     link_wake: Vec<Option<Time>>,
-    out: Vec<Packet>,
     /// `sf_route[c][sf]`: the route of connection `c`'s subflow `sf` (both ends' `paths`).
     sf_route: Vec<Vec<usize>>,
     /// The links a packet crosses, by connection, subflow and direction, in one flat table
@@ -107,7 +106,6 @@ impl Simulation {
             ep_wake: vec![[None, None]; eps.len()],
             eps,
             link_wake: vec![None; n_links],
-            out: Vec::with_capacity(64),
             sf_route: table.subflows.iter().map(|sfs| sfs.iter().map(|&(route, _)| route).collect()).collect(),
             paths,
             route_end,
@@ -223,6 +221,9 @@ impl Simulation {
         // A run with a connection that never ends (bulk, or periodic without a count) ends at
         // its duration: no need to ask after every event.
         let can_finish = self.eps.iter().all(|e| e[0].snd.app.size().is_some());
+        // What an endpoint hands back, sent on at once ([`Simulation::flush`]): outside the
+        // simulation, so that sending it on may borrow the simulation.
+        let mut out = Vec::with_capacity(64);
         while let Some((t, ev)) = self.q.pop() {
             if t > self.end {
                 break;
@@ -232,9 +233,9 @@ impl Simulation {
             }
             self.now = t;
             match ev {
-                Event::LinkArrive(l) => self.on_link(l as usize, t),
-                Event::Endpoint(c, s) => self.on_endpoint_timer(c as usize, s as usize, t),
-                Event::ConnStart(c) => self.on_conn_start(c as usize, t),
+                Event::LinkArrive(l) => self.on_link(l as usize, t, &mut out),
+                Event::Endpoint(c, s) => self.on_endpoint_timer(c as usize, s as usize, t, &mut out),
+                Event::ConnStart(c) => self.on_conn_start(c as usize, t, &mut out),
                 Event::Sample => self.on_sample_tick(t),
                 Event::HostSend(h) => self.on_host(h as usize, t),
             }
@@ -254,9 +255,9 @@ impl Simulation {
     /// Connection `c`'s client sends its first SYN (once per connection: kept out of the
     /// event loop's hot path).
     #[cold]
-    fn on_conn_start(&mut self, c: usize, t: Time) {
-        self.eps[c][0].start(t, &mut self.out);
-        self.flush(c, 0);
+    fn on_conn_start(&mut self, c: usize, t: Time, out: &mut Vec<Packet>) {
+        self.eps[c][0].start(t, out);
+        self.flush(c, 0, out);
     }
 
     /// A time-series sampling tick: samples, and schedules the next (rare beside packet
@@ -272,16 +273,16 @@ impl Simulation {
         self.eps.iter().all(|e| e[0].snd.app.size().is_some() && e[0].completed_at.or(e[1].completed_at).is_some())
     }
 
-    fn on_endpoint_timer(&mut self, c: usize, s: usize, t: Time) {
+    fn on_endpoint_timer(&mut self, c: usize, s: usize, t: Time, out: &mut Vec<Packet>) {
         if self.ep_wake[c][s] != Some(t) {
             return; // stale: the deadline moved
         }
         self.ep_wake[c][s] = None;
-        self.eps[c][s].on_timeout(t, &mut self.out);
-        self.flush(c, s);
+        self.eps[c][s].on_timeout(t, out);
+        self.flush(c, s, out);
     }
 
-    fn on_link(&mut self, l: usize, t: Time) {
+    fn on_link(&mut self, l: usize, t: Time, out: &mut Vec<Packet>) {
         if self.link_wake[l] != Some(t) {
             return;
         }
@@ -318,9 +319,9 @@ impl Simulation {
                     let route = self.sf_route[c][p.subflow as usize];
                     cap.record(Point::Host(p.conn, !p.to_server, route), t, p, route);
                 }
-                self.eps[c][side].on_packet(t, p, &mut self.out);
+                self.eps[c][side].on_packet(t, p, out);
                 link.discard_due();
-                self.flush(c, side);
+                self.flush(c, side, out);
             }
         };
         if let Some(next) = next {
@@ -338,19 +339,19 @@ impl Simulation {
         }
     }
 
-    /// Sends what endpoint (c, s) produced and re-arms its timer.
-    fn flush(&mut self, c: usize, s: usize) {
-        let mut out = std::mem::take(&mut self.out);
+    /// Sends what endpoint (c, s) produced (`out`, left empty) and re-arms its timer. Inlined
+    /// into its callers: it follows every delivery to an endpoint.
+    #[inline(always)]
+    fn flush(&mut self, c: usize, s: usize, out: &mut Vec<Packet>) {
         if self.host_jitter {
-            self.through_hosts(c, s, &out);
+            self.through_hosts(c, s, out);
         } else {
-            for p in &out {
+            for p in out.iter() {
                 self.data_packets += u64::from(p.payload > 0);
                 self.inject(p);
             }
         }
         out.clear();
-        self.out = out;
         if let Some(t) = self.eps[c][s].poll_timeout(self.now) {
             let t = t.max(self.now);
             if self.ep_wake[c][s].is_none_or(|w| t < w) {
@@ -407,7 +408,7 @@ impl Simulation {
         let link = &mut self.topo.links[l];
         // A data packet entering a queue in its sender's host: tell the sender when it leaves
         // (TCP small queues): when the link has sent it, or now if it was dropped.
-        let host_queue = p.hop == 0 && p.payload > 0 && link.params.at_host;
+        let host_queue = link.params.at_host && p.hop == 0 && p.payload > 0;
         let (c, side, sf) = (p.conn as usize, usize::from(!p.to_server), p.subflow as usize);
         let r = link.offer_copy(now, p);
         if host_queue {

@@ -142,7 +142,7 @@ fn take_new_is_next_new_then_mark_sent() {
                     assert_eq!(a.take_new(0, max_len), want);
                 }
             }
-            assert_eq!((a.snd_nxt, a.unsent(), &a.sent), (b.snd_nxt, b.unsent(), &b.sent));
+            assert_eq!((a.snd_nxt, a.unsent(), a.sent_ranges()), (b.snd_nxt, b.unsent(), b.sent_ranges()));
         }
     }
 }
@@ -193,7 +193,85 @@ fn unsent_data_is_the_first_unsent_byte_after_the_skip_whatever_was_sent() {
                 }
                 b += 1;
             }
-            assert_eq!(s.unsent_at(skip, max_len), want, "skip {skip}, sent {:?}", s.sent);
+            assert_eq!(s.unsent_at(skip, max_len), want, "skip {skip}, sent {:?}", s.sent_ranges());
         }
     }
+}
+
+#[test]
+fn sent_data_matches_a_byte_map_through_one_range_several_and_back() {
+    // The sent data is kept as one range from the DATA_ACK plus, after out-of-order sends,
+    // ranges beyond a gap. Driven from one range to several (sends ahead, overlapping ones)
+    // and back to one (the gaps filled, or DATA_ACKs past them), it must hold what a byte
+    // map of the sent bytes holds: the same ranges, unsent count and answers.
+    let size = 400_000u64;
+    let mut s = ConnSender::new(App::Download { size }, 1 << 20, 1 << 30);
+    s.app_write(Time(0));
+    let mut sent = vec![false; size as usize];
+    let mut rng = crate::rng::Rng::stream(5, "sendbuf-ranges-test");
+    let (mut single, mut several, mut back_to_one, mut last) = (0, 0, 0, 0);
+    for _ in 0..3000 {
+        let una = s.data_una.0;
+        match rng.below(8) {
+            0 | 1 => {
+                // New data in order, or (rarely) ahead of the head.
+                let skip = if rng.below(4) == 0 { rng.below(5000) } else { 0 };
+                if let Some((dsn, len)) = s.take_new(skip, 1 + rng.below(1500)) {
+                    sent[dsn.0 as usize..(dsn.0 + len) as usize].fill(true);
+                }
+            }
+            2 => {
+                // A range anywhere at or above the DATA_ACK, overlapping what was sent or not.
+                let dsn = (una + rng.below(8000)).min(size - 1);
+                let len = (1 + rng.below(1500)).min(size - dsn);
+                s.mark_sent(Dsn(dsn), len);
+                sent[dsn as usize..(dsn + len) as usize].fill(true);
+            }
+            3 => {
+                // The oldest gap filled.
+                if let Some((dsn, len)) = s.next_new(0, 1 + rng.below(4000)) {
+                    s.mark_sent(dsn, len);
+                    sent[dsn.0 as usize..(dsn.0 + len) as usize].fill(true);
+                }
+            }
+            _ => {
+                // A DATA_ACK up to the highest data sent (past gaps, as another path's
+                // acknowledgement may be).
+                let ack = (una + rng.below(4000)).min(s.snd_nxt.0.max(una));
+                s.on_data_ack(Dsn(ack), 1 << 20);
+                if s.snd_nxt.0 >= size && s.data_una.0 >= size {
+                    break;
+                }
+            }
+        }
+        let una = s.data_una.0 as usize;
+        let mut want = Vec::new();
+        let mut b = una;
+        while b < size as usize {
+            if sent[b] {
+                let e = b + sent[b..].iter().take_while(|&&x| x).count();
+                want.push((b as u64, e as u64));
+                b = e;
+            } else {
+                b += 1;
+            }
+        }
+        let unsent = sent[una..].iter().filter(|&&x| !x).count() as u64;
+        let ranges = s.sent_ranges();
+        assert_eq!(ranges, want);
+        assert_eq!(s.unsent(), unsent);
+        let first_unsent = (una..size as usize).find(|&b| !sent[b]);
+        assert_eq!(s.unsent_at(0, u64::MAX).map(|(d, _)| d.0 as usize), first_unsent);
+        match ranges.len() {
+            0 => {}
+            1 => single += 1,
+            _ => several += 1,
+        }
+        back_to_one += usize::from(last > 1 && ranges.len() == 1);
+        last = ranges.len();
+    }
+    assert!(
+        single > 100 && several > 100 && back_to_one > 10,
+        "{single} single, {several} several, {back_to_one} back to one"
+    );
 }

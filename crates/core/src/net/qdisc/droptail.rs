@@ -45,6 +45,13 @@ pub struct DropTail {
     limit: QueueLimit,
 }
 
+impl DropTail {
+    /// The limit.
+    pub fn limit(&self) -> QueueLimit {
+        self.limit
+    }
+}
+
 impl Qdisc for DropTail {
     type Params = QueueLimit;
     const DECIDES_AT: DecidesAt = DecidesAt::Enqueue;

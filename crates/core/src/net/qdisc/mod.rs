@@ -154,6 +154,14 @@ macro_rules! disciplines {
                 }
             }
 
+            /// The limit of a drop-tail discipline (it has no other state).
+            pub fn drop_tail_limit(&self) -> Option<QueueLimit> {
+                match self {
+                    AnyQdisc::DropTail(q) => Some(q.limit()),
+                    _ => None,
+                }
+            }
+
             // Always inlined: the link's per-packet path would otherwise pay a call.
             #[inline(always)]
             pub fn enqueue(&mut self, a: &Arrival<'_>) -> Enqueue {
