@@ -50,6 +50,9 @@ pub struct Endpoint {
     pub(super) ts_len: u32,
     /// This end's DATA_ACK is 64 bits wide (see the module documentation).
     pub(super) ack64: bool,
+    /// SACK blocks a pure ACK holds (`max_sack_blocks`; fixed, as are the option
+    /// sizes it follows from).
+    pub(super) sack_blocks: usize,
     /// When the joins open (client) and which addresses are announced (server).
     pub pm: PathManager,
     pub subflows: Vec<Option<Subflow>>,
@@ -167,6 +170,7 @@ impl Endpoint {
             paths,
             ts_len,
             ack64,
+            sack_blocks: max_sack_blocks(ts_len, mptcp, ack64),
             pm: PathManager::new(cfg.join),
             cc: cc::build(
                 cfg.cc,
@@ -503,6 +507,13 @@ impl Endpoint {
             }
         }
     }
+}
+
+/// SACK blocks fill the option space the timestamps and the DSS leave (Linux
+/// `tcp_established_options`, after the MPTCP options), at most four.
+fn max_sack_blocks(ts_len: u32, mptcp: bool, ack64: bool) -> usize {
+    let used = ts_len + if mptcp { optlen::dss(ack64, false) } else { 0 };
+    ((optlen::MAX - used).saturating_sub(2) / 8).min(4) as usize
 }
 
 /// The connection's send buffer at the start (see [`Endpoint::sync_sndbuf`]): a fixed
