@@ -237,6 +237,7 @@ impl Endpoint {
         if self.cc.rate_based() {
             s.set_rate_based();
         }
+        s.pkts_acked = self.cc.has_pkts_acked();
         self.sfq[sf] = match (self.sndbuf_cfg, self.truesize) {
             // SO_SNDBUF: every subflow's buffer is set to the doubled value and locked.
             (BufSize::Fixed(b), true) => SubflowQueue::locked(2 * b.0),
