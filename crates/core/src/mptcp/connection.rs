@@ -343,6 +343,7 @@ impl Endpoint {
     }
 
     /// Path-manager events carried by a packet on an established subflow.
+    #[inline(never)]
     fn pm_on_packet(&mut self, now: Time, i: usize, pkt: &Packet, out: &mut Vec<Packet>) {
         match pkt.mp {
             MpOption::AddAddr { id, route } if self.is_client => {
@@ -453,7 +454,13 @@ impl Endpoint {
                 }
             }
         }
-        if self.mptcp {
+        // A DATA_ACK is a path-manager event only on the client's initial subflow before the
+        // joins opened (`on_fully_established_client` does nothing after that).
+        let pm_event = match pkt.mp {
+            MpOption::Dss => self.is_client && i == 0 && !self.pm.joins_opened,
+            _ => true,
+        };
+        if self.mptcp && pm_event {
             self.pm_on_packet(now, i, pkt, out);
         }
         if pkt.payload > 0 || pkt.is(flags::PROBE) {
