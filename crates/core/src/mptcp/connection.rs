@@ -87,6 +87,9 @@ pub struct Endpoint {
     pub(super) adv: Vec<(u64, Seq)>,
     /// Window last advertised on any subflow (Linux `msk->old_wspace`).
     pub(super) old_space: u64,
+    /// During a push (`xmit`), the free receive space its packets advertise, computed as it
+    /// begins (nothing a push does changes the receive side); `None` outside a push.
+    pub(super) push_free: Option<u64>,
     /// Bytes the subflows hold out of order (the sum of their receivers' `ooo_bytes`, which
     /// change only as data arrives, in `on_data`): read for every window advertised.
     pub(super) sub_ooo: u64,
@@ -198,6 +201,7 @@ impl Endpoint {
             ts_recent: vec![Time::ZERO; subflows.len()],
             adv: vec![(0, Seq(0)); subflows.len()],
             old_space: 0,
+            push_free: None,
             sub_ooo: 0,
             window_update: cfg.window_update,
             drs_rtt: if mptcp { cfg.drs_rtt } else { DrsRtt::Smallest },
