@@ -478,6 +478,7 @@ impl Endpoint {
 
     /// Every subflow's [`PeerView`] as the congestion controller sees it now (index =
     /// subflow), written over the previous snapshot.
+    #[inline(always)]
     pub(crate) fn snapshot_peers(&mut self) {
         if self.peers.len() != self.subflows.len() {
             self.peers.resize(self.subflows.len(), PeerView::default());
