@@ -118,7 +118,7 @@ impl Endpoint {
         }
         let s = self.subflows[i].as_mut().expect("subflow");
         match need {
-            AckNeed::Now => self.send_ack(now, i, out),
+            AckNeed::Now => self.push_ack(now, i, out),
             AckNeed::Delayed => {
                 if !s.timers.delack.is_armed() {
                     s.timers.delack.arm(now + s.p.delack_timeout);

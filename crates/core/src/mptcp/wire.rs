@@ -110,6 +110,12 @@ impl Endpoint {
     }
 
     pub(crate) fn send_ack(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) {
+        self.push_ack(now, sf, out);
+    }
+
+    /// [`Endpoint::send_ack`], inlined into the data receiver's path (`on_data`).
+    #[inline(always)]
+    pub(super) fn push_ack(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) {
         // SACK blocks fill the option space the timestamps and the DSS leave.
         let max_blocks = self.sack_blocks;
         let s = self.subflows[sf].as_ref().expect("subflow");
