@@ -507,8 +507,16 @@ impl Endpoint {
         }
         self.snapshot_peers();
         let s = self.subflows[i].as_mut().expect("subflow");
-        let sack = pkt.sack.blocks(pkt.ack);
-        let o = s.on_ack(now, pkt.ack, &sack[..pkt.sack.n as usize], self.cc.as_mut(), &self.peers);
+        // The SACK blocks are decoded only when the ACK carries some.
+        let blocks;
+        let sack: &[(Seq, Seq)] = match pkt.sack.n {
+            0 => &[],
+            n => {
+                blocks = pkt.sack.blocks(pkt.ack);
+                &blocks[..n as usize]
+            }
+        };
+        let o = s.on_ack(now, pkt.ack, sack, self.cc.as_mut(), &self.peers);
         if o.acked_bytes > 0 {
             self.sfq[i].acked = true;
         }
