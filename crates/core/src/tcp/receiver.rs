@@ -268,7 +268,12 @@ impl SubflowReceiver {
         if s >= e {
             return;
         }
-        self.segs.insert(i, OooSeg { start: s, end: e, dsn, arrival: now });
+        let seg = OooSeg { start: s, end: e, dsn, arrival: now };
+        if i == self.segs.len() {
+            self.segs.push_back(seg); // the usual case: past the last segment held
+        } else {
+            self.segs.insert(i, seg);
+        }
         self.ooo_bytes += e - s;
         // Merge into the range set (fast path: extends or follows the last range).
         let (rs, re) = match self.ranges.back_mut() {
