@@ -308,6 +308,12 @@ impl SubflowReceiver {
 
     /// Makes [s, e) the most recent SACK block, dropping blocks it absorbed.
     fn touch(&mut self, s: u64, e: u64) {
+        let absorbed = |&(bs, be): &(u64, u64)| be >= s && bs <= e;
+        // Usually the block grows the most recent one and absorbs no other: it takes its place.
+        if self.recent.first().is_some_and(absorbed) && !self.recent[1..].iter().any(absorbed) {
+            self.recent[0] = (s, e);
+            return;
+        }
         self.recent.retain(|&(bs, be)| be < s || bs > e);
         self.recent.insert(0, (s, e));
         self.recent.truncate(4);
