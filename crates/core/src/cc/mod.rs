@@ -128,6 +128,11 @@ pub trait CongestionControl {
     /// `pkts_acked`, which `tcp_clean_rtx_queue` calls for each such ACK, where `cong_avoid`
     /// only runs while the window may grow); e.g. CUBIC's HyStart takes its RTT samples here.
     fn pkts_acked(&mut self, _ack: &Ack, _w: &mut Window) {}
+    /// Whether [`Self::pkts_acked`] is implemented (not the trait's no-op): the host calls it
+    /// only then, asking once per subflow when it creates it.
+    fn has_pkts_acked(&self) -> bool {
+        false
+    }
     /// Subflow `sf` timed out and entered loss recovery with `snd_nxt` sent (Linux
     /// `tcp_set_ca_state(TCP_CA_Loss)` → `set_state`), after the host reduced its window;
     /// e.g. CUBIC restarts HyStart.

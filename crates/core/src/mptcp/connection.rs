@@ -50,6 +50,9 @@ pub struct Endpoint {
     pub(super) ts_len: u32,
     /// This end's DATA_ACK is 64 bits wide (see the module documentation).
     pub(super) ack64: bool,
+    /// SACK blocks a pure ACK holds (`max_sack_blocks`; fixed, as are the option
+    /// sizes it follows from).
+    pub(super) sack_blocks: usize,
     /// When the joins open (client) and which addresses are announced (server).
     pub pm: PathManager,
     pub subflows: Vec<Option<Subflow>>,
@@ -84,6 +87,9 @@ pub struct Endpoint {
     pub(super) adv: Vec<(u64, Seq)>,
     /// Window last advertised on any subflow (Linux `msk->old_wspace`).
     pub(super) old_space: u64,
+    /// During a push (`xmit`), the free receive space its packets advertise, computed as it
+    /// begins (nothing a push does changes the receive side); `None` outside a push.
+    pub(super) push_free: Option<u64>,
     /// Bytes the subflows hold out of order (the sum of their receivers' `ooo_bytes`, which
     /// change only as data arrives, in `on_data`): read for every window advertised.
     pub(super) sub_ooo: u64,
@@ -167,6 +173,7 @@ impl Endpoint {
             paths,
             ts_len,
             ack64,
+            sack_blocks: max_sack_blocks(ts_len, mptcp, ack64),
             pm: PathManager::new(cfg.join),
             cc: cc::build(
                 cfg.cc,
@@ -194,6 +201,7 @@ impl Endpoint {
             ts_recent: vec![Time::ZERO; subflows.len()],
             adv: vec![(0, Seq(0)); subflows.len()],
             old_space: 0,
+            push_free: None,
             sub_ooo: 0,
             window_update: cfg.window_update,
             drs_rtt: if mptcp { cfg.drs_rtt } else { DrsRtt::Smallest },
@@ -233,6 +241,7 @@ impl Endpoint {
         if self.cc.rate_based() {
             s.set_rate_based();
         }
+        s.pkts_acked = self.cc.has_pkts_acked();
         self.sfq[sf] = match (self.sndbuf_cfg, self.truesize) {
             // SO_SNDBUF: every subflow's buffer is set to the doubled value and locked.
             (BufSize::Fixed(b), true) => SubflowQueue::locked(2 * b.0),
@@ -338,6 +347,7 @@ impl Endpoint {
     }
 
     /// Path-manager events carried by a packet on an established subflow.
+    #[inline(never)]
     fn pm_on_packet(&mut self, now: Time, i: usize, pkt: &Packet, out: &mut Vec<Packet>) {
         match pkt.mp {
             MpOption::AddAddr { id, route } if self.is_client => {
@@ -448,7 +458,13 @@ impl Endpoint {
                 }
             }
         }
-        if self.mptcp {
+        // A DATA_ACK is a path-manager event only on the client's initial subflow before the
+        // joins opened (`on_fully_established_client` does nothing after that).
+        let pm_event = match pkt.mp {
+            MpOption::Dss => self.is_client && i == 0 && !self.pm.joins_opened,
+            _ => true,
+        };
+        if self.mptcp && pm_event {
             self.pm_on_packet(now, i, pkt, out);
         }
         if pkt.payload > 0 || pkt.is(flags::PROBE) {
@@ -462,6 +478,7 @@ impl Endpoint {
 
     /// Every subflow's [`PeerView`] as the congestion controller sees it now (index =
     /// subflow), written over the previous snapshot.
+    #[inline(always)]
     pub(crate) fn snapshot_peers(&mut self) {
         if self.peers.len() != self.subflows.len() {
             self.peers.resize(self.subflows.len(), PeerView::default());
@@ -490,8 +507,16 @@ impl Endpoint {
         }
         self.snapshot_peers();
         let s = self.subflows[i].as_mut().expect("subflow");
-        let sack = pkt.sack.blocks(pkt.ack);
-        let o = s.on_ack(now, pkt.ack, &sack[..pkt.sack.n as usize], self.cc.as_mut(), &self.peers);
+        // The SACK blocks are decoded only when the ACK carries some.
+        let blocks;
+        let sack: &[(Seq, Seq)] = match pkt.sack.n {
+            0 => &[],
+            n => {
+                blocks = pkt.sack.blocks(pkt.ack);
+                &blocks[..n as usize]
+            }
+        };
+        let o = s.on_ack(now, pkt.ack, sack, self.cc.as_mut(), &self.peers);
         if o.acked_bytes > 0 {
             self.sfq[i].acked = true;
         }
@@ -503,6 +528,13 @@ impl Endpoint {
             }
         }
     }
+}
+
+/// SACK blocks fill the option space the timestamps and the DSS leave (Linux
+/// `tcp_established_options`, after the MPTCP options), at most four.
+fn max_sack_blocks(ts_len: u32, mptcp: bool, ack64: bool) -> usize {
+    let used = ts_len + if mptcp { optlen::dss(ack64, false) } else { 0 };
+    ((optlen::MAX - used).saturating_sub(2) / 8).min(4) as usize
 }
 
 /// The connection's send buffer at the start (see [`Endpoint::sync_sndbuf`]): a fixed

@@ -194,7 +194,14 @@ impl ConnReceiver {
     /// The window to advertise, given the bytes the subflows hold out of order and the
     /// advertising subflow's own bound on it (`rcv_ssthresh`; `u64::MAX` for none).
     pub fn window(&mut self, subflow_ooo: u64, cap: u64) -> u64 {
-        let free = self.free(subflow_ooo).min(cap);
+        let free = self.free(subflow_ooo);
+        self.window_from_free(free, cap)
+    }
+
+    /// [`Self::window`] with the free space ([`Self::free`]) already computed.
+    #[inline]
+    pub fn window_from_free(&mut self, free: u64, cap: u64) -> u64 {
+        let free = free.min(cap);
         let right = Dsn(self.rcv_nxt.0 + free).max(self.right_edge);
         self.right_edge = right;
         right.dist(self.rcv_nxt)

@@ -20,9 +20,15 @@ impl Endpoint {
     /// `__tcp_select_window`), the right edge never moving left (for MPTCP, `mptcp_set_rwin`
     /// raises a subflow's window to the connection's right edge).
     pub(super) fn adv_window(&mut self, sf: usize) -> u64 {
-        let sub_ooo = self.subflow_ooo();
+        let free = match self.push_free {
+            Some(free) => {
+                debug_assert_eq!(free, self.adv_window_peek(), "the receive side changed during a push");
+                free
+            }
+            None => self.adv_window_peek(),
+        };
         let cap = self.subflows.get(sf).and_then(|s| s.as_ref()).map_or(u64::MAX, |s| s.rcv.offer_cap());
-        self.rcv.window(sub_ooo, cap)
+        self.rcv.window_from_free(free, cap)
     }
 
     /// Each MPTCP subflow has a receive buffer of its own (Linux's memory accounting with
@@ -32,7 +38,7 @@ impl Endpoint {
     }
 
     /// The free space the next advertised window would offer, without advertising it.
-    fn adv_window_peek(&self) -> u64 {
+    pub(super) fn adv_window_peek(&self) -> u64 {
         self.rcv.free(self.subflow_ooo())
     }
 
@@ -112,7 +118,7 @@ impl Endpoint {
         }
         let s = self.subflows[i].as_mut().expect("subflow");
         match need {
-            AckNeed::Now => self.send_ack(now, i, out),
+            AckNeed::Now => self.push_ack(now, i, out),
             AckNeed::Delayed => {
                 if !s.timers.delack.is_armed() {
                     s.timers.delack.arm(now + s.p.delack_timeout);

@@ -110,10 +110,14 @@ impl Endpoint {
     }
 
     pub(crate) fn send_ack(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) {
-        // SACK blocks fill the option space the timestamps and the DSS leave (Linux
-        // `tcp_established_options`, after the MPTCP options), at most four.
-        let used = self.ts_len + if self.mptcp { optlen::dss(self.ack64, false) } else { 0 };
-        let max_blocks = ((optlen::MAX - used).saturating_sub(2) / 8).min(4) as usize;
+        self.push_ack(now, sf, out);
+    }
+
+    /// [`Endpoint::send_ack`], inlined into the data receiver's path (`on_data`).
+    #[inline(always)]
+    pub(super) fn push_ack(&mut self, now: Time, sf: usize, out: &mut Vec<Packet>) {
+        // SACK blocks fill the option space the timestamps and the DSS leave.
+        let max_blocks = self.sack_blocks;
         let s = self.subflows[sf].as_ref().expect("subflow");
         let mut c = Carries { ack: s.rcv.rcv_nxt, ..Carries::default() };
         for b in s.rcv.sack_blocks(max_blocks) {

@@ -70,6 +70,9 @@ impl Endpoint {
         if !self.app_started {
             return;
         }
+        // The receive side does not change during the push: its packets advertise the free
+        // space computed once here (`Endpoint::push_free`).
+        self.push_free = Some(self.adv_window_peek());
         if !self.mptcp {
             // Linux `tcp_sendmsg` → `tcp_rate_check_app_limited`, before the write (the MPTCP
             // data path does not call it on subflows).
@@ -320,6 +323,7 @@ impl Endpoint {
             self.persist_at = None;
             self.persist_backoff = 0;
         }
+        self.push_free = None;
     }
 
     /// Retransmits each subflow's lost segments within its window (RFC 6675 NextSeg rule 1),

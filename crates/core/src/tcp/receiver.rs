@@ -268,7 +268,12 @@ impl SubflowReceiver {
         if s >= e {
             return;
         }
-        self.segs.insert(i, OooSeg { start: s, end: e, dsn, arrival: now });
+        let seg = OooSeg { start: s, end: e, dsn, arrival: now };
+        if i == self.segs.len() {
+            self.segs.push_back(seg); // the usual case: past the last segment held
+        } else {
+            self.segs.insert(i, seg);
+        }
         self.ooo_bytes += e - s;
         // Merge into the range set (fast path: extends or follows the last range).
         let (rs, re) = match self.ranges.back_mut() {
@@ -303,6 +308,12 @@ impl SubflowReceiver {
 
     /// Makes [s, e) the most recent SACK block, dropping blocks it absorbed.
     fn touch(&mut self, s: u64, e: u64) {
+        let absorbed = |&(bs, be): &(u64, u64)| be >= s && bs <= e;
+        // Usually the block grows the most recent one and absorbs no other: it takes its place.
+        if self.recent.first().is_some_and(absorbed) && !self.recent[1..].iter().any(absorbed) {
+            self.recent[0] = (s, e);
+            return;
+        }
         self.recent.retain(|&(bs, be)| be < s || bs > e);
         self.recent.insert(0, (s, e));
         self.recent.truncate(4);

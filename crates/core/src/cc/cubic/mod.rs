@@ -259,6 +259,10 @@ impl CongestionControl for Cubic {
         }
     }
 
+    fn has_pkts_acked(&self) -> bool {
+        true
+    }
+
     /// Linux `cubictcp_acked`: every RTT sample updates the lowest RTT seen (but for the
     /// first second of a congestion-avoidance epoch, "right after fast recovery") and, in
     /// slow start, feeds HyStart, whether or not the window is in use.

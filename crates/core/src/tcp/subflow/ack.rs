@@ -132,7 +132,9 @@ impl Subflow {
                 snd_nxt: self.snd_nxt,
                 peers,
             };
-            cc.pkts_acked(&ev, &mut self.w);
+            if self.pkts_acked {
+                cc.pkts_acked(&ev, &mut self.w);
+            }
             if out.acked_bytes > 0 && !was_recovery && self.ca != CaState::Recovery && self.cwnd_limited() {
                 cc.on_ack(&ev, &mut self.w);
             }

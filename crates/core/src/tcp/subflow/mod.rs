@@ -152,6 +152,10 @@ pub struct Subflow {
     pub lsndtime: Time,
     /// The congestion controller is rate-based (see `cc`): rate samples, pacing.
     pub rate_based: bool,
+    /// The congestion controller implements `pkts_acked`
+    /// (`cc::CongestionControl::has_pkts_acked`): it is called on every ACK that acknowledged
+    /// or SACKed data.
+    pub pkts_acked: bool,
     /// Pacing gate (rate 0 = unpaced; its timer is `timers.pace`).
     pub pacer: Pacer,
     /// `CwndLimited::Rounds`: the largest flight of this and of the previous round of ACKs.
@@ -226,6 +230,7 @@ impl Subflow {
             prr: None,
             lsndtime: Time::ZERO,
             rate_based: false,
+            pkts_acked: false,
             pacer: Pacer::default(),
             round_end: Seq(0),
             round_max_in_flight: 0,
