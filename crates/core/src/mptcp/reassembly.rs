@@ -192,7 +192,9 @@ impl ConnReceiver {
     }
 
     /// The window to advertise, given the bytes the subflows hold out of order and the
-    /// advertising subflow's own bound on it (`rcv_ssthresh`; `u64::MAX` for none).
+    /// advertising subflow's own bound on it (`rcv_ssthresh`; `u64::MAX` for none). The
+    /// endpoint computes the free space once per push and calls [`Self::window_from_free`].
+    #[cfg(test)]
     pub fn window(&mut self, subflow_ooo: u64, cap: u64) -> u64 {
         let free = self.free(subflow_ooo);
         self.window_from_free(free, cap)

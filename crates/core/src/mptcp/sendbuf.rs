@@ -265,7 +265,8 @@ impl ConnSender {
         None
     }
 
-    /// The sent ranges at or above the DATA_ACK, merged and sorted (for tests and checks).
+    /// The sent ranges at or above the DATA_ACK, merged and sorted (for tests).
+    #[cfg(test)]
     pub fn sent_ranges(&self) -> Vec<(u64, u64)> {
         let una = self.data_una.0;
         let head = (self.sent_end > una).then_some((una, self.sent_end));
@@ -324,8 +325,9 @@ impl ConnSender {
         }
     }
 
-    /// A DATA_ACK above `sent_end` (it acknowledged data sent out of order, and the unsent
-    /// gap below it was then sent and acknowledged on another path): the ranges of
+    /// A DATA_ACK above `sent_end`, which a run does not produce (the gap below a range of
+    /// `sent_beyond` is sent before it can be acknowledged, and sending it moves `sent_end`
+    /// past it), handled as the general trim of the sent ranges was: the ranges of
     /// `sent_beyond` it covers leave, one it reaches joins `[data_una, sent_end)`.
     #[inline(never)]
     fn ack_beyond(&mut self, data_ack: u64) {

@@ -163,8 +163,9 @@ impl Packet {
 /// A [`Packet`] as a long order-keeping link pipe keeps it while it propagates: every field
 /// but the SACK blocks, which only some ACKs carry, so a long pipe (tens of thousands of
 /// packets, each written once and read once, far apart) holds 96 bytes per packet with its
-/// arrival time instead of 128 (a short pipe keeps whole packets, read where they are). The blocks of the packets that carry some wait in a side
-/// queue in the same order ([`crate::net::link::Stow`]).
+/// arrival time instead of 128 (a short pipe keeps whole packets, read where they are). The
+/// blocks of the packets that carry some wait in a side queue in the same order
+/// ([`crate::net::link::Stow`]).
 #[derive(Clone, Copy)]
 pub struct StowedPacket {
     uid: u64,

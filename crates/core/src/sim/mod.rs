@@ -555,6 +555,8 @@ impl Paths {
     fn entry(&self, p: &Packet) -> (usize, usize) {
         let i = ((p.conn as usize) << self.shift | p.subflow as usize) << 1 | usize::from(!p.to_server);
         let (start, len) = self.index[i];
+        // Every route has a link each way: an empty entry is a subflow the connection lacks.
+        debug_assert!(len > 0, "connection {} has no subflow {}", p.conn, p.subflow);
         (start as usize, len as usize)
     }
 

@@ -9,9 +9,9 @@
 //! Two representations, one order. A run usually has a handful of pending events (one per
 //! busy link, a timer or two per endpoint): they are kept sorted latest first in a small
 //! array (called the ring), where a push finds its place from the earliest end and moves the
-//! entries due before it (a link's next arrival is usually due before most of the others,
-//! so it moves few) and a pop takes the earliest. The ring's entries need no insertion number: a push goes behind every
-//! entry due at or before its time, so the ring's order is the insertion order among equal
+//! entries due at or before it (a link's next arrival is usually due before most of the
+//! others, so it moves few) and a pop takes the earliest. The ring's entries need no
+//! insertion number: a push goes behind every entry due at or before its time, so the ring's order is the insertion order among equal
 //! times. When more than [`RING`] are pending they move to a binary heap, numbered in the
 //! ring's order as they go (every later push is numbered after them), and back to the ring
 //! once at most [`RING`] / 4 remain, in the heap's order (the gap keeps a queue that hovers

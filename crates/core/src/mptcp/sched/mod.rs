@@ -200,10 +200,15 @@ pub enum Pick {
 /// What the connection may assume about a scheduler's answers ([`Scheduler::hints`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SchedHints {
+    /// [`Scheduler::queues`].
     pub queues: bool,
+    /// [`Scheduler::waits_without_room`].
     pub waits_without_room: bool,
+    /// [`Scheduler::repeats_with_room`].
     pub repeats_with_room: bool,
+    /// [`Scheduler::notified`].
     pub notified: bool,
+    /// [`Scheduler::picks_lowest_rtt`].
     pub picks_lowest_rtt: bool,
 }
 

@@ -152,9 +152,11 @@ pub struct Subflow {
     pub lsndtime: Time,
     /// The congestion controller is rate-based (see `cc`): rate samples, pacing.
     pub rate_based: bool,
-    /// The congestion controller implements `pkts_acked`
-    /// (`cc::CongestionControl::has_pkts_acked`): it is called on every ACK that acknowledged
-    /// or SACKed data.
+    /// The congestion controller's `pkts_acked` is called on every ACK that acknowledged or
+    /// SACKed data (controllers that are not rate-based). True unless whoever creates the
+    /// subflow knows the controller does not implement it
+    /// (`cc::CongestionControl::has_pkts_acked`): the endpoint clears it then, and calling a
+    /// controller's no-op would be harmless.
     pub pkts_acked: bool,
     /// Pacing gate (rate 0 = unpaced; its timer is `timers.pace`).
     pub pacer: Pacer,
@@ -230,7 +232,7 @@ impl Subflow {
             prr: None,
             lsndtime: Time::ZERO,
             rate_based: false,
-            pkts_acked: false,
+            pkts_acked: true,
             pacer: Pacer::default(),
             round_end: Seq(0),
             round_max_in_flight: 0,
