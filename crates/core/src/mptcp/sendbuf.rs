@@ -332,19 +332,7 @@ impl ConnSender {
     #[inline(never)]
     fn ack_beyond(&mut self, data_ack: u64) {
         self.sent_end = data_ack;
-        while let Some(&(s, e)) = self.sent_beyond.front() {
-            if e <= data_ack {
-                self.beyond_bytes -= e - s;
-                self.sent_beyond.pop_front();
-            } else {
-                if s <= data_ack {
-                    self.beyond_bytes -= e - s;
-                    self.sent_end = e;
-                    self.sent_beyond.pop_front();
-                }
-                break;
-            }
-        }
+        self.absorb_beyond();
     }
 
     /// The unsent data for a segment of at most `max_len` bytes after skipping `skip` unsent

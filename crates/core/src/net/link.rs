@@ -20,7 +20,7 @@ use crate::net::qdisc::{AnyQdisc, Arrival, DecidesAt, Dequeue, Enqueue, Occupanc
 use crate::net::service::Service;
 pub use crate::net::wire::Stow;
 use crate::net::wire::Wire;
-use crate::units::{Dur, Time};
+use crate::units::{earliest, Dur, Time};
 
 /// What a link needs to know about the items it carries: their size on the wire.
 ///
@@ -401,15 +401,6 @@ impl<P: WireLen + Stow> Link<P> {
             ));
         }
         Ok(())
-    }
-}
-
-/// The earlier of two optional times.
-#[inline(always)]
-fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
 
