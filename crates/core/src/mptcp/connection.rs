@@ -35,6 +35,7 @@ use crate::net::packet::{flags, optlen, MpOption, Packet, IP_TCP_HEADER};
 use crate::rng::Rng;
 use crate::tcp::receiver::Chunk;
 use crate::tcp::subflow::{State, Subflow, TcpParams};
+use crate::tcp::timer::Slot;
 use crate::units::{Dsn, Seq, Time};
 
 /// One end of a connection.
@@ -299,7 +300,7 @@ impl Endpoint {
         self.new_subflow(sf, State::SynSent);
         let s = self.subflows[sf].as_mut().expect("new");
         s.hs_sent_at = now;
-        s.timers.handshake.arm(now + s.p.rto_initial);
+        s.timers.arm(Slot::Handshake, now + s.p.rto_initial);
         self.handshake_packet(now, sf, out);
     }
 
@@ -395,7 +396,7 @@ impl Endpoint {
                     s.hs_retransmitted = true;
                 }
                 s.hs_sent_at = now;
-                s.timers.handshake.arm(now + s.p.rto_initial.times(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
+                s.timers.arm(Slot::Handshake, now + s.p.rto_initial.times(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
                 self.handshake_packet(now, i, out);
             }
             return;
@@ -413,7 +414,7 @@ impl Endpoint {
                     if join_sender {
                         s.set_state(now, State::PreEstablished);
                         s.hs_sent_at = now;
-                        s.timers.handshake.arm(now + s.rtt.rto());
+                        s.timers.arm(Slot::Handshake, now + s.rtt.rto());
                     } else {
                         s.set_state(now, State::Established);
                     }

@@ -12,6 +12,7 @@ use crate::mptcp::connection::Endpoint;
 use crate::mptcp::rcvbuf::DEFAULT_SCALING_RATIO;
 use crate::net::packet::Packet;
 use crate::tcp::receiver::{AckNeed, Arriving};
+use crate::tcp::timer::Slot;
 use crate::units::{Dsn, Dur, Time};
 
 impl Endpoint {
@@ -121,7 +122,7 @@ impl Endpoint {
             AckNeed::Now => self.push_ack(now, i, out),
             AckNeed::Delayed => {
                 if !s.timers.delack.is_armed() {
-                    s.timers.delack.arm(now + s.p.delack_timeout);
+                    s.timers.arm(Slot::Delack, now + s.p.delack_timeout);
                 }
             }
         }

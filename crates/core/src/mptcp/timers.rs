@@ -16,6 +16,7 @@
 use crate::mptcp::connection::Endpoint;
 use crate::net::packet::{flags, MpOption, Packet};
 use crate::tcp::subflow::State;
+use crate::tcp::timer::Slot;
 use crate::units::{Dur, Time};
 
 /// Size of the MPTCP socket's data fragments (`struct mptcp_data_frag`): data is copied
@@ -90,7 +91,7 @@ impl Endpoint {
         let retrans = match self.snd.next_new(0, self.params[i].smss) {
             Some(_) if paced_out => {
                 // Linux `tcp_send_loss_probe`: `tcp_write_xmit` sent nothing; re-arm the RTO.
-                s.timers.rto.arm(now + s.rtt.rto());
+                s.timers.arm(Slot::Rto, now + s.rtt.rto());
                 return;
             }
             Some((dsn, len)) => {
@@ -112,7 +113,66 @@ impl Endpoint {
     }
 
     /// The earliest pending timer.
+    #[inline(never)]
     pub fn poll_timeout(&self, now: Time) -> Option<Time> {
+        // The subflows' timers: their minimum in nanoseconds (a stopped timer is `u64::MAX`,
+        // the same as none).
+        let sub = self.subflows.iter().flatten().map(|s| s.timers.earliest_ns()).fold(u64::MAX, u64::min);
+        match self.own_deadline(now) {
+            Some(t) => Some(t.min(Time(sub))),
+            None => (sub != u64::MAX).then_some(Time(sub)),
+        }
+    }
+
+    /// [`Self::poll_timeout`] for a driver that holds a wake-up for this endpoint at `held`
+    /// and moves it only to an earlier deadline: the earliest pending timer, except that it
+    /// may answer None when that is no earlier than `held` (once clamped to `now`), when the
+    /// driver would keep its wake-up anyway.
+    ///
+    /// The driver's side of the contract: `held` is None, or no later than `max(t, then)`,
+    /// where `t` is what the previous call answered (or would have, had it not answered None)
+    /// and `then` that call's `now`. A driver that keeps the earlier of its wake-up and each
+    /// answer, and forgets its wake-up when it fires, keeps it.
+    ///
+    /// Why None is exact then: a deadline pending now was either armed since the previous
+    /// call, so it is no earlier than the subflows' [`armed_low`] (or the endpoint's own
+    /// deadlines, which are read afresh), or it was pending at the previous call, so it is no
+    /// earlier than `t` there, and `max(d, now) >= max(t, then) >= held`. The subflows' six
+    /// timers each are then read only when something armed since could come first: the
+    /// retransmission timer re-armed by each ACK, the usual case, is later than `held`.
+    ///
+    /// [`armed_low`]: crate::tcp::timer::SubflowTimers::take_armed_low
+    #[inline(always)]
+    pub fn poll_timeout_before(&mut self, now: Time, held: Option<Time>) -> Option<Time> {
+        // One pass over the subflows: what they armed since, and whether any holds packets in
+        // its host (TCP small queues, the one subflow deadline that is not a timer).
+        let (mut low, mut in_host) = (u64::MAX, false);
+        for s in self.subflows.iter_mut().flatten() {
+            low = low.min(s.timers.take_armed_low());
+            in_host |= !s.tsq.is_empty();
+        }
+        if let Some(w) = held {
+            // The endpoint's own timers, read afresh; the application's next write and the
+            // small queues' release (which depend on `now`) go the long way.
+            let ns = |d: Option<Time>| d.map_or(u64::MAX, |d| d.0);
+            let own = ns(self.persist_at).min(ns(self.rtx_at)).min(ns(self.pm.retrans_at));
+            let app = self.is_sender && (in_host || self.app_started && self.snd.app.next_write(now).is_some());
+            if low.min(own) >= w.0 && !app {
+                debug_assert!(
+                    self.poll_timeout(now).is_none_or(|t| t.max(now) >= w),
+                    "a deadline before the held wake-up"
+                );
+                return None;
+            }
+        }
+        self.poll_timeout(now)
+    }
+
+    /// The endpoint's own deadlines, outside the subflows' timers: the persist, MPTCP
+    /// retransmission and path manager timers, the application's next write, and when a
+    /// subflow TCP small queues hold back may send again.
+    #[inline]
+    fn own_deadline(&self, now: Time) -> Option<Time> {
         // In nanoseconds, an absent deadline counting as the end of time (a minimum without
         // branches), with whether any deadline was present, to tell "none" from "at the end
         // of time".
@@ -124,21 +184,18 @@ impl Endpoint {
         add(self.persist_at);
         add(self.rtx_at);
         add(self.pm.retrans_at);
-        if self.is_sender && self.app_started {
-            add(self.snd.app.next_write(now));
-        }
-        // The subflows' timers: their minimum in nanoseconds (a stopped timer is `u64::MAX`,
-        // the same as none).
-        let mut sub = u64::MAX;
-        for s in &self.subflows {
-            let Some(s) = s else { continue };
-            sub = sub.min(s.timers.earliest_ns());
-            // A subflow TCP small queues hold back may send once enough has left the host.
-            if self.is_sender && s.tsq_throttled(now) {
-                add(s.tsq.unthrottle_at(now, s.tsq_limit()));
+        if self.is_sender {
+            if self.app_started {
+                add(self.snd.app.next_write(now));
+            }
+            for s in self.subflows.iter().flatten() {
+                // A subflow TCP small queues hold back may send once enough has left the host.
+                if s.tsq_throttled(now) {
+                    add(s.tsq.unthrottle_at(now, s.tsq_limit()));
+                }
             }
         }
-        (any || sub != u64::MAX).then_some(Time(t.min(sub)))
+        any.then_some(Time(t))
     }
 
     /// Fires every timer due at `now`.
@@ -155,7 +212,7 @@ impl Endpoint {
                 s.stats.syn_retransmits += 1;
                 s.hs_sent_at = now;
                 let base = if s.state() == State::PreEstablished { s.rtt.rto() } else { s.p.rto_initial };
-                s.timers.handshake.arm(now + base.times(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
+                s.timers.arm(Slot::Handshake, now + base.times(1 << s.hs_backoff.min(10)).min(s.p.rto_max));
                 self.handshake_packet(now, i, out);
             }
             let s = self.subflows[i].as_mut().expect("subflow");
@@ -214,5 +271,47 @@ impl Endpoint {
         if self.is_sender {
             self.xmit(now, out);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::mptcp::testkit::{sf, Harness};
+    use crate::units::{Dur, Time};
+
+    fn ms(x: u64) -> Time {
+        Time::ZERO + Dur::from_ms(x)
+    }
+
+    /// `poll_timeout_before` as the simulation's driver uses it: it answers the earliest
+    /// deadline whenever that comes before the wake-up the driver holds, and may answer None
+    /// otherwise. A subflow's RTO is SRTT + max(rto_min, 4 RTTVAR) after its first send
+    /// (RFC 6298 (2.2), (5.1), one sample R: RTTVAR = R/2): 10 + max(200, 20) = 210 ms on a
+    /// 10 ms subflow, 100 + max(200, 200) = 300 ms on a 100 ms one.
+    #[test]
+    fn a_held_wake_up_is_moved_only_for_an_earlier_deadline() {
+        let mut h = Harness::new("scheduler = \"minrtt\"", &[sf(10, 10), sf(100, 10)]);
+        let now = h.now;
+        // Nothing held: the exact answer, whatever it is.
+        assert_eq!(h.ep.poll_timeout_before(now, None), h.ep.poll_timeout(now));
+        h.in_flight(1, 3);
+        assert_eq!(h.ep.poll_timeout_before(now, None), Some(ms(300)));
+        // Held at that deadline, nothing armed since: no earlier deadline.
+        assert_eq!(h.ep.poll_timeout_before(now, Some(ms(300))), None);
+        // Subflow 0 arms its RTO for 210 ms: earlier than the held 300 ms.
+        h.in_flight(0, 1);
+        assert_eq!(h.ep.poll_timeout_before(now, Some(ms(300))), Some(ms(210)));
+        assert_eq!(h.ep.poll_timeout_before(now, Some(ms(210))), None);
+        // The endpoint's own timers are read afresh: a persist deadline before the held one.
+        h.ep.persist_at = Some(ms(100));
+        assert_eq!(h.ep.poll_timeout_before(now, Some(ms(210))), Some(ms(100)));
+        h.ep.persist_at = None;
+        // A deadline armed since the last answer but later than the held wake-up: None, and
+        // the full answer agrees that the driver keeps its wake-up.
+        h.now = ms(5);
+        h.in_flight(1, 1); // subflow 1's RTO is armed already: it stays at 300 ms
+        h.in_flight(0, 1);
+        assert_eq!(h.ep.poll_timeout(ms(5)), Some(ms(210)));
+        assert_eq!(h.ep.poll_timeout_before(ms(5), Some(ms(210))), None);
     }
 }

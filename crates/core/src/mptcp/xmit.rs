@@ -44,6 +44,7 @@ use crate::mptcp::sendbuf::ConnSender;
 use crate::mptcp::view::set_view_active;
 use crate::net::packet::Packet;
 use crate::tcp::subflow::CaState;
+use crate::tcp::timer::Slot;
 use crate::tcp::tso::{self, Defer, DeferCtx};
 use crate::units::{Dsn, Time};
 
@@ -295,7 +296,7 @@ impl Endpoint {
                 }
             }
             if s.pacer.rate != 0 {
-                s.timers.pace.set((!s.pacer.open(now) && s.has_room()).then_some(s.pacer.next_at));
+                s.timers.set(Slot::Pace, (!s.pacer.open(now) && s.has_room()).then_some(s.pacer.next_at));
             }
         }
         if grew {

@@ -352,9 +352,10 @@ impl Simulation {
             }
         }
         out.clear();
-        if let Some(t) = self.eps[c][s].poll_timeout(self.now) {
+        let held = self.ep_wake[c][s];
+        if let Some(t) = self.eps[c][s].poll_timeout_before(self.now, held) {
             let t = t.max(self.now);
-            if self.ep_wake[c][s].is_none_or(|w| t < w) {
+            if held.is_none_or(|w| t < w) {
                 self.ep_wake[c][s] = Some(t);
                 self.q.push(t, Event::Endpoint(c as u32, s as u8));
             }

@@ -1,6 +1,12 @@
 //! Timers of a sans-IO endpoint: a deadline or nothing. The endpoint never sleeps; it reports
 //! its earliest deadline (`poll_timeout`) and the driver calls back at that time, when the
 //! endpoint fires whatever has [`Timer::expired`].
+//!
+//! A subflow's timers are armed only through [`SubflowTimers::arm`] and
+//! [`SubflowTimers::set`], which also keep the earliest deadline armed since the driver last
+//! asked ([`SubflowTimers::take_armed_low`]): a driver that already holds a wake-up no later
+//! than every deadline it saw then only needs the new ones to know whether it must wake
+//! earlier (`Endpoint::poll_timeout_before`).
 
 use std::fmt;
 
@@ -29,8 +35,9 @@ impl fmt::Debug for Timer {
 
 impl Timer {
     /// Arms the timer for `at`, replacing any earlier deadline (Linux `sk_reset_timer`).
+    /// Private: a subflow's timers are armed through [`SubflowTimers::arm`].
     #[inline]
-    pub fn arm(&mut self, at: Time) {
+    fn arm(&mut self, at: Time) {
         self.0 = at.0;
     }
 
@@ -40,9 +47,9 @@ impl Timer {
         self.0 = NEVER;
     }
 
-    /// Arms the timer for `at`, or stops it with None.
+    /// Arms the timer for `at`, or stops it with None (through [`SubflowTimers::set`]).
     #[inline]
-    pub fn set(&mut self, at: Option<Time>) {
+    fn set(&mut self, at: Option<Time>) {
         self.0 = at.map_or(NEVER, |t| t.0);
     }
 
@@ -64,11 +71,26 @@ impl Timer {
     }
 }
 
+/// Which of a subflow's timers ([`SubflowTimers::arm`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    Handshake,
+    Delack,
+    Rto,
+    Reorder,
+    Probe,
+    Pace,
+}
+
 /// The timers of one subflow. Linux multiplexes the retransmission, probe and reordering
 /// timers on one `icsk_retransmit_timer` (`ICSK_TIME_RETRANS`, `ICSK_TIME_LOSS_PROBE`,
 /// `ICSK_TIME_REO_TIMEOUT`); here each has its own deadline and the subflow fires a due
 /// probe or reordering timer before a due RTO (`Subflow::on_recovery_timers`).
-#[derive(Clone, Copy, Debug, Default)]
+///
+/// The fields are read directly and stopped directly; arming goes through [`Self::arm`] or
+/// [`Self::set`] (a [`Timer`] cannot be armed outside this module), so that `armed_low`
+/// sees every new deadline.
+#[derive(Clone, Copy, Debug)]
 pub struct SubflowTimers {
     /// Handshake retransmission: SYN, SYN/ACK, the MP_JOIN third ACK.
     pub handshake: Timer,
@@ -82,9 +104,54 @@ pub struct SubflowTimers {
     pub probe: Timer,
     /// Pacing timer (Linux `tcp_sock.pacing_timer`): the pacing gate opens.
     pub pace: Timer,
+    /// The earliest deadline armed since the last [`Self::take_armed_low`] (nanoseconds,
+    /// `u64::MAX` for none). Stopping a timer does not raise it: it is a lower bound on the
+    /// deadlines that are new since then, not the earliest pending one.
+    armed_low: u64,
+}
+
+impl Default for SubflowTimers {
+    fn default() -> SubflowTimers {
+        let t = Timer::default();
+        SubflowTimers { handshake: t, delack: t, rto: t, reorder: t, probe: t, pace: t, armed_low: NEVER }
+    }
 }
 
 impl SubflowTimers {
+    #[inline(always)]
+    fn slot(&mut self, which: Slot) -> &mut Timer {
+        match which {
+            Slot::Handshake => &mut self.handshake,
+            Slot::Delack => &mut self.delack,
+            Slot::Rto => &mut self.rto,
+            Slot::Reorder => &mut self.reorder,
+            Slot::Probe => &mut self.probe,
+            Slot::Pace => &mut self.pace,
+        }
+    }
+
+    /// Arms timer `which` for `at`, replacing its earlier deadline (Linux `sk_reset_timer`).
+    #[inline]
+    pub fn arm(&mut self, which: Slot, at: Time) {
+        self.slot(which).arm(at);
+        self.armed_low = self.armed_low.min(at.0);
+    }
+
+    /// Arms timer `which` for `at`, or stops it with None.
+    #[inline]
+    pub fn set(&mut self, which: Slot, at: Option<Time>) {
+        self.slot(which).set(at);
+        self.armed_low = self.armed_low.min(at.map_or(NEVER, |t| t.0));
+    }
+
+    /// The earliest deadline armed since the last call (nanoseconds, `u64::MAX` for none),
+    /// and starts over. Every deadline pending now is either one of those or was pending at
+    /// the last call.
+    #[inline]
+    pub fn take_armed_low(&mut self) -> u64 {
+        std::mem::replace(&mut self.armed_low, NEVER)
+    }
+
     /// The earliest deadline of all six timers (the endpoint's next wake-up is the earliest
     /// over all its subflows'; `poll_timeout` is on the per-packet path, so this is a plain
     /// minimum).
@@ -126,15 +193,33 @@ mod tests {
     #[test]
     fn the_xmit_deadline_is_the_earliest_of_the_sending_timers() {
         let mut t = SubflowTimers::default();
-        t.handshake.arm(Time(1));
-        t.delack.arm(Time(2));
+        t.arm(Slot::Handshake, Time(1));
+        t.arm(Slot::Delack, Time(2));
         assert_eq!(t.earliest_xmit(), None);
-        t.pace.arm(Time(7));
-        t.rto.arm(Time(5));
+        t.arm(Slot::Pace, Time(7));
+        t.arm(Slot::Rto, Time(5));
         assert_eq!(t.earliest_xmit(), Some(Time(5)));
         assert_eq!(t.earliest(), Some(Time(1)));
         t.handshake.stop();
-        t.delack.set(None);
+        t.set(Slot::Delack, None);
         assert_eq!(t.earliest(), Some(Time(5)));
+    }
+
+    #[test]
+    fn the_armed_low_is_the_earliest_deadline_armed_since_it_was_taken() {
+        let mut t = SubflowTimers::default();
+        assert_eq!(t.take_armed_low(), u64::MAX);
+        t.arm(Slot::Rto, Time(50));
+        t.set(Slot::Pace, Some(Time(30)));
+        t.set(Slot::Reorder, None);
+        // Re-arming later or stopping does not raise it: it bounds what was new, from below.
+        t.arm(Slot::Pace, Time(90));
+        t.rto.stop();
+        assert_eq!(t.take_armed_low(), 30);
+        assert_eq!(t.take_armed_low(), u64::MAX);
+        t.arm(Slot::Delack, Time(70));
+        assert_eq!(t.take_armed_low(), 70);
+        // Pending deadlines from before the take are not in it.
+        assert_eq!(t.earliest(), Some(Time(70)));
     }
 }

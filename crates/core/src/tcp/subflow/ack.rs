@@ -7,6 +7,7 @@ use crate::cc::{Ack, CongestionControl, PeerView};
 use crate::config::{CwndLimited, Recovery};
 use crate::tcp::prr::Prr;
 use crate::tcp::state::{CaState, State};
+use crate::tcp::timer::Slot;
 use crate::tcp::tlp::TlpAck;
 use crate::units::{Seq, Time};
 
@@ -144,7 +145,7 @@ impl Subflow {
             self.timers.rto.stop();
             self.timers.reorder.stop();
         } else if out.acked_bytes > 0 {
-            self.timers.rto.arm(now + self.rtt.rto());
+            self.timers.arm(Slot::Rto, now + self.rtt.rto());
         }
         // Linux `tcp_set_xmit_timer` after an ACK that acknowledged new data.
         if out.acked_bytes > 0 {
@@ -184,7 +185,7 @@ impl Subflow {
         let (dupthresh, srtt) = (self.p.dupthresh, self.rtt.srtt());
         let d =
             self.sb.rack_detect_loss(now, |rack, sacked_segs| rack.reo_wnd(in_recovery, sacked_segs, dupthresh, srtt));
-        self.timers.reorder.set(d.timeout);
+        self.timers.set(Slot::Reorder, d.timeout);
         d.marked
     }
 }

@@ -7,6 +7,7 @@ use crate::cc::CongestionControl;
 use crate::config::CwndLimited;
 use crate::tcp::segment::{SegFlags, SentSeg};
 use crate::tcp::state::CaState;
+use crate::tcp::timer::Slot;
 use crate::units::{Dsn, Time};
 
 impl Subflow {
@@ -167,6 +168,7 @@ impl Subflow {
             && self.snd_sml <= self.snd_nxt
     }
 
+    #[inline]
     fn note_sent(&mut self, now: Time, len: u64) {
         if let Some(prr) = self.prr.as_mut() {
             prr.on_sent(len);
@@ -176,7 +178,7 @@ impl Subflow {
         self.stats.segments_sent += 1;
         self.lsndtime = now;
         if !self.timers.rto.is_armed() {
-            self.timers.rto.arm(now + self.rtt.rto());
+            self.timers.arm(Slot::Rto, now + self.rtt.rto());
         }
     }
 
@@ -207,7 +209,7 @@ impl Subflow {
         self.note_sent(now, seg.len as u64);
         if pos == 0 {
             // Linux re-arms the timer when it retransmits the head.
-            self.timers.rto.arm(now + self.rtt.rto());
+            self.timers.arm(Slot::Rto, now + self.rtt.rto());
         }
         Some(seg)
     }

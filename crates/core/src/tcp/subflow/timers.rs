@@ -7,6 +7,7 @@ use super::Subflow;
 use crate::cc::{CongestionControl, PeerView};
 use crate::config::Recovery;
 use crate::tcp::state::CaState;
+use crate::tcp::timer::Slot;
 use crate::tcp::tlp::Tlp;
 use crate::units::Time;
 
@@ -30,7 +31,7 @@ impl Subflow {
             _ => self.rtt.rto(),
         };
         let pto = Tlp::pto(self.rtt.srtt(), self.sb.len() == 1, self.p.rto_min, rto_left, self.p.rto_initial);
-        self.timers.probe.arm(now + pto);
+        self.timers.arm(Slot::Probe, now + pto);
     }
 
     /// The earliest of the retransmission, reordering, probe and pacing timers (all of
@@ -71,7 +72,7 @@ impl Subflow {
     pub fn on_probe_sent(&mut self, now: Time, retrans: bool) {
         self.tlp.on_probe(self.snd_nxt, retrans);
         self.timers.probe.stop();
-        self.timers.rto.arm(now + self.rtt.rto());
+        self.timers.arm(Slot::Rto, now + self.rtt.rto());
     }
 
     /// The retransmission timer fired with data outstanding: Linux `tcp_enter_loss`. (The
@@ -94,7 +95,7 @@ impl Subflow {
         self.high_seq = self.snd_nxt;
         self.stats.rtos += 1;
         self.rtt.backoff += 1;
-        self.timers.rto.arm(now + self.rtt.rto());
+        self.timers.arm(Slot::Rto, now + self.rtt.rto());
         cc.set_loss_state(now, self.idx as usize, self.snd_nxt);
         if self.rate_based {
             let ev = self.rate_ack(now, Default::default());
