@@ -130,9 +130,12 @@ impl Endpoint {
     /// driver would keep its wake-up anyway.
     ///
     /// The driver's side of the contract: `held` is None, or no later than `max(t, then)`,
-    /// where `t` is what the previous call answered (or would have, had it not answered None)
-    /// and `then` that call's `now`. A driver that keeps the earlier of its wake-up and each
-    /// answer, and forgets its wake-up when it fires, keeps it.
+    /// where `t` is what the previous call answered (or would have, had it not answered None;
+    /// `Time::MAX` when there was no deadline) and `then` that call's `now`. A driver that
+    /// keeps the earlier of its wake-up and each answer, holds `Time::MAX` after an answer of
+    /// no deadline at all, and forgets its wake-up when it fires, keeps it. A deadline at the
+    /// end of time (`Time::MAX`) is then the same as none, as for a subflow's timers
+    /// ([`crate::tcp::timer::Timer`]).
     ///
     /// Why None is exact then: a deadline pending now was either armed since the previous
     /// call, so it is no earlier than the subflows' [`armed_low`] (or the endpoint's own
@@ -152,12 +155,15 @@ impl Endpoint {
             in_host |= !s.tsq.is_empty();
         }
         if let Some(w) = held {
-            // The endpoint's own timers, read afresh; the application's next write and the
-            // small queues' release (which depend on `now`) go the long way.
+            // The endpoint's own deadlines, read afresh (as `own_deadline` reads them), each
+            // only asked whether it comes before `w`.
             let ns = |d: Option<Time>| d.map_or(u64::MAX, |d| d.0);
             let own = ns(self.persist_at).min(ns(self.rtx_at)).min(ns(self.pm.retrans_at));
-            let app = self.is_sender && (in_host || self.app_started && self.snd.app.next_write(now).is_some());
-            if low.min(own) >= w.0 && !app {
+            let sooner = |d: Option<Time>| d.is_some_and(|t| t < w);
+            let app_or_tsq = self.is_sender
+                && ((self.app_started && sooner(self.snd.app.next_write(now)))
+                    || in_host && self.tsq_releases_before(now, w));
+            if low.min(own) >= w.0 && !app_or_tsq {
                 debug_assert!(
                     self.poll_timeout(now).is_none_or(|t| t.max(now) >= w),
                     "a deadline before the held wake-up"
@@ -166,6 +172,16 @@ impl Endpoint {
             }
         }
         self.poll_timeout(now)
+    }
+
+    /// Whether a subflow TCP small queues hold back may send again before `w` (a deadline
+    /// of `own_deadline`'s). Out of line: most subflows hold nothing in their host.
+    #[inline(never)]
+    fn tsq_releases_before(&self, now: Time, w: Time) -> bool {
+        self.subflows
+            .iter()
+            .flatten()
+            .any(|s| s.tsq_throttled(now) && s.tsq.unthrottle_at(now, s.tsq_limit()).is_some_and(|t| t < w))
     }
 
     /// The endpoint's own deadlines, outside the subflows' timers: the persist, MPTCP
@@ -292,9 +308,12 @@ mod tests {
     fn a_held_wake_up_is_moved_only_for_an_earlier_deadline() {
         let mut h = Harness::new("scheduler = \"minrtt\"", &[sf(10, 10), sf(100, 10)]);
         let now = h.now;
-        // Nothing held: the exact answer, whatever it is.
-        assert_eq!(h.ep.poll_timeout_before(now, None), h.ep.poll_timeout(now));
+        // Nothing in flight, no timer: no deadline; the driver then holds the end of time.
+        assert_eq!(h.ep.poll_timeout_before(now, None), None);
+        assert_eq!(h.ep.poll_timeout_before(now, Some(Time::MAX)), None);
         h.in_flight(1, 3);
+        assert_eq!(h.ep.poll_timeout_before(now, Some(Time::MAX)), Some(ms(300)));
+        // Nothing held: the exact answer.
         assert_eq!(h.ep.poll_timeout_before(now, None), Some(ms(300)));
         // Held at that deadline, nothing armed since: no earlier deadline.
         assert_eq!(h.ep.poll_timeout_before(now, Some(ms(300))), None);

@@ -28,6 +28,9 @@ pub struct Simulation {
     topo: Topology,
     /// `eps[c] = [client, server]`.
     eps: Vec<[Endpoint; 2]>,
+    /// Each endpoint's wake-up as the driver holds it: its entry in the event queue, or
+    /// `Time::MAX` when the endpoint said it has no deadline (no entry), or None when the
+    /// endpoint must be asked in full (its wake-up has just fired, or it was never asked).
     ep_wake: Vec<[Option<Time>; 2]>,
     link_wake: Vec<Option<Time>>,
     /// `sf_route[c][sf]`: the route of connection `c`'s subflow `sf` (both ends' `paths`).
@@ -353,12 +356,17 @@ impl Simulation {
         }
         out.clear();
         let held = self.ep_wake[c][s];
-        if let Some(t) = self.eps[c][s].poll_timeout_before(self.now, held) {
-            let t = t.max(self.now);
-            if held.is_none_or(|w| t < w) {
-                self.ep_wake[c][s] = Some(t);
-                self.q.push(t, Event::Endpoint(c as u32, s as u8));
+        match self.eps[c][s].poll_timeout_before(self.now, held) {
+            Some(t) => {
+                let t = t.max(self.now);
+                if held.is_none_or(|w| t < w) {
+                    self.ep_wake[c][s] = Some(t);
+                    self.q.push(t, Event::Endpoint(c as u32, s as u8));
+                }
             }
+            // No deadline (asked in full) or none before the one held: remember that.
+            None if held.is_none() => self.ep_wake[c][s] = Some(Time::MAX),
+            None => {}
         }
     }
 
