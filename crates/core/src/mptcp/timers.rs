@@ -157,8 +157,7 @@ impl Endpoint {
         if let Some(w) = held {
             // The endpoint's own deadlines, read afresh (as `own_deadline` reads them), each
             // only asked whether it comes before `w`.
-            let ns = |d: Option<Time>| d.map_or(u64::MAX, |d| d.0);
-            let own = ns(self.persist_at).min(ns(self.rtx_at)).min(ns(self.pm.retrans_at));
+            let own = self.own_timers().into_iter().fold(u64::MAX, |m, d| m.min(d.map_or(u64::MAX, |d| d.0)));
             let sooner = |d: Option<Time>| d.is_some_and(|t| t < w);
             let app_or_tsq = self.is_sender
                 && ((self.app_started && sooner(self.snd.app.next_write(now)))
@@ -184,6 +183,13 @@ impl Endpoint {
             .any(|s| s.tsq_throttled(now) && s.tsq.unthrottle_at(now, s.tsq_limit()).is_some_and(|t| t < w))
     }
 
+    /// The endpoint's own timers: persist, MPTCP retransmission, path manager. A new
+    /// endpoint-level timer goes here, so that both readers of the deadlines see it.
+    #[inline(always)]
+    fn own_timers(&self) -> [Option<Time>; 3] {
+        [self.persist_at, self.rtx_at, self.pm.retrans_at]
+    }
+
     /// The endpoint's own deadlines, outside the subflows' timers: the persist, MPTCP
     /// retransmission and path manager timers, the application's next write, and when a
     /// subflow TCP small queues hold back may send again.
@@ -197,9 +203,9 @@ impl Endpoint {
             any |= d.is_some();
             t = t.min(d.map_or(u64::MAX, |d| d.0));
         };
-        add(self.persist_at);
-        add(self.rtx_at);
-        add(self.pm.retrans_at);
+        for d in self.own_timers() {
+            add(d);
+        }
         if self.is_sender {
             if self.app_started {
                 add(self.snd.app.next_write(now));
