@@ -5,7 +5,7 @@
 //! factory (the config-as-factory pattern): the type implements [`AlgorithmParams`] (its name,
 //! whether it has a parameter table, range checks) and its family's factory trait
 //! (`cc::CcFactory`, `mptcp::sched::SchedFactory`). A family is then one
-//! [`algorithm_registry!`] list in `cc/mod.rs` or `mptcp/sched/mod.rs`, one line per
+//! `algorithm_registry!` list in `cc/mod.rs` or `mptcp/sched/mod.rs`, one line per
 //! algorithm, from which everything else follows: the name enum (`cc = "lia"`) with its
 //! `NAMES`, the configuration enum whose arms carry each algorithm's parameters and build it,
 //! and the parameter tables (`cc_params.<name>`) of the schema. The schema's spelling is that
@@ -290,7 +290,7 @@ pub(crate) fn table_key(table: &str, key: &str) -> String {
     }
 }
 
-/// A family's table of tables, read field by field (implemented by [`algorithm_registry!`]).
+/// A family's table of tables, read field by field (implemented by `algorithm_registry!`).
 pub(crate) trait Tables: Default {
     /// Reads the table named `name` (one of the family's tables) as the map's next value.
     fn read_value<'de, A: MapAccess<'de>>(&mut self, name: &str, map: &mut A) -> Result<(), A::Error>;

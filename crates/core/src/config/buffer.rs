@@ -64,7 +64,7 @@ impl BufSize {
         matches!(self, BufSize::Auto(_))
     }
 
-    /// Semantic checks: sizes > 0 and at most [`BUF_MAX`], `min <= default <= max`, every
+    /// Semantic checks: sizes > 0 and at most `BUF_MAX`, `min <= default <= max`, every
     /// size at least one segment (`seg` bytes). The error is (key below the buffer's key,
     /// message).
     pub fn check(&self, seg: u64) -> Result<(), (&'static str, String)> {

@@ -191,16 +191,17 @@ impl ConnReceiver {
         self.space.window_for(held)
     }
 
-    /// The window to advertise, given the bytes the subflows hold out of order and the
-    /// advertising subflow's own bound on it (`rcv_ssthresh`; `u64::MAX` for none). The
-    /// endpoint computes the free space once per push and calls [`Self::window_from_free`].
+    /// [`Self::window_from_free`] with the free space computed from the bytes the subflows
+    /// hold out of order (for tests; the endpoint computes the free space once per push).
     #[cfg(test)]
     pub fn window(&mut self, subflow_ooo: u64, cap: u64) -> u64 {
         let free = self.free(subflow_ooo);
         self.window_from_free(free, cap)
     }
 
-    /// [`Self::window`] with the free space ([`Self::free`]) already computed.
+    /// The window to advertise, given the free space ([`Self::free`], which counts the bytes
+    /// the subflows hold out of order) and the advertising subflow's own bound on it
+    /// (`rcv_ssthresh`; `u64::MAX` for none).
     #[inline]
     pub fn window_from_free(&mut self, free: u64, cap: u64) -> u64 {
         let free = free.min(cap);

@@ -12,9 +12,9 @@
 //! entries due at or before it (a link's next arrival is usually due before most of the
 //! others, so it moves few) and a pop takes the earliest. The ring's entries need no
 //! insertion number: a push goes behind every entry due at or before its time, so the ring's order is the insertion order among equal
-//! times. When more than [`RING`] are pending they move to a binary heap, numbered in the
+//! times. When more than `RING` are pending they move to a binary heap, numbered in the
 //! ring's order as they go (every later push is numbered after them), and back to the ring
-//! once at most [`RING`] / 4 remain, in the heap's order (the gap keeps a queue that hovers
+//! once at most `RING` / 4 remain, in the heap's order (the gap keeps a queue that hovers
 //! around one size from moving back and forth).
 
 use std::cmp::Ordering;
@@ -72,7 +72,7 @@ struct Slot {
     ev: Event,
 }
 
-/// Up to [`RING`] entries, sorted latest first: the next to pop is the last.
+/// Up to `RING` entries, sorted latest first: the next to pop is the last.
 struct Ring {
     buf: [Slot; RING],
     len: usize,
