@@ -33,6 +33,11 @@ pub fn backup(srtt_ms: u64, cwnd_segs: u64) -> Sf {
     Sf { srtt_ms, cwnd_segs, backup: true }
 }
 
+/// `x` milliseconds after time zero (the harness starts at zero).
+pub fn ms(x: u64) -> Time {
+    Time::ZERO + Dur::from_ms(x)
+}
+
 /// A data packet as a test reads it: the subflow it went on, its first data sequence number
 /// and its payload bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -298,12 +298,8 @@ impl Endpoint {
 
 #[cfg(test)]
 mod tests {
-    use crate::mptcp::testkit::{sf, Harness};
-    use crate::units::{Dur, Time};
-
-    fn ms(x: u64) -> Time {
-        Time::ZERO + Dur::from_ms(x)
-    }
+    use crate::mptcp::testkit::{ms, sf, Harness};
+    use crate::units::Time;
 
     /// `poll_timeout_before` as the simulation's driver uses it: it answers the earliest
     /// deadline whenever that comes before the wake-up the driver holds, and may answer None

@@ -4,8 +4,7 @@
 //! Every connection here uses `classic` option sizes: a full segment carries
 //! 1500 − 40 (IP, TCP) − 12 (timestamps) − 28 (DSS with a 64-bit DATA_ACK) = 1420 B.
 
-use crate::mptcp::testkit::{backup, run, sf, Harness, Sent};
-use crate::units::{Dur, Time};
+use crate::mptcp::testkit::{backup, ms, run, sf, Harness, Sent};
 
 const S: u64 = 1420;
 
@@ -13,10 +12,6 @@ fn harness(conn: &str, subflows: &[crate::mptcp::testkit::Sf]) -> Harness {
     let h = Harness::new(conn, subflows);
     assert_eq!(h.smss, S, "a full segment");
     h
-}
-
-fn ms(x: u64) -> Time {
-    Time::ZERO + Dur::from_ms(x)
 }
 
 /// minRTT (the out-of-tree Linux default, v0.9x `mptcp_sched.c` `get_available_subflow`):
