@@ -177,10 +177,7 @@ impl Endpoint {
     /// of `own_deadline`'s). Out of line: most subflows hold nothing in their host.
     #[inline(never)]
     fn tsq_releases_before(&self, now: Time, w: Time) -> bool {
-        self.subflows
-            .iter()
-            .flatten()
-            .any(|s| s.tsq_throttled(now) && s.tsq.unthrottle_at(now, s.tsq_limit()).is_some_and(|t| t < w))
+        self.subflows.iter().flatten().any(|s| s.tsq_release_at(now).is_some_and(|t| t < w))
     }
 
     /// The endpoint's own timers: persist, MPTCP retransmission, path manager. A new
@@ -212,9 +209,7 @@ impl Endpoint {
             }
             for s in self.subflows.iter().flatten() {
                 // A subflow TCP small queues hold back may send once enough has left the host.
-                if s.tsq_throttled(now) {
-                    add(s.tsq.unthrottle_at(now, s.tsq_limit()));
-                }
+                add(s.tsq_release_at(now));
             }
         }
         any.then_some(Time(t))

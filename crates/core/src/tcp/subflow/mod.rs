@@ -377,6 +377,16 @@ impl Subflow {
         !self.tsq.is_empty() && self.tsq_holds_back(now)
     }
 
+    /// When a subflow TCP small queues hold back may send again (`Tsq::unthrottle_at`), or
+    /// None if it is not held back or that depends on departures not known yet.
+    pub fn tsq_release_at(&self, now: Time) -> Option<Time> {
+        if self.tsq_throttled(now) {
+            self.tsq.unthrottle_at(now, self.tsq_limit())
+        } else {
+            None
+        }
+    }
+
     /// [`Subflow::tsq_throttled`] for a subflow holding something in its host.
     #[inline(never)]
     fn tsq_holds_back(&self, now: Time) -> bool {
