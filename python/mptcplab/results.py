@@ -10,17 +10,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from mptcplab.errors import config_error
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from mptcplab.scenario import Scenario
 
-__all__ = ["RunResult", "atomic_dir", "flat_metrics", "RUN_FILES"]
+__all__ = ["RUN_FILES", "RunResult", "atomic_dir", "flat_metrics", "metric_name"]
 
 #: Files of a run directory.
 RUN_FILES = (
@@ -47,30 +49,54 @@ def _flatten(prefix: str, record: dict[str, Any], out: dict[str, Any], skip: tup
             out[key] = v
 
 
+#: The characters a name is escaped for in metric names (``%`` first: it starts an escape).
+_ESCAPED = ("%", ".", "#")
+
+
+def metric_name(name: str) -> str:
+    """A connection, path or link name as one segment of a metric name: ``%``, ``.`` and
+    ``#`` written ``%25``, ``%2E``, ``%23`` (as in a URL), every other character as it is.
+
+    So ``.`` in a metric name only ever separates segments and ``#`` only ever numbers a
+    subflow: no two entities share a column (connection ``x`` on path ``y.z`` is
+    ``sf.x.y%2Ez``, connection ``x.y`` on path ``z`` is ``sf.x%2Ey.z``), and an ordinary
+    name (letters, digits, ``_``, ``-``) is unchanged.
+    """
+    for ch in _ESCAPED:
+        name = name.replace(ch, f"%{ord(ch):02X}")
+    return name
+
+
 def flat_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     """Every number of a summary under one flat name.
 
     ``conn.<connection>.<field>`` (e.g. ``conn.mptcp.goodput_bps``,
     ``conn.mptcp.ooo_delay.p99_s``), ``sf.<connection>.<path>.<field>`` (e.g.
-    ``sf.mptcp.wifi.share``), ``link.<path>.<up|down>.<field>``, and the run's own
-    ``end_s``, ``events`` and ``data_packets``. Booleans become 0/1; text is left out.
-    Where a connection opens several subflows over one path (``paths = ["p", "p"]``, as
-    ndiffports), the second and later are ``sf.<connection>.<path>#2``, ``#3``, ... in
-    subflow order, so no subflow's numbers overwrite another's.
+    ``sf.mptcp.wifi.share``), ``link.<path>.<up|down>.<field>`` for a path's links and
+    ``link.<link>.<field>`` for a ``[[links]]`` link, and the run's own ``end_s``, ``events``
+    and ``data_packets``. Booleans become 0/1; text is left out. Where a connection opens
+    several subflows over one path (``paths = ["p", "p"]``, as ndiffports), the second and
+    later are ``sf.<connection>.<path>#2``, ``#3``, ... in subflow order. Names are written
+    with :func:`metric_name` (``%``, ``.`` and ``#`` escaped), so no two numbers ever share
+    a name.
     """
     out: dict[str, Any] = {}
     for k in ("end_s", "events", "data_packets"):
         if k in summary:
             out[k] = summary[k]
     for c in summary.get("connections", []):
-        _flatten(f"conn.{c['name']}", c, out, ("name",))
+        _flatten(f"conn.{metric_name(c['name'])}", c, out, ("name",))
     seen: dict[tuple[str, str], int] = {}
     for s in sorted(summary.get("subflows", []), key=lambda s: (s["connection"], s.get("subflow", 0))):
         n = seen[(s["connection"], s["path"])] = seen.get((s["connection"], s["path"]), 0) + 1
-        label = s["path"] if n == 1 else f"{s['path']}#{n}"
-        _flatten(f"sf.{s['connection']}.{label}", s, out, ("connection", "path", "subflow"))
+        label = metric_name(s["path"]) + ("" if n == 1 else f"#{n}")
+        _flatten(f"sf.{metric_name(s['connection'])}.{label}", s, out, ("connection", "path", "subflow"))
     for link in summary.get("links", []):
-        _flatten(f"link.{link['name']}", link, out, ("name", "path", "direction"))
+        if link.get("path") and link.get("direction") in ("up", "down"):
+            name = f"{metric_name(link['path'])}.{link['direction']}"
+        else:
+            name = metric_name(link["name"])
+        _flatten(f"link.{name}", link, out, ("name", "path", "direction"))
     return out
 
 
@@ -169,43 +195,63 @@ class RunResult:
             "seed": self.seed,
             "mptcplab": __version__,
         }
+        writers: list[tuple[str, Callable[[Path], Any]]] = [
+            ("run.json", lambda f: f.write_text(json.dumps(meta, indent=2) + "\n")),
+            ("summary.json", lambda f: f.write_text(json.dumps(self.summary, indent=2) + "\n")),
+            ("connections.csv", lambda f: self.connections.to_csv(f, index=False)),
+            ("subflows.csv", lambda f: self.subflows.to_csv(f, index=False)),
+            ("links.csv", lambda f: self.links.to_csv(f, index=False)),
+            ("timeseries.parquet", lambda f: self.timeseries.to_parquet(f, index=False)),
+            ("scenario.json", lambda f: f.write_text(json.dumps(resolved, indent=2) + "\n")),
+        ]
         with atomic_dir(path, marker="run.json") as tmp:
-            (tmp / "run.json").write_text(json.dumps(meta, indent=2) + "\n")
-            (tmp / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
-            self.connections.to_csv(tmp / "connections.csv", index=False)
-            self.subflows.to_csv(tmp / "subflows.csv", index=False)
-            self.links.to_csv(tmp / "links.csv", index=False)
-            self.timeseries.to_parquet(tmp / "timeseries.parquet", index=False)
-            (tmp / "scenario.json").write_text(json.dumps(resolved, indent=2) + "\n")
+            for name, write in writers:
+                try:
+                    write(tmp / name)
+                except OSError as e:
+                    # pandas and pyarrow do not always name the file; the error must.
+                    e.filename = str(tmp / name)
+                    raise
         return Path(path)
 
 
 @contextmanager
 def atomic_dir(path: str | Path, *, marker: str) -> Iterator[Path]:
-    """Yields a temporary sibling directory that replaces ``path`` when the block succeeds.
+    """Yields a new, uniquely named temporary folder beside ``path`` that replaces ``path``
+    when the block succeeds (see :mod:`mptcplab.outdir`).
 
     ``path`` may be absent, empty, or a previous output (holding ``marker``); anything else is
-    refused rather than overwritten. On failure the temporary directory is removed, so no
-    half-written output is ever left behind.
+    refused rather than overwritten. A symbolic link at ``path`` is followed: the folder it
+    points to is replaced, the link kept. Concurrent writers of one ``path`` each write their
+    own folder and each replaces the other whole: the last to finish is what ``path`` holds.
+    On failure the temporary folder is removed, so no half-written output is ever left
+    behind (and an earlier output stays as it was); a failed write (a full disk) raises one
+    :class:`~mptcplab.errors.ConfigError` naming the file.
     """
-    from mptcplab.errors import config_error
+    from mptcplab.outdir import follow, install_dir, new_temp_dir, write_error
 
-    dest = Path(path)
-    if dest.exists() and not (dest.is_dir() and (not any(dest.iterdir()) or (dest / marker).exists())):
-        raise config_error("", "exists and is not an mptcplab output directory; refusing to overwrite it", str(dest))
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.parent / f".{dest.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
+    shown = Path(path)
+    dest = follow(shown)
+
+    def may_replace(d: Path) -> bool:
+        try:
+            ours = d.is_dir() and (not any(d.iterdir()) or (d / marker).exists())
+        except OSError as e:
+            raise write_error(e, shown) from None
+        if not ours:
+            raise config_error("", "exists and is not an mptcplab output directory; refusing to overwrite it", str(shown))
+        return True
+
+    if os.path.lexists(dest):
+        may_replace(dest)
+    tmp = new_temp_dir(dest)
     try:
         yield tmp
-        if dest.exists():
-            old = dest.parent / f".{dest.name}.old-{os.getpid()}"
-            os.replace(dest, old)
-            os.replace(tmp, dest)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, dest)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        name = Path(e.filename).name if isinstance(e.filename, str) else ""
+        raise write_error(e, shown / name if name else shown) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    install_dir(tmp, dest, may_replace)

@@ -10,6 +10,7 @@ from typing import Any
 
 from mptcplab import _core
 from mptcplab.errors import ConfigError, config_error, with_file
+from mptcplab.outdir import follow
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
 
@@ -51,10 +52,27 @@ def check_output_dir(path: str | Path, label: str, *, marker: str | None = None,
     existing ``path`` must be a directory, empty or holding ``marker`` (a previous output)
     when ``marker`` is given. Where the output is written is probed by creating and removing
     a directory: the parent of ``path`` when it is replaced through a temporary sibling
-    (``sibling``), else ``path`` itself.
+    (``sibling``), else ``path`` itself. A symbolic link at ``path`` is followed (the outputs
+    write into the directory it points to); a broken one is refused.
+
+    Safe when other commands check or write the same path at the same time: a directory
+    another command creates meanwhile is taken as found (and left to it), and a parent that
+    another command's check removes meanwhile is checked again.
     """
-    target = Path(path)
     shown = str(path)
+    if os.path.islink(path) and not os.path.exists(path):
+        raise config_error(label, f"{shown} is a broken symbolic link")
+    target = follow(Path(path))
+    for _ in range(50):
+        try:
+            _check_once(target, shown, label, marker, sibling)
+            return
+        except FileNotFoundError:
+            continue  # another command's check removed a parent it had created; look again
+    raise config_error(label, f"cannot create {shown}: its parent directories keep disappearing")
+
+
+def _check_once(target: Path, shown: str, label: str, marker: str | None, sibling: bool) -> None:
     try:
         exists = os.path.lexists(target) and target.exists()
         if exists and not target.is_dir():
@@ -62,12 +80,16 @@ def check_output_dir(path: str | Path, label: str, *, marker: str | None = None,
         if exists and marker is not None and any(target.iterdir()) and not (target / marker).exists():
             verb = "overwrite it" if sibling else "write into it"
             raise config_error(label, f"{shown} exists and is not an mptcplab output directory; refusing to {verb}")
+    except FileNotFoundError:
+        raise
     except OSError as e:
         raise config_error(label, f"cannot use {shown}: {e.strerror}") from None
     if exists:
         where = target.absolute().parent if sibling else target
         try:
             os.rmdir(tempfile.mkdtemp(prefix=".mptcplab-probe-", dir=where))
+        except FileNotFoundError:
+            raise
         except OSError as e:
             raise config_error(label, f"cannot write in {where}: {e.strerror}") from None
         return
@@ -77,10 +99,16 @@ def check_output_dir(path: str | Path, label: str, *, marker: str | None = None,
     created: list[Path] = []
     try:
         for d in reversed(missing):
-            d.mkdir()
-            created.append(d)
+            try:
+                d.mkdir()
+                created.append(d)
+            except FileExistsError:
+                if not d.is_dir():  # not another command's directory: a file or a broken link
+                    raise
     except FileExistsError:
         raise config_error(label, f"cannot create {shown}: {d} is in the way (a file or a broken link)") from None
+    except FileNotFoundError:
+        raise
     except NotADirectoryError:
         raise config_error(label, f"cannot create {shown}: {_file_in_the_way(d)} is not a directory") from None
     except OSError as e:
@@ -90,7 +118,7 @@ def check_output_dir(path: str | Path, label: str, *, marker: str | None = None,
             try:
                 d.rmdir()
             except OSError:
-                pass
+                pass  # another command is writing in it now
 
 
 def _file_in_the_way(path: Path) -> Path:

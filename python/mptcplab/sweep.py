@@ -1,9 +1,12 @@
 """Parameter sweeps: a grid of overrides × repeats, run in parallel processes, one tidy row per
 run, resumable.
 
-Each run is identified by a key hashing the engine build, the resolved scenario and the seed;
+Each run is identified by a key hashing everything its result depends on: the engine build,
+the resolved scenario, the content of every file it names (traces), the seed and the backend;
 a finished run is stored as ``runs/<key>.json`` (written to a temporary file, then renamed),
-so re-running a sweep skips finished runs and an interrupted sweep loses nothing finished.
+so re-running a sweep skips finished runs and an interrupted sweep loses nothing finished. A
+stored run that cannot be trusted is run again (see :mod:`mptcplab.sweep_store`), and a
+folder holding another sweep is refused unless it is to be replaced.
 
 Repeat ``r`` of every grid point uses the seed :func:`repeat_seed` ``(scenario seed, r)``:
 distinct per repeat, and the same across grid points (common random numbers make
@@ -29,9 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 from mptcplab import _core
 from mptcplab.errors import ConfigError, config_error
+from mptcplab.outdir import atomic_path, follow, write_atomic
 from mptcplab.results import flat_metrics
 from mptcplab.runner import check_output_dir
 from mptcplab.scenario import Scenario, load_scenario, parse_value
+from mptcplab.sweep_store import inputs_digest, load_record, open_sweep_dir, refuse_other_sweep, sweep_spec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -191,13 +196,35 @@ def _engine_id() -> str:
     return h.hexdigest()[:16]
 
 
+#: The stored record's layout (its metric names, :func:`~mptcplab.results.flat_metrics`):
+#: a run stored in another layout is never reused.
+RECORD_FORMAT = 2
+
+
+@cache
+def _linux_id() -> str:
+    """The kernel release and the link emulator's build, for runs on the Linux backend."""
+    from mptcplab.kernel.backend import linkemu_binary
+
+    h = hashlib.sha256(os.uname().release.encode())
+    try:
+        with open(linkemu_binary(), "rb") as f:
+            h.update(f.read())
+    except OSError:
+        pass  # no emulator: the run itself says so
+    return h.hexdigest()[:16]
+
+
 def run_key(resolved_json: str, seed: int, backend: str = "sim") -> str:
-    """The identity of one run: engine build + resolved scenario + seed, and for the Linux
-    backend the backend and the kernel release (a kernel run never stands in for a
-    simulator run, nor a run on another kernel)."""
-    text = f"{_engine_id()}\n{resolved_json}\nseed={seed}"
+    """The identity of one run: everything its result depends on. The engine build, the
+    record's layout, the resolved scenario, the SHA-256 of every file it names
+    (:func:`~mptcplab.sweep_store.inputs_digest`: a rewritten trace is a new run), the seed
+    and the backend, with for the Linux backend the kernel release and the emulator's build
+    (a kernel run never stands in for a simulator run, nor a run on another kernel)."""
+    text = (f"{_engine_id()}\nformat={RECORD_FORMAT}\n{resolved_json}\nfiles:\n{inputs_digest(resolved_json)}\n"
+            f"seed={seed}\nbackend={backend}")
     if backend != "sim":
-        text += f"\nbackend={backend}\nkernel={os.uname().release}"
+        text += f"\nlinux={_linux_id()}"
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -262,12 +289,6 @@ def _worker_init() -> None:
     os.close(devnull)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def _points(grid: Grid | Sequence[Mapping[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
     """The parameter names and the points of a grid (every combination) or of an explicit
     list of points (each the same keys)."""
@@ -312,13 +333,12 @@ def _table(records: Iterable[dict[str, Any]], keys: list[str]) -> pd.DataFrame:
     return df
 
 
-def _write_tables(df: pd.DataFrame, out: Path) -> None:
-    tmp = out / f".results.parquet.tmp-{os.getpid()}"
-    df.to_parquet(tmp, index=False)
-    os.replace(tmp, out / "results.parquet")
-    tmp = out / f".results.csv.tmp-{os.getpid()}"
-    df.to_csv(tmp, index=False)
-    os.replace(tmp, out / "results.csv")
+def _write_tables(df: pd.DataFrame, out: Path, shown: Path) -> None:
+    """Writes both tables, each whole or not at all (an earlier one kept on failure)."""
+    with atomic_path(out / "results.parquet", shown / "results.parquet") as tmp:
+        df.to_parquet(tmp, index=False)
+    with atomic_path(out / "results.csv", shown / "results.csv") as tmp:
+        df.to_csv(tmp, index=False)
 
 
 def sweep(
@@ -331,6 +351,7 @@ def sweep(
     backend: str = "sim",
     engine: str = "local",
     address: str | None = None,
+    replace: bool = False,
 ) -> pd.DataFrame:
     """Runs every combination of ``grid`` (key path → list of values) ``repeat`` times; or,
     given a list of points (each a mapping key path → value, all with the same keys), each of
@@ -339,8 +360,11 @@ def sweep(
     Returns one tidy row per run: the varied parameters (columns named by key path),
     ``repeat``, ``seed``, ``run_key``, ``wall_s`` and the flat metrics of
     :func:`~mptcplab.results.flat_metrics`. With ``out``, finished runs are stored under
-    ``out/runs/`` and reused on the next call, and ``results.parquet`` / ``results.csv``
-    are written there. ``jobs`` worker processes run in parallel. ``progress(done, total)``
+    ``out/runs/`` and reused on the next call (a stored run that cannot be trusted is run
+    again, noted on stderr), and ``results.parquet`` / ``results.csv`` are written there.
+    ``out`` holding a different sweep (another scenario, grid, repeat count or backend) is
+    refused unless ``replace``; the same sweep is always resumed. A symbolic link at ``out``
+    is followed. ``jobs`` worker processes run in parallel. ``progress(done, total)``
     is called as runs finish. Raises :class:`SweepInterrupted` on Ctrl-C (finished runs
     kept) and :class:`ConfigError` for a bad grid, before anything is written.
     ``backend="linux"`` runs each point on the kernel (see :mod:`mptcplab.kernel`), one at a
@@ -365,19 +389,18 @@ def sweep(
         raise config_error("--jobs", f"{jobs} must be >= 1")
     base = load_scenario(scenario)
     keys, points = _points(grid)
-    out_dir = Path(out) if out is not None else None
-    if out_dir is not None:
-        check_output_dir(out_dir, "--out", marker="sweep.json", sibling=False)
+    shown = Path(out) if out is not None else None
+    if shown is not None:
+        check_output_dir(shown, "--out", marker="sweep.json", sibling=False)
     tasks = _plan(base, points, repeat, backend)
+    shape = dict(grid) if isinstance(grid, Mapping) else {"points": len(points)}
+    spec = sweep_spec(base.resolved_json, base.source, keys, points, shape, repeat, backend)
     done: dict[str, dict[str, Any]] = {}
-    if out_dir is not None and (out_dir / "runs").is_dir():
+    if shown is not None and refuse_other_sweep(shown, spec, replace):
         for t in tasks:
-            f = out_dir / "runs" / f"{t.key}.json"
-            if f.exists():
-                try:
-                    done[t.key] = json.loads(f.read_text())
-                except (OSError, json.JSONDecodeError):
-                    f.unlink(missing_ok=True)
+            rec = load_record(follow(shown) / "runs" / f"{t.key}.json", t.key, t.seed)
+            if rec is not None:
+                done[t.key] = rec
     todo = list({t.key: t for t in tasks if t.key not in done}.values())
     total = len({t.key for t in tasks})
     # A cluster that cannot be reached is refused before anything is written.
@@ -387,16 +410,8 @@ def sweep(
 
         cluster = Cluster(address, jobs)
     try:
-        if out_dir is not None:
-            try:
-                (out_dir / "runs").mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise config_error("--out", f"cannot create {out_dir}/runs: {e.strerror}") from None
-            shape = dict(grid) if isinstance(grid, Mapping) else {"points": len(points)}
-            spec = {"kind": "sweep", "backend": backend, "source": base.source, "grid": shape, "repeat": repeat,
-                    "parameters": keys}
-            _write_atomic(out_dir / "sweep.json", json.dumps(spec, indent=2, default=str) + "\n")
-        return _execute(tasks, todo, done, total, keys, jobs, out_dir, progress, backend, cluster)
+        out_dir = open_sweep_dir(shown, spec, replace) if shown is not None else None
+        return _execute(tasks, todo, done, total, keys, jobs, out_dir, shown, progress, backend, cluster)
     finally:
         if cluster is not None:
             cluster.close()
@@ -410,6 +425,7 @@ def _execute(
     keys: list[str],
     jobs: int,
     out_dir: Path | None,
+    shown: Path | None,
     progress: ProgressFn | None,
     backend: str,
     cluster: Any,
@@ -422,7 +438,8 @@ def _execute(
     def finish(rec: dict[str, Any]) -> None:
         done[rec["run_key"]] = rec
         if out_dir is not None:
-            _write_atomic(out_dir / "runs" / f"{rec['run_key']}.json", json.dumps(rec) + "\n")
+            name = f"{rec['run_key']}.json"
+            write_atomic(out_dir / "runs" / name, json.dumps(rec) + "\n", shown / "runs" / name)  # type: ignore[operator]
         if progress:
             progress(len(done), total)
 
@@ -438,7 +455,7 @@ def _execute(
 
     def keep_finished() -> None:
         if out_dir is not None and done:
-            _write_tables(table(), out_dir)
+            _write_tables(table(), out_dir, shown)  # type: ignore[arg-type]
 
     try:
         if cluster is not None:
@@ -448,7 +465,7 @@ def _execute(
                 cluster.run(todo, finish, backend=backend, engine_id=_engine_id())
             except ClusterLost as e:
                 keep_finished()
-                kept = f"; the {len(done)} finished runs are kept in {out_dir}/" if out_dir is not None else ""
+                kept = f"; the {len(done)} finished runs are kept in {shown}/" if out_dir is not None else ""
                 raise config_error(cluster.option, f"lost {cluster.where} after {len(done)} of {total} runs ({e}){kept}; "
                                    "restart the cluster and run the same command again to finish") from None
         elif jobs == 1 or len(todo) <= 1 or backend == "linux":
@@ -467,8 +484,8 @@ def _execute(
                 pool.join()
     except KeyboardInterrupt:
         keep_finished()
-        raise SweepInterrupted(len(done), total, out_dir) from None
+        raise SweepInterrupted(len(done), total, shown) from None
     df = table()
     if out_dir is not None:
-        _write_tables(df, out_dir)
+        _write_tables(df, out_dir, shown)  # type: ignore[arg-type]
     return df

@@ -14,7 +14,9 @@ from mptcplab.commands import SET_HELP, _raise_keyboard_interrupt
 @click.command(
     epilog="Writes OUT/results.parquet and OUT/results.csv (one row per run: parameters, repeat, seed, "
     "metrics such as conn.<name>.goodput_bps and sf.<conn>.<path>.share) and OUT/runs/<key>.json per "
-    "finished run. Re-running the same command resumes: finished runs are not redone."
+    "finished run. Re-running the same command resumes: finished runs are not redone (a stored run that "
+    "cannot be trusted, or whose engine build or trace files changed, is run again). OUT holding a different "
+    "sweep (scenario, grid, --repeat or --backend) is refused unless --replace is given."
 )
 @click.argument("scenario")
 @click.option("--vary", "varies", multiple=True, required=True, metavar="KEY.PATH=VALUES",
@@ -27,13 +29,15 @@ from mptcplab.commands import SET_HELP, _raise_keyboard_interrupt
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="local: worker processes on this machine; dask: a Dask cluster (pip install 'mptcplab[cluster]').")
 @click.option("--address", metavar="tcp://HOST:PORT", help="An existing Dask scheduler (--engine dask); default: a local cluster.")
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Sweep directory (created, or resumed).")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="Sweep directory (created, or resumed; a symbolic link is followed).")
+@click.option("--replace", is_flag=True, help="Replace a different sweep found in --out (its runs are deleted).")
 @click.option("--backend", type=click.Choice(["sim", "linux"]), default="sim", show_default=True,
               help="linux: run every point on the kernel, one at a time.")
 @click.option("--yes", is_flag=True, help="Run a sweep of more than 10 000 runs (grid points x --repeat) without refusing.")
 def sweep(
     scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], repeat: int, jobs: int, engine: str,
-    address: str | None, out: str, backend: str, yes: bool,
+    address: str | None, out: str, replace: bool, backend: str, yes: bool,
 ) -> None:
     """Run SCENARIO over a grid of parameter values, in parallel, resumably."""
     import math
@@ -66,13 +70,17 @@ def sweep(
         click.echo(f"note: --jobs {jobs} is ignored with --address: the cluster's workers run the sweep", err=True)
     columns = (TextColumn("sweep" if engine == "local" else "sweep (dask)"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, transient=False) as bar:
+    # The bar starts with the first report, after the stored runs were read: a note about
+    # one (on stderr) is not drawn over.
+    bar = Progress(*columns, transient=False)
+    try:
         task = bar.add_task("runs", total=None)
         first: list[int] = []
 
         def progress(done: int, total: int) -> None:
             if not first:
                 first.append(done)
+                bar.start()
                 bar.update(task, total=total, completed=done)
                 if done:
                     bar.console.print(f"resuming: {done} of {total} runs already finished")
@@ -81,7 +89,7 @@ def sweep(
 
         try:
             df = run_sweep(base, grid, repeat=repeat, jobs=jobs, out=out, progress=progress, backend=backend, engine=engine,
-                           address=address)
+                           address=address, replace=replace)
         except SweepInterrupted as e:
             bar.stop()
             click.echo(f"interrupted: {e.done} of {e.total} runs finished and kept in {out}/; "
@@ -91,4 +99,6 @@ def sweep(
             bar.stop()
             click.echo(f"error: {e} (finished runs are kept in {out}/)", err=True)
             sys.exit(1)
+    finally:
+        bar.stop()
     click.echo(f"{len(df)} runs: wrote {out}/results.parquet and {out}/results.csv")

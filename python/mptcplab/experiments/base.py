@@ -255,8 +255,11 @@ def repeated(
 ) -> pd.DataFrame:
     """Runs ``grid`` (or a list of points) × ``repeat`` through :func:`mptcplab.sweep`
     (resumable, parallel, on the context's engine), with runs cached under ``ctx.out/cache``
-    so an interrupted reproduction resumes."""
+    so an interrupted reproduction resumes. The cache is a sweep folder: a stored run is
+    reused only under the same run key (engine build, scenario, trace contents, seed) and
+    only if it reads back whole; a cache left by another version of the reproduction (other
+    points or repetitions) is replaced."""
     from mptcplab.sweep import sweep
 
     return sweep(scenario, grid, repeat=repeat, jobs=ctx.jobs, out=ctx.out / "cache" / cache, progress=ctx.progress,
-                 engine=ctx.engine, address=ctx.address)
+                 engine=ctx.engine, address=ctx.address, replace=True)
