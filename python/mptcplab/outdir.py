@@ -30,7 +30,11 @@ from pathlib import Path
 
 from mptcplab.errors import ConfigError, config_error
 
-__all__ = ["atomic_path", "follow", "install_dir", "new_temp_dir", "write_atomic", "write_error"]
+__all__ = ["PROBE_PREFIX", "atomic_path", "follow", "install_dir", "is_empty", "new_temp_dir", "write_atomic", "write_error"]
+
+#: How :func:`mptcplab.runner.check_output_dir` names the folder it creates and removes to
+#: probe where an output goes; another command's probe does not make a folder non-empty.
+PROBE_PREFIX = ".mptcplab-probe-"
 
 #: How often installing a folder is retried when another command changes the target between
 #: two steps (each retry needs such a change, so this bounds only a pathological race).
@@ -55,6 +59,11 @@ def write_error(e: OSError, file: str | Path) -> ConfigError:
     if e.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(e):
         return config_error("", "no space left on device", str(file))
     return config_error("", f"cannot write: {e.strerror or e}", str(file))
+
+
+def is_empty(folder: Path) -> bool:
+    """True if ``folder`` holds nothing but other commands' probes."""
+    return all(p.name.startswith(PROBE_PREFIX) for p in folder.iterdir())
 
 
 def follow(path: str | Path) -> Path:

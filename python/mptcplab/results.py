@@ -228,14 +228,16 @@ def atomic_dir(path: str | Path, *, marker: str) -> Iterator[Path]:
     behind (and an earlier output stays as it was); a failed write (a full disk) raises one
     :class:`~mptcplab.errors.ConfigError` naming the file.
     """
-    from mptcplab.outdir import follow, install_dir, new_temp_dir, write_error
+    from mptcplab.outdir import follow, install_dir, is_empty, new_temp_dir, write_error
 
     shown = Path(path)
     dest = follow(shown)
 
     def may_replace(d: Path) -> bool:
         try:
-            ours = d.is_dir() and (not any(d.iterdir()) or (d / marker).exists())
+            ours = d.is_dir() and (is_empty(d) or (d / marker).exists())
+        except FileNotFoundError:
+            return True  # removed meanwhile by another command: taken as absent
         except OSError as e:
             raise write_error(e, shown) from None
         if not ours:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 from mptcplab import _core
 from mptcplab.errors import ConfigError, config_error, with_file
-from mptcplab.outdir import follow
+from mptcplab.outdir import PROBE_PREFIX, follow, is_empty
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
 
@@ -74,10 +75,13 @@ def check_output_dir(path: str | Path, label: str, *, marker: str | None = None,
 
 def _check_once(target: Path, shown: str, label: str, marker: str | None, sibling: bool) -> None:
     try:
-        exists = os.path.lexists(target) and target.exists()
-        if exists and not target.is_dir():
+        try:
+            exists, is_dir = True, stat.S_ISDIR(os.stat(target).st_mode)  # one look: another command may change it
+        except FileNotFoundError:
+            exists = is_dir = False
+        if exists and not is_dir:
             raise config_error(label, f"{shown} exists and is not a directory")
-        if exists and marker is not None and any(target.iterdir()) and not (target / marker).exists():
+        if exists and marker is not None and not is_empty(target) and not (target / marker).exists():
             verb = "overwrite it" if sibling else "write into it"
             raise config_error(label, f"{shown} exists and is not an mptcplab output directory; refusing to {verb}")
     except FileNotFoundError:
@@ -87,7 +91,7 @@ def _check_once(target: Path, shown: str, label: str, marker: str | None, siblin
     if exists:
         where = target.absolute().parent if sibling else target
         try:
-            os.rmdir(tempfile.mkdtemp(prefix=".mptcplab-probe-", dir=where))
+            os.rmdir(tempfile.mkdtemp(prefix=PROBE_PREFIX, dir=where))
         except FileNotFoundError:
             raise
         except OSError as e:
@@ -103,6 +107,8 @@ def _check_once(target: Path, shown: str, label: str, marker: str | None, siblin
                 d.mkdir()
                 created.append(d)
             except FileExistsError:
+                if not os.path.lexists(d):
+                    raise FileNotFoundError(d) from None  # made and removed by another command: again
                 if not d.is_dir():  # not another command's directory: a file or a broken link
                     raise
     except FileExistsError:

@@ -22,13 +22,14 @@ import hashlib
 import json
 import math
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from mptcplab.errors import config_error, one_line
-from mptcplab.outdir import follow, install_dir, new_temp_dir, write_atomic, write_error
+from mptcplab.outdir import follow, install_dir, is_empty, new_temp_dir, write_atomic, write_error
 
 __all__ = ["FILE_KEYS", "inputs_digest", "load_record", "open_sweep_dir", "refuse_other_sweep", "sweep_spec"]
 
@@ -165,10 +166,12 @@ _IDENTITY = {"scenario_sha256": "scenario", "points_sha256": "grid", "repeat": "
 def _stored_difference(dest: Path, spec: dict[str, Any]) -> str | None:
     """None if ``dest`` holds this sweep; else what differs ("" for an empty folder)."""
     try:
-        if not any(dest.iterdir()):
+        if is_empty(dest):
             return ""
         raw = (dest / "sweep.json").read_bytes()
     except FileNotFoundError:
+        if not dest.is_dir():
+            raise  # removed meanwhile by another command
         return "it is not an mptcplab sweep folder (no sweep.json)"
     except OSError as e:
         raise write_error(e, dest) from None
@@ -188,11 +191,12 @@ def refuse_other_sweep(out: str | Path, spec: dict[str, Any], replace: bool, *, 
     """True if ``out`` holds this very sweep (to be resumed), False if it is absent or empty
     or, with ``replace``, holds something to replace; otherwise a ConfigError for ``--out``."""
     dest = follow(out)
-    if not os.path.lexists(dest):
-        return False
-    if not dest.is_dir():
-        raise config_error("--out", f"{out} exists and is not a directory")
-    why = _stored_difference(dest, spec)
+    try:
+        if not stat.S_ISDIR(os.stat(dest).st_mode):
+            raise config_error("--out", f"{out} exists and is not a directory")
+        why = _stored_difference(dest, spec)
+    except FileNotFoundError:
+        return False  # absent (or removed meanwhile by another command's check)
     if why is None:
         return True
     if why == "" or replace:
