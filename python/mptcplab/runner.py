@@ -77,8 +77,8 @@ def _check_once(target: Path, shown: str, label: str, marker: str | None, siblin
     try:
         try:
             exists, is_dir = True, stat.S_ISDIR(os.stat(target).st_mode)  # one look: another command may change it
-        except FileNotFoundError:
-            exists = is_dir = False
+        except (FileNotFoundError, NotADirectoryError):
+            exists = is_dir = False  # missing (below a file: creating it says so)
         if exists and not is_dir:
             raise config_error(label, f"{shown} exists and is not a directory")
         if exists and marker is not None and not is_empty(target) and not (target / marker).exists():

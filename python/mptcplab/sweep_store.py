@@ -12,8 +12,9 @@ Rules followed:
   and seed are the run's; anything else is run again, with one line on stderr
   (``note: <file>: <reason>; running it again``), never a crash.
 - A sweep folder records its sweep's identity (the resolved scenario, the points, the
-  repeat count and the backend). Resuming the same sweep is the default; a folder holding
-  another sweep is refused unless it is to be replaced.
+  repeat count and the backend). Resuming the same sweep is the default, and so is extending
+  it (more points or repeats, every stored one kept); a folder holding another sweep is
+  refused unless it is to be replaced.
 """
 
 from __future__ import annotations
@@ -151,16 +152,31 @@ def _sha(value: Any) -> str:
 
 def sweep_spec(resolved_json: str, source: str | None, keys: list[str], points: list[dict[str, Any]],
                shape: Any, repeat: int, backend: str) -> dict[str, Any]:
-    """``sweep.json``: what the sweep is, and its identity (hashes of the resolved scenario
-    and of the points; with the repeat count and the backend they decide "the same sweep")."""
+    """``sweep.json``: what the sweep is, and its identity: the hash of the resolved scenario,
+    one hash per point, the repeat count and the backend (see :func:`_difference`)."""
     return {"kind": "sweep", "backend": backend, "source": source, "grid": shape, "repeat": repeat,
-            "parameters": keys, "scenario_sha256": _sha(json.loads(resolved_json)), "points_sha256": _sha(points)}
+            "parameters": keys, "scenario_sha256": _sha(json.loads(resolved_json)),
+            "points_sha256": [_sha(p)[:16] for p in points]}
 
 
-#: The fields of ``sweep.json`` that must agree for a folder to hold the same sweep, and how
-#: a difference is named.
-_IDENTITY = {"scenario_sha256": "scenario", "points_sha256": "grid", "repeat": "repeat count", "backend": "backend",
-             "parameters": "parameters"}
+#: The fields of ``sweep.json`` that must be equal for a folder to hold the same sweep, and
+#: how a difference is named.
+_EQUAL = {"scenario_sha256": "scenario", "backend": "backend", "parameters": "parameters"}
+
+
+def _difference(stored: dict[str, Any], spec: dict[str, Any]) -> str | None:
+    """What makes ``spec`` another sweep than ``stored``, or None. The same sweep may be
+    extended: more points (every stored one kept) or more repeats, whose stored runs all
+    belong to it; fewer is another sweep (its tables would not hold the stored runs)."""
+    differ = [name for k, name in _EQUAL.items() if stored.get(k) != spec[k]]
+    points = stored.get("points_sha256")
+    if not isinstance(points, list) or not set(points) <= set(spec["points_sha256"]):
+        differ.append("grid")
+    if not isinstance(stored.get("repeat"), int) or stored["repeat"] > spec["repeat"]:
+        differ.append("repeat count")
+    if not differ:
+        return None
+    return f"its {', '.join(differ)} differ" if len(differ) > 1 else f"its {differ[0]} differs"
 
 
 def _stored_difference(dest: Path, spec: dict[str, Any]) -> str | None:
@@ -183,8 +199,7 @@ def _stored_difference(dest: Path, spec: dict[str, Any]) -> str | None:
         return "its sweep.json does not describe a sweep"
     if "scenario_sha256" not in stored:
         return "it was written by an earlier mptcplab, which did not record the sweep's identity"
-    differ = [name for k, name in _IDENTITY.items() if stored.get(k) != spec[k]]
-    return None if not differ else f"its {', '.join(differ)} differ" if len(differ) > 1 else f"its {differ[0]} differs"
+    return _difference(stored, spec)
 
 
 def refuse_other_sweep(out: str | Path, spec: dict[str, Any], replace: bool, *, concurrent: bool = False) -> bool:
@@ -211,7 +226,8 @@ def refuse_other_sweep(out: str | Path, spec: dict[str, Any], replace: bool, *, 
 def open_sweep_dir(out: str | Path, spec: dict[str, Any], replace: bool) -> Path:
     """Makes ``out`` hold this sweep and returns the folder to write runs into.
 
-    The same sweep is resumed as it is. Otherwise a new folder (``sweep.json``, empty
+    The same sweep is resumed (its ``sweep.json`` rewritten when this one extends it).
+    Otherwise a new folder (``sweep.json``, empty
     ``runs/``) is filled beside it and renamed into place (replacing an empty folder, or with
     ``replace`` any earlier one). When another command creates the folder at the same time,
     the same sweep is shared (both resume it; each run is written whole, and the results
@@ -224,6 +240,13 @@ def open_sweep_dir(out: str | Path, spec: dict[str, Any], replace: bool) -> Path
             (dest / "runs").mkdir(exist_ok=True)
         except OSError as e:
             raise write_error(e, shown / "runs") from None
+        text = json.dumps(spec, indent=2, default=str) + "\n"
+        try:
+            unchanged = (dest / "sweep.json").read_text() == text
+        except (OSError, UnicodeDecodeError):
+            unchanged = False
+        if not unchanged:
+            write_atomic(dest / "sweep.json", text, shown / "sweep.json")
         return dest
     tmp = new_temp_dir(dest)
     try:

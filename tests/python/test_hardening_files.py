@@ -62,6 +62,10 @@ def _hidden(root: Path) -> list[str]:
     return [str(p.relative_to(root)) for p in root.rglob(".*")]
 
 
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
 # ---------------------------------------------------------------------------------------
 # Item 2: run keys cover every input; stored runs are checked
 # ---------------------------------------------------------------------------------------
@@ -280,27 +284,43 @@ def test_out_naming_a_symbolic_link_is_followed(tmp_path):
 
 @pytest.mark.parametrize("change", [
     ("--vary", "seed=1,3"),
-    ("--repeat", "2"),
+    ("--repeat", "1"),
     ("--set", "duration=2s"),
 ])
 def test_a_different_sweep_in_out_is_refused_unless_replace(tmp_path, change):
+    """The issue's input: another sweep (other grid, fewer repeats, other scenario) run into
+    an existing sweep folder."""
     out = tmp_path / "sw"
-    base = ["sweep", str(TWO_PATH), "--vary", "seed=1,2", "--out", str(out)]
+    base = ["sweep", str(TWO_PATH), "--vary", "seed=1,2", "--repeat", "2", "--out", str(out)]
     assert mptcplab(*base).returncode == 0
-    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    args = base[:2] + (list(change) if change[0] == "--vary" else base[2:4] + list(change)) + base[4:]
+    before = _tree(out)
+    args = base[:2] + {"--vary": list(change) + base[4:], "--repeat": base[2:4] + list(change) + base[6:],
+                       "--set": base[2:] + list(change)}[change[0]]
     r = mptcplab(*args)
     assert r.returncode == 2
     what = {"--vary": "grid", "--repeat": "repeat count", "--set": "scenario"}[change[0]]
     assert r.stderr == f"error: --out: {out} holds a different sweep (its {what} differs); choose another --out, " \
                        "or add --replace to replace it\n"
-    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert _tree(out) == before
     r = mptcplab(*args, "--replace")
     assert r.returncode == 0, r.stderr
     table = pd.read_csv(out / "results.csv")
     assert sorted(p.stem for p in (out / "runs").iterdir()) == sorted(table["run_key"])
     assert _hidden(tmp_path) == []
     assert "resuming:" in mptcplab(*args).stdout  # the same sweep again: resumed, no flag needed
+
+
+def test_the_same_sweep_extended_resumes_without_a_flag(tmp_path):
+    """More points or repeats, every stored one kept, is the same sweep grown: 2 points x 2
+    repeats are stored, 3 x 3 reuses those 4 of 9."""
+    out = tmp_path / "sw"
+    assert mptcplab("sweep", str(TWO_PATH), "--vary", "seed=1,2", "--repeat", "2", "--out", str(out)).returncode == 0
+    r = mptcplab("sweep", str(TWO_PATH), "--vary", "seed=1,2,3", "--repeat", "3", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "resuming: 4 of 9" in r.stdout
+    spec = json.loads((out / "sweep.json").read_text())
+    assert spec["grid"] == {"seed": [1, 2, 3]} and spec["repeat"] == 3
+    assert len(pd.read_csv(out / "results.csv")) == 9
 
 
 def test_a_sweep_folder_without_an_identity_is_refused_unless_replace(tmp_path):
@@ -344,10 +364,6 @@ def _fill(mnt: Path, leave: int) -> Path:
             pass
     os.truncate(filler, max(0, filler.stat().st_size - leave))
     return filler
-
-
-def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_run_out_on_a_full_disk_is_one_line_and_keeps_the_earlier_output(small_disk):

@@ -68,7 +68,7 @@ def _print_tables(summary: dict[str, Any]) -> None:
 @click.argument("scenario")
 @click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help=SET_HELP)
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Seed replacing the scenario's (same seed, same result).")
-@click.option("--out", type=click.Path(file_okay=False), help="Write the run directory here (replaced atomically).")
+@click.option("--out", type=click.Path(file_okay=False), help="Write the run directory here (replaced atomically; a symbolic link is followed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of tables.")
 @click.option("--pcap", "pcap_dir", type=click.Path(file_okay=False),
               help="Write packet captures (pcap, real TCP/MPTCP headers) into this directory.")
