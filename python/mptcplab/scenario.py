@@ -18,7 +18,7 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,8 @@ from mptcplab import _core
 from mptcplab.errors import ConfigError, config_error, with_file
 
 __all__ = [
+    "INT_RANGE",
+    "MAX_DEPTH",
     "Scenario",
     "apply_overrides",
     "bundled_scenarios",
@@ -78,6 +80,160 @@ class Scenario:
         return _validated(data, self.source)
 
 
+# ---------------------------------------------------------------------------------------
+# Limits on the data: nesting depth, integer range, key types
+# ---------------------------------------------------------------------------------------
+
+#: How many levels tables and lists may nest (key-path segments: ``connections[0].app.kind``
+#: is 3 levels deep). The deepest bundled scenario nests 6 levels (per-scheduler parameter
+#: tables in a connection of a list); 64 is ten times that, and half the 128 levels the
+#: engine's JSON reader follows, so a scenario within the limit always reaches the engine,
+#: while a deeper one is refused naming its key before any code recurses into it (Python's
+#: recursion limit is about 1000 frames).
+MAX_DEPTH = 64
+
+#: Integers the engine represents exactly: the union of i64 and u64 (its JSON reader turns
+#: any other integer into a float, and Python's own int-to-text conversion stops at 4300
+#: digits).
+INT_RANGE = (-(2**63), 2**64 - 1)
+_INT_HELP = "integers must lie in -2^63..2^64-1 (64 bits)"
+#: Integers longer than this are not converted by the readers (Python refuses above 4300
+#: digits, and the conversion's cost grows with the square of the length).
+_MAX_INT_DIGITS = 4000
+#: Marks a too-long integer of a TOML file (replaced by a string before the file is read
+#: again to find its key path).
+_LONG_INT = "\x00mptcplab-long-integer:"
+
+
+class LongInt:
+    """A JSON or TOML integer too long to convert; ``digits`` counts its decimal digits."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _json_int(text: str) -> int | LongInt:
+    return int(text) if len(text) <= _MAX_INT_DIGITS else LongInt(len(text.lstrip("+-")))
+
+
+def _digits(n: int) -> int:
+    """Decimal digits of ``n``, without converting it to text (which Python refuses above 4300
+    digits): the bit length gives the count to within one."""
+    k = int((abs(n).bit_length() - 1) * 0.30102999566398120) + 1 if n else 1
+    return k + 1 if abs(n) >= 10**k else k
+
+
+def _int_complaint(value: int | LongInt) -> str:
+    if isinstance(value, LongInt):
+        return f"an integer with {value.digits} digits; {_INT_HELP}"
+    shown = f"`{value}`" if _digits(value) <= 40 else f"an integer with {_digits(value)} digits"
+    return f"{shown} does not fit in 64 bits; {_INT_HELP}"
+
+
+def key_path(segs: Iterable[str | int]) -> str:
+    """``("connections", 0, "app")`` → ``connections[0].app``; a path of more than 8 segments
+    is shortened to its first 8 (the error says how deep it goes)."""
+    segs = list(segs)
+    out = ""
+    for seg in segs[:8]:
+        out += f"[{seg}]" if isinstance(seg, int) else f".{seg}" if out else str(seg)
+    return out + ("…" if len(segs) > 8 else "")
+
+
+def _children(value: Any) -> Iterator[tuple[Any, Any]] | None:
+    if isinstance(value, Mapping):
+        return iter(value.items())
+    if isinstance(value, list | tuple):
+        return iter(enumerate(value))
+    return None
+
+
+def check_tree(data: Any, prefix: tuple[str | int, ...] = (), *, file: str | None = None, label: str = "") -> None:
+    """Refuses (:class:`ConfigError` naming the key path, after ``label`` such as ``--set``)
+    nesting deeper than :data:`MAX_DEPTH`, a table or list that contains itself, a key that is
+    not a string, and an integer outside :data:`INT_RANGE`. Iterative, so it is safe on data
+    of any depth; ``prefix`` is the key path ``data`` sits at."""
+
+    def fail(segs: tuple[str | int, ...], message: str) -> ConfigError:
+        where = key_path(segs)
+        return config_error(f"{label} {where}".strip() if label else where, message, file)
+
+    lo, hi = INT_RANGE
+
+    def scalar(v: Any, segs: tuple[str | int, ...]) -> None:
+        if isinstance(v, LongInt) or (isinstance(v, int) and not isinstance(v, bool) and not lo <= v <= hi):
+            raise fail(segs, _int_complaint(v))
+        if isinstance(v, str) and v.startswith(_LONG_INT):
+            raise fail(segs, _int_complaint(LongInt(int(v[len(_LONG_INT):]))))
+
+    if len(prefix) > MAX_DEPTH:
+        raise fail(prefix, f"nested {len(prefix)} levels deep; the limit is {MAX_DEPTH}")
+    root = _children(data)
+    if root is None:
+        scalar(data, prefix)
+        return
+    too_deep: tuple[str | int, ...] | None = None
+    deepest = len(prefix)
+    stack = [(root, prefix, id(data), isinstance(data, Mapping))]
+    ancestors = {id(data)}
+    while stack:
+        items, segs, ident, is_table = stack[-1]
+        item = next(items, None)
+        if item is None:
+            stack.pop()
+            ancestors.discard(ident)
+            continue
+        k, v = item
+        if is_table and not isinstance(k, str):
+            raise fail(segs, f"the key {k!r} is a {type(k).__name__}; keys must be strings")
+        here = (*segs, k)
+        if len(here) > deepest:
+            deepest = len(here)
+            if too_deep is None and deepest > MAX_DEPTH:
+                too_deep = here
+        kids = _children(v)
+        if kids is None:
+            scalar(v, here)
+        elif id(v) in ancestors:
+            raise fail(here, "contains itself (a table or list holding one of its enclosing ones)")
+        else:
+            stack.append((kids, here, id(v), isinstance(v, Mapping)))
+            ancestors.add(id(v))
+    if too_deep is not None:
+        raise fail(too_deep, f"nested {deepest} levels deep; the limit is {MAX_DEPTH}")
+
+
+def _too_deep_to_read(file: str | None, what: str) -> ConfigError:
+    """The error for a file (or value) whose reader ran out of stack."""
+    return config_error("", f"{what} nested so deeply that it cannot be read; the limit is {MAX_DEPTH} levels", file)
+
+
+def _long_int_error(text: str, file: str | None, reread: Any) -> ConfigError:
+    """The error for TOML ``text`` holding an integer too long to convert: the same text with
+    each such integer replaced by a marker string is read again (``reread``) to name its key
+    path; failing that, its line and column."""
+    runs = list(re.finditer(r"(?<![\w.\"'])[+-]?\d[\d_]{%d,}" % (_MAX_INT_DIGITS - 1), text))
+    if not runs:
+        return config_error("", f"holds an integer too long to read; {_INT_HELP}", file)
+    marked = text
+    for m in reversed(runs):
+        digits = sum(ch.isdigit() for ch in m[0])
+        marked = marked[: m.start()] + f'"\\u0000mptcplab-long-integer:{digits}"' + marked[m.end():]
+    try:
+        check_tree(reread(marked), file=file)
+    except ConfigError as e:
+        return e
+    except (ValueError, RecursionError):
+        pass
+    m = runs[0]
+    line = text.count("\n", 0, m.start()) + 1
+    column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    digits = sum(ch.isdigit() for ch in m[0])
+    return config_error(f"line {line}, column {column}", _int_complaint(LongInt(digits)), file)
+
+
 def _suspect(data: Any, where: str = "") -> tuple[str, str] | None:
     """The key path (``paths[0].rate``) and complaint for the first value the engine would only
     answer with a parser's message: a NaN or infinity, or an empty key name."""
@@ -97,6 +253,7 @@ def _suspect(data: Any, where: str = "") -> tuple[str, str] | None:
 
 
 def _validated(data: dict[str, Any], source: str | None) -> Scenario:
+    check_tree(data, file=source)
     bad = _suspect(data)
     if bad:
         raise config_error(*bad, source)
@@ -161,24 +318,38 @@ def _read_file(path: Path) -> dict[str, Any]:
         text = _read_bytes(path, file).decode("utf-8")
     except UnicodeDecodeError as e:
         raise config_error("", f"not a UTF-8 text file ({e.reason} at byte {e.start})", file) from None
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise config_error(f"line {e.lineno}, column {e.colno}", f"malformed JSON: {e.msg}", file) from None
-    else:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            msg = str(e)
-            where = re.search(r"\(at line (\d+), column (\d+)\)$", msg)
-            if where:
-                msg = msg[: where.start()].strip()
-                raise config_error(f"line {where[1]}, column {where[2]}", f"malformed TOML: {msg}", file) from None
-            raise config_error("", f"malformed TOML: {msg}", file) from None
+    is_json = path.suffix.lower() == ".json"
+    try:
+        data = _parse_json(text, file) if is_json else _parse_toml(text, file)
+    except RecursionError:
+        raise _too_deep_to_read(file, "is") from None
     if not isinstance(data, dict):
         raise config_error("", "a scenario must be a table of keys", file)
+    check_tree(data, file=file)
     return data
+
+
+def _parse_json(text: str, file: str) -> Any:
+    try:
+        return json.loads(text, parse_int=_json_int)
+    except json.JSONDecodeError as e:
+        raise config_error(f"line {e.lineno}, column {e.colno}", f"malformed JSON: {e.msg}", file) from None
+
+
+def _parse_toml(text: str, file: str) -> Any:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        where = re.search(r"\(at line (\d+), column (\d+)\)$", msg)
+        if where:
+            msg = msg[: where.start()].strip()
+            raise config_error(f"line {where[1]}, column {where[2]}", f"malformed TOML: {msg}", file) from None
+        raise config_error("", f"malformed TOML: {msg}", file) from None
+    except ValueError as e:  # an integer longer than Python converts (tomllib has no hook for it)
+        if "integer string conversion" not in str(e):
+            raise
+        raise _long_int_error(text, file, tomllib.loads) from None
 
 
 def resolve_scenario_path(arg: str | Path) -> Path:
@@ -204,6 +375,7 @@ def load_scenario(source: str | Path | Mapping[str, Any] | Scenario, overrides: 
     if isinstance(source, Scenario):
         return source.with_overrides(overrides)
     if isinstance(source, Mapping):
+        check_tree(source)
         sc = _validated(json.loads(json.dumps(dict(source), default=str)), None)
     else:
         path = resolve_scenario_path(source)
@@ -216,12 +388,24 @@ def load_scenario(source: str | Path | Mapping[str, Any] | Scenario, overrides: 
 # ---------------------------------------------------------------------------------------
 
 
-def parse_value(text: str) -> Any:
-    """A command-line value: a TOML literal (``5``, ``true``, ``["a", "b"]``) or else a string."""
+def parse_value(text: str, *, label: str = "") -> Any:
+    """A command-line value: a TOML literal (``5``, ``true``, ``["a", "b"]``) or else a string.
+
+    A value nested too deeply to read, or holding an integer too long to convert, is refused
+    (:class:`ConfigError` at ``label``)."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text.strip()
+    except RecursionError:
+        raise config_error(label, f"the value is nested so deeply that it cannot be read; the limit is {MAX_DEPTH} "
+                           "levels") from None
+    except ValueError as e:  # an integer longer than Python converts
+        if "integer string conversion" not in str(e):
+            raise
+        err = _long_int_error(f"v = {text}", None, tomllib.loads)
+        inside = err.path[1:] if err.path.startswith("v") else ""  # the value's own key path, e.g. `[1]`
+        raise config_error(f"{label}{inside}", err.message) from None
 
 
 def parse_assignment(text: str, *, label: str = "--set") -> tuple[str, Any]:
@@ -233,7 +417,7 @@ def parse_assignment(text: str, *, label: str = "--set") -> tuple[str, Any]:
         raise config_error(
             f"{label} {text}", what + "expected KEY.PATH=VALUE, e.g. paths.wifi.rate=10Mbit or connections.0.cc=lia"
         )
-    parsed = parse_value(value)
+    parsed = parse_value(value, label=f"{label} {key}")
     if isinstance(parsed, float) and not math.isfinite(parsed):
         raise config_error(
             f"{label} {key}", f"`{value.strip()}` is not a finite number; expected a finite value, with its unit "
@@ -310,7 +494,11 @@ def _set_in(data: Any, segs: list[str], value: Any, where: str) -> None:
 def apply_overrides(
     data: Mapping[str, Any], overrides: Overrides, *, file: str | None = None, label: str = "--set"
 ) -> dict[str, Any]:
-    """A deep copy of ``data`` with each ``key.path = value`` set (see the module doc)."""
+    """A deep copy of ``data`` with each ``key.path = value`` set (see the module doc).
+
+    A key path and its value together may nest at most :data:`MAX_DEPTH` levels, and numbers
+    must fit the engine (:func:`check_tree`): both are checked before anything recurses."""
+    check_tree(data, file=file)
     out: dict[str, Any] = json.loads(json.dumps(dict(data)))
     if overrides is None:
         return out
@@ -329,6 +517,7 @@ def apply_overrides(
         except ConfigError as e:
             raise with_file(e, file) from None
     for key, value in items:
+        check_tree(value, tuple(key.split(".")), file=file, label=label)
         try:
             _set(out, key, value)
         except ValueError as e:
