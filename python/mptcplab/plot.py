@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mptcplab._api_checks import check_arguments
 from mptcplab.errors import config_error
 from mptcplab.units import to_number
 
@@ -197,6 +198,7 @@ def plot(
     directory: str | Path, x: str | None = None, y: str | None = None, hue: str | None = None, out: str | Path | None = None
 ) -> list[Path]:
     """Plots a run or a sweep directory (whichever it is); returns the files written."""
+    check_arguments("plot", locals())
     d = Path(directory)
     if (d / "sweep.json").exists() and (d / "results.parquet").exists():
         return plot_sweep(d, x, y, hue, out)

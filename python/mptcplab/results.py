@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mptcplab._api_checks import check_arguments
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -58,6 +60,7 @@ def flat_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     ndiffports), the second and later are ``sf.<connection>.<path>#2``, ``#3``, ... in
     subflow order, so no subflow's numbers overwrite another's.
     """
+    check_arguments("flat_metrics", locals())
     out: dict[str, Any] = {}
     for k in ("end_s", "events", "data_packets"):
         if k in summary:

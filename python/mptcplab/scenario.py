@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mptcplab import _core
+from mptcplab._api_checks import check_arguments
 from mptcplab.errors import ConfigError, config_error, with_file
 
 __all__ = [
@@ -74,6 +75,7 @@ class Scenario:
 
     def with_overrides(self, overrides: Overrides, *, label: str = "--set") -> Scenario:
         """A new, validated scenario with ``overrides`` applied (see :func:`apply_overrides`)."""
+        check_arguments("Scenario.with_overrides", locals())
         if not overrides:
             return self
         data = apply_overrides(self.data, overrides, file=self.source, label=label)
@@ -354,6 +356,10 @@ def _parse_toml(text: str, file: str) -> Any:
 
 def resolve_scenario_path(arg: str | Path) -> Path:
     """A file path as given, or the bundled scenario of that name (``nsdi12-wifi-3g``)."""
+    if not str(arg).strip():
+        raise config_error("", "no scenario given (an empty name); give a scenario file or a bundled scenario's name")
+    if "\x00" in str(arg):
+        raise config_error("", "a file name cannot contain a NUL character", repr(str(arg)))
     path = Path(arg)
     try:
         if path.exists() or path.suffix:
@@ -372,6 +378,7 @@ def load_scenario(source: str | Path | Mapping[str, Any] | Scenario, overrides: 
     (``{"paths.wifi.rate": "10Mbit"}``) or is a list of ``"key=value"`` strings.
     Raises :class:`ConfigError` naming the file, the key path and what is allowed.
     """
+    check_arguments("load_scenario", locals())
     if isinstance(source, Scenario):
         return source.with_overrides(overrides)
     if isinstance(source, Mapping):
@@ -491,6 +498,18 @@ def _set_in(data: Any, segs: list[str], value: Any, where: str) -> None:
         where = here
 
 
+def _assignment(item: Any, i: int, label: str) -> tuple[str, Any]:
+    """One item of a list of overrides: a ``"KEY.PATH=VALUE"`` string or a ``(key path,
+    value)`` pair."""
+    if isinstance(item, str):
+        return parse_assignment(item, label=label)
+    if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str) and _well_formed(item[0]):
+        return item[0], item[1]
+    shown = repr(item) if len(repr(item)) <= 60 else repr(item)[:57] + "..."
+    raise config_error(f"overrides[{i}]", f"must be a 'KEY.PATH=VALUE' string or a (key path, value) pair, got "
+                       f"{type(item).__name__} {shown}")
+
+
 def apply_overrides(
     data: Mapping[str, Any], overrides: Overrides, *, file: str | None = None, label: str = "--set"
 ) -> dict[str, Any]:
@@ -513,7 +532,7 @@ def apply_overrides(
                 )
     else:
         try:
-            items = [parse_assignment(a, label=label) if isinstance(a, str) else tuple(a) for a in overrides]
+            items = [_assignment(a, i, label) for i, a in enumerate(overrides)]
         except ConfigError as e:
             raise with_file(e, file) from None
     for key, value in items:
