@@ -46,6 +46,10 @@ def reproduce(names: tuple[str, ...], list_: bool, quick: bool, jobs: int, engin
 
     if address is not None and engine != "dask":
         raise config_error("--address", "needs --engine dask (a cluster's address)")
+    if address is not None:
+        from mptcplab.cluster import check_address
+
+        check_address(address)
     if full and quick:
         raise config_error("--full", "the full size and --quick exclude each other")
     check_output_dir(out, "--out", sibling=False)
