@@ -18,13 +18,16 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mptcplab import _core
 from mptcplab._api_checks import check_arguments
+from mptcplab._data_limits import (
+    INT_RANGE, MAX_DEPTH, check_tree, json_int, long_int_error, too_deep_to_read,
+)
 from mptcplab.errors import ConfigError, config_error, with_file
 
 __all__ = [
@@ -32,10 +35,12 @@ __all__ = [
     "MAX_DEPTH",
     "Scenario",
     "apply_overrides",
+    "check_tree",
     "bundled_scenarios",
     "load_scenario",
     "parse_assignment",
     "parse_value",
+    "read_bounded",
     "resolve_scenario_path",
 ]
 
@@ -82,160 +87,6 @@ class Scenario:
         return _validated(data, self.source)
 
 
-# ---------------------------------------------------------------------------------------
-# Limits on the data: nesting depth, integer range, key types
-# ---------------------------------------------------------------------------------------
-
-#: How many levels tables and lists may nest (key-path segments: ``connections[0].app.kind``
-#: is 3 levels deep). The deepest bundled scenario nests 6 levels (per-scheduler parameter
-#: tables in a connection of a list); 64 is ten times that, and half the 128 levels the
-#: engine's JSON reader follows, so a scenario within the limit always reaches the engine,
-#: while a deeper one is refused naming its key before any code recurses into it (Python's
-#: recursion limit is about 1000 frames).
-MAX_DEPTH = 64
-
-#: Integers the engine represents exactly: the union of i64 and u64 (its JSON reader turns
-#: any other integer into a float, and Python's own int-to-text conversion stops at 4300
-#: digits).
-INT_RANGE = (-(2**63), 2**64 - 1)
-_INT_HELP = "integers must lie in -2^63..2^64-1 (64 bits)"
-#: Integers longer than this are not converted by the readers (Python refuses above 4300
-#: digits, and the conversion's cost grows with the square of the length).
-_MAX_INT_DIGITS = 4000
-#: Marks a too-long integer of a TOML file (replaced by a string before the file is read
-#: again to find its key path).
-_LONG_INT = "\x00mptcplab-long-integer:"
-
-
-class LongInt:
-    """A JSON or TOML integer too long to convert; ``digits`` counts its decimal digits."""
-
-    __slots__ = ("digits",)
-
-    def __init__(self, digits: int) -> None:
-        self.digits = digits
-
-
-def _json_int(text: str) -> int | LongInt:
-    return int(text) if len(text) <= _MAX_INT_DIGITS else LongInt(len(text.lstrip("+-")))
-
-
-def _digits(n: int) -> int:
-    """Decimal digits of ``n``, without converting it to text (which Python refuses above 4300
-    digits): the bit length gives the count to within one."""
-    k = int((abs(n).bit_length() - 1) * 0.30102999566398120) + 1 if n else 1
-    return k + 1 if abs(n) >= 10**k else k
-
-
-def _int_complaint(value: int | LongInt) -> str:
-    if isinstance(value, LongInt):
-        return f"an integer with {value.digits} digits; {_INT_HELP}"
-    shown = f"`{value}`" if _digits(value) <= 40 else f"an integer with {_digits(value)} digits"
-    return f"{shown} does not fit in 64 bits; {_INT_HELP}"
-
-
-def key_path(segs: Iterable[str | int]) -> str:
-    """``("connections", 0, "app")`` → ``connections[0].app``; a path of more than 8 segments
-    is shortened to its first 8 (the error says how deep it goes)."""
-    segs = list(segs)
-    out = ""
-    for seg in segs[:8]:
-        out += f"[{seg}]" if isinstance(seg, int) else f".{seg}" if out else str(seg)
-    return out + ("…" if len(segs) > 8 else "")
-
-
-def _children(value: Any) -> Iterator[tuple[Any, Any]] | None:
-    if isinstance(value, Mapping):
-        return iter(value.items())
-    if isinstance(value, list | tuple):
-        return iter(enumerate(value))
-    return None
-
-
-def check_tree(data: Any, prefix: tuple[str | int, ...] = (), *, file: str | None = None, label: str = "") -> None:
-    """Refuses (:class:`ConfigError` naming the key path, after ``label`` such as ``--set``)
-    nesting deeper than :data:`MAX_DEPTH`, a table or list that contains itself, a key that is
-    not a string, and an integer outside :data:`INT_RANGE`. Iterative, so it is safe on data
-    of any depth; ``prefix`` is the key path ``data`` sits at."""
-
-    def fail(segs: tuple[str | int, ...], message: str) -> ConfigError:
-        where = key_path(segs)
-        return config_error(f"{label} {where}".strip() if label else where, message, file)
-
-    lo, hi = INT_RANGE
-
-    def scalar(v: Any, segs: tuple[str | int, ...]) -> None:
-        if isinstance(v, LongInt) or (isinstance(v, int) and not isinstance(v, bool) and not lo <= v <= hi):
-            raise fail(segs, _int_complaint(v))
-        if isinstance(v, str) and v.startswith(_LONG_INT):
-            raise fail(segs, _int_complaint(LongInt(int(v[len(_LONG_INT):]))))
-
-    if len(prefix) > MAX_DEPTH:
-        raise fail(prefix, f"nested {len(prefix)} levels deep; the limit is {MAX_DEPTH}")
-    root = _children(data)
-    if root is None:
-        scalar(data, prefix)
-        return
-    too_deep: tuple[str | int, ...] | None = None
-    deepest = len(prefix)
-    stack = [(root, prefix, id(data), isinstance(data, Mapping))]
-    ancestors = {id(data)}
-    while stack:
-        items, segs, ident, is_table = stack[-1]
-        item = next(items, None)
-        if item is None:
-            stack.pop()
-            ancestors.discard(ident)
-            continue
-        k, v = item
-        if is_table and not isinstance(k, str):
-            raise fail(segs, f"the key {k!r} is a {type(k).__name__}; keys must be strings")
-        here = (*segs, k)
-        if len(here) > deepest:
-            deepest = len(here)
-            if too_deep is None and deepest > MAX_DEPTH:
-                too_deep = here
-        kids = _children(v)
-        if kids is None:
-            scalar(v, here)
-        elif id(v) in ancestors:
-            raise fail(here, "contains itself (a table or list holding one of its enclosing ones)")
-        else:
-            stack.append((kids, here, id(v), isinstance(v, Mapping)))
-            ancestors.add(id(v))
-    if too_deep is not None:
-        raise fail(too_deep, f"nested {deepest} levels deep; the limit is {MAX_DEPTH}")
-
-
-def _too_deep_to_read(file: str | None, what: str) -> ConfigError:
-    """The error for a file (or value) whose reader ran out of stack."""
-    return config_error("", f"{what} nested so deeply that it cannot be read; the limit is {MAX_DEPTH} levels", file)
-
-
-def _long_int_error(text: str, file: str | None, reread: Any) -> ConfigError:
-    """The error for TOML ``text`` holding an integer too long to convert: the same text with
-    each such integer replaced by a marker string is read again (``reread``) to name its key
-    path; failing that, its line and column."""
-    runs = list(re.finditer(r"(?<![\w.\"'])[+-]?\d[\d_]{%d,}" % (_MAX_INT_DIGITS - 1), text))
-    if not runs:
-        return config_error("", f"holds an integer too long to read; {_INT_HELP}", file)
-    marked = text
-    for m in reversed(runs):
-        digits = sum(ch.isdigit() for ch in m[0])
-        marked = marked[: m.start()] + f'"\\u0000mptcplab-long-integer:{digits}"' + marked[m.end():]
-    try:
-        check_tree(reread(marked), file=file)
-    except ConfigError as e:
-        return e
-    except (ValueError, RecursionError):
-        pass
-    m = runs[0]
-    line = text.count("\n", 0, m.start()) + 1
-    column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
-    digits = sum(ch.isdigit() for ch in m[0])
-    return config_error(f"line {line}, column {column}", _int_complaint(LongInt(digits)), file)
-
-
 def _suspect(data: Any, where: str = "") -> tuple[str, str] | None:
     """The key path (``paths[0].rate``) and complaint for the first value the engine would only
     answer with a parser's message: a NaN or infinity, or an empty key name."""
@@ -277,8 +128,10 @@ def _validated(data: dict[str, Any], source: str | None) -> Scenario:
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 
 
-def _read_bytes(path: Path, file: str) -> bytes:
-    """The file's bytes, refusing anything but a regular file of at most ``MAX_SCENARIO_BYTES``.
+def read_bounded(path: Path, file: str, *, what: str = "scenario", hint: str = "a scenario is a TOML or JSON file",
+                 limit: int = MAX_SCENARIO_BYTES) -> bytes:
+    """The file's bytes, refusing anything but a regular file of at most ``limit`` bytes
+    (``ConfigError`` naming ``file``; ``what`` names the kind of file, ``hint`` what is expected).
 
     The file is opened without blocking (a FIFO would otherwise wait for a writer) and checked
     through its descriptor, so what is checked is what is read."""
@@ -287,26 +140,26 @@ def _read_bytes(path: Path, file: str) -> bytes:
     except FileNotFoundError:
         raise config_error("", "no such file", file) from None
     except IsADirectoryError:
-        raise config_error("", "is a directory, not a scenario file", file) from None
+        raise config_error("", f"is a directory, not a {what} file", file) from None
     except OSError as e:
         raise config_error("", f"cannot be read: {e.strerror}", file) from None
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise config_error("", "is a directory, not a scenario file", file)
+            raise config_error("", f"is a directory, not a {what} file", file)
         if not stat.S_ISREG(st.st_mode):
-            raise config_error("", "is not a regular file (a device, pipe or socket); a scenario is a TOML or JSON file", file)
-        if st.st_size > MAX_SCENARIO_BYTES:
-            raise config_error("", f"is {st.st_size} bytes; a scenario file is at most {MAX_SCENARIO_BYTES // 2**20} MiB", file)
+            raise config_error("", f"is not a regular file (a device, pipe or socket); {hint}", file)
+        if st.st_size > limit:
+            raise config_error("", f"is {st.st_size} bytes; a {what} file is at most {limit // 2**20} MiB", file)
         chunks, size = [], 0
-        while size <= MAX_SCENARIO_BYTES:
-            chunk = os.read(fd, min(1 << 20, MAX_SCENARIO_BYTES + 1 - size))
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-        if size > MAX_SCENARIO_BYTES:
-            raise config_error("", f"grew beyond {MAX_SCENARIO_BYTES // 2**20} MiB while being read", file)
+        if size > limit:
+            raise config_error("", f"grew beyond {limit // 2**20} MiB while being read", file)
         return b"".join(chunks)
     except OSError as e:
         raise config_error("", f"cannot be read: {e.strerror}", file) from None
@@ -317,14 +170,14 @@ def _read_bytes(path: Path, file: str) -> bytes:
 def _read_file(path: Path) -> dict[str, Any]:
     file = str(path)
     try:
-        text = _read_bytes(path, file).decode("utf-8")
+        text = read_bounded(path, file).decode("utf-8")
     except UnicodeDecodeError as e:
         raise config_error("", f"not a UTF-8 text file ({e.reason} at byte {e.start})", file) from None
     is_json = path.suffix.lower() == ".json"
     try:
         data = _parse_json(text, file) if is_json else _parse_toml(text, file)
     except RecursionError:
-        raise _too_deep_to_read(file, "is") from None
+        raise too_deep_to_read(file, "is") from None
     if not isinstance(data, dict):
         raise config_error("", "a scenario must be a table of keys", file)
     check_tree(data, file=file)
@@ -333,7 +186,7 @@ def _read_file(path: Path) -> dict[str, Any]:
 
 def _parse_json(text: str, file: str) -> Any:
     try:
-        return json.loads(text, parse_int=_json_int)
+        return json.loads(text, parse_int=json_int)
     except json.JSONDecodeError as e:
         raise config_error(f"line {e.lineno}, column {e.colno}", f"malformed JSON: {e.msg}", file) from None
 
@@ -351,7 +204,7 @@ def _parse_toml(text: str, file: str) -> Any:
     except ValueError as e:  # an integer longer than Python converts (tomllib has no hook for it)
         if "integer string conversion" not in str(e):
             raise
-        raise _long_int_error(text, file, tomllib.loads) from None
+        raise long_int_error(text, file, tomllib.loads) from None
 
 
 def resolve_scenario_path(arg: str | Path) -> Path:
@@ -410,7 +263,7 @@ def parse_value(text: str, *, label: str = "") -> Any:
     except ValueError as e:  # an integer longer than Python converts
         if "integer string conversion" not in str(e):
             raise
-        err = _long_int_error(f"v = {text}", None, tomllib.loads)
+        err = long_int_error(f"v = {text}", None, tomllib.loads)
         inside = err.path[1:] if err.path.startswith("v") else ""  # the value's own key path, e.g. `[1]`
         raise config_error(f"{label}{inside}", err.message) from None
 
