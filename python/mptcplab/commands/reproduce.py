@@ -12,7 +12,7 @@ import click
 @click.option("--jobs", type=click.IntRange(1), default=2, show_default=True, help="Parallel worker processes.")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Where the runs go: worker processes here, or a Dask cluster (as sweep --engine).")
-@click.option("--address", metavar="tcp://HOST:PORT", help="An existing Dask scheduler (--engine dask).")
+@click.option("--address", metavar="tcp://HOST:PORT", help="An existing Dask scheduler (--engine dask; plain TCP).")
 @click.option("--full", is_flag=True, help="The scheduler league's full size (every recording, more seeds): for a cluster.")
 @click.option("--out", default="report", show_default=True, type=click.Path(file_okay=False), help="Report directory.")
 @click.option("--data", type=click.Path(file_okay=False), metavar="DIR",
