@@ -376,3 +376,28 @@ def test_plot_refuses_a_damaged_directory_naming_the_file(case, outputs, tmp_pat
 
 def test_plot_refuses_a_non_numeric_metric(outputs):
     assert_user_error(cli("plot", str(outputs / "sweep"), "--y", "run_key"), "--y: column `run_key` holds", "not numbers")
+
+
+# ---------------------------------------------------------------------------------------
+# Other user files that reached a reader unchecked
+# ---------------------------------------------------------------------------------------
+
+
+def test_validation_grid_files_are_read_bounded_and_checked(tmp_path):
+    # A grid scenario was read whole with read_text (a FIFO waited forever for a writer) and
+    # parsed without the limits (a 5000-digit integer raised Python's ValueError).
+    from mptcplab.validation import load_grid_scenario
+
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(mptcplab.ConfigError, match="is not a regular file"):
+        load_grid_scenario(fifo)
+    big = _scenario(tmp_path, "seed = 3", f"seed = {HUGE}", "big.toml")
+    with pytest.raises(mptcplab.ConfigError, match="an integer with 5000 digits") as e:
+        load_grid_scenario(big)
+    assert (e.value.file, e.value.path) == (str(big), "seed")
+
+
+def test_an_empty_scenario_name_is_refused_on_the_command_line():
+    # `mptcplab check ""` used to answer "error: .: is a directory, not a scenario file".
+    assert_user_error(cli("check", ""), "error: no scenario given (an empty name)")
