@@ -12,6 +12,7 @@ option's name; here only what a Python caller alone can get wrong.
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -34,18 +35,22 @@ def _got(value: Any) -> str:
 
 
 def integer(lo: int | None = None, hi: int | None = None, *, optional: bool = False, shown: str = "") -> Check:
-    """An ``int`` (never a ``bool``, which Python counts as one) in ``lo..hi``; None allowed if
-    ``optional``."""
+    """An integer (an ``int`` or a type that converts losslessly, such as numpy's, but never a
+    ``bool``, which Python counts as one) in ``lo..hi``; None allowed if ``optional``."""
     bounds = shown or (f"in {lo}..{hi}" if lo is not None and hi is not None else f">= {lo}" if lo is not None else "")
     want = f"an integer {bounds}".strip() + (" or None" if optional else "")
 
     def check(name: str, value: Any) -> None:
         if value is None and optional:
             return
-        if not isinstance(value, int) or isinstance(value, bool):
+        try:
+            number = None if isinstance(value, bool) else operator.index(value)
+        except TypeError:
+            number = None
+        if number is None:
             raise config_error(name, f"must be {want}, {_got(value)}")
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise config_error(name, f"must be {want}, got {value}")
+        if (lo is not None and number < lo) or (hi is not None and number > hi):
+            raise config_error(name, f"must be {want}, got {number}")
 
     return check
 

@@ -401,3 +401,11 @@ def test_validation_grid_files_are_read_bounded_and_checked(tmp_path):
 def test_an_empty_scenario_name_is_refused_on_the_command_line():
     # `mptcplab check ""` used to answer "error: .: is a directory, not a scenario file".
     assert_user_error(cli("check", ""), "error: no scenario given (an empty name)")
+
+
+def test_numpy_integers_are_integers_but_numpy_booleans_are_not():
+    import numpy as np
+
+    assert mptcplab.run(_sc(), seed=np.int64(5)).seed == 5
+    with pytest.raises(mptcplab.ConfigError, match=r"must be an integer in 0..2\^64-1 or None, got bool"):
+        mptcplab.run(_sc(), seed=np.True_)
