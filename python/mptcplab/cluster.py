@@ -39,8 +39,8 @@ from typing import Any
 from mptcplab.errors import config_error
 
 __all__ = [
-    "CONNECT_TIMEOUT_S", "ENGINES", "IN_FLIGHT_PER_THREAD", "MIN_IN_FLIGHT", "NO_WORKERS_TIMEOUT_S", "Cluster",
-    "ClusterLost", "run_task_checked",
+    "CONNECT_TIMEOUT_S", "ENGINES", "IN_FLIGHT_PER_THREAD", "MIN_IN_FLIGHT", "NO_WORKERS_TIMEOUT_S", "SCHEMES", "Cluster",
+    "ClusterLost", "check_address", "run_task_checked",
 ]
 
 #: The sweep engines: worker processes on this machine, or a Dask cluster.
@@ -64,6 +64,24 @@ WORKER_CHECK_S = 1.0
 
 class ClusterLost(Exception):
     """The cluster went away during the sweep (its scheduler stopped or became unreachable)."""
+
+
+#: Address schemes a sweep connects with: plain TCP (an address without a scheme is TCP too).
+#: Dask knows others, each needing what a sweep does not configure: ``tls``/``wss``
+#: certificates (a ``Security`` object), ``ucx`` its own libraries and network, ``ws`` the
+#: scheduler started with it; ``inproc`` reaches only a scheduler inside this process.
+SCHEMES = ("tcp",)
+
+
+def check_address(address: str) -> None:
+    """Refuses (``ConfigError`` for ``--address``) an address that is not ``[tcp://]HOST:PORT``
+    before any connection is tried: Dask's own errors for the other schemes are tracebacks."""
+    if not address.strip() or any(c.isspace() or not c.isprintable() for c in address):
+        raise config_error("--address", f"`{address}` is not a scheduler address (expected tcp://HOST:PORT)")
+    scheme, sep, _ = address.rpartition("://")
+    if sep and scheme not in SCHEMES:
+        raise config_error("--address", f"`{scheme}://` addresses are not supported; supported: "
+                           f"{', '.join(s + '://HOST:PORT' for s in SCHEMES)} (or HOST:PORT)")
 
 
 def _import_distributed() -> Any:
@@ -119,11 +137,10 @@ class Cluster:
                                                        dashboard_address=None, silence_logs=logging.CRITICAL + 1)
             self.client = self.distributed.Client(self.local)
         else:
-            if not address.strip() or any(c.isspace() for c in address):
-                raise config_error("--address", f"`{address}` is not a scheduler address (expected tcp://HOST:PORT)")
+            check_address(address)
             try:
                 self.client = self.distributed.Client(address, timeout=CONNECT_TIMEOUT_S)
-            except (OSError, TimeoutError, ValueError) as e:
+            except (OSError, TimeoutError, ValueError, TypeError) as e:
                 raise config_error("--address", f"cannot reach a Dask scheduler at {address} ({_first_line(e)}); start "
                                    "one (`dask scheduler`, then `dask worker ADDRESS` on each machine) or leave out "
                                    "--address for a local cluster") from None

@@ -49,6 +49,6 @@ def describe(err: ConfigError) -> str:
     """``error: <file>: <key path>: <message>``, leaving out the parts that are unknown, on
     one line whatever the parts contain."""
     file = getattr(err, "file", None)
-    parts = [p for p in (_short(file) if file else None, getattr(err, "path", "")) if p]
+    parts = [_short(p) for p in (file, getattr(err, "path", "")) if p]
     message = getattr(err, "message", None) or str(err)
     return one_line("error: " + "".join(f"{p}: " for p in parts) + message)

@@ -3,16 +3,27 @@ against a parameter, mean and 95 % confidence interval per group), as PNG and SV
 
 Axis units come from the metric names (``_bps``, ``_s``, ``_bytes``, ...), so every axis says
 what it measures and in which unit.
+
+The directory's files are read as untrusted input: a damaged, empty, truncated or misshapen
+file, or something else in its place (a directory, a device), is refused in one line naming
+the file. Every text drawn is plain text: names are never read as matplotlib's mathtext
+(``$...$``) or handed to LaTeX, whatever the user's matplotlib settings.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import math
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mptcplab.errors import config_error
+from mptcplab._api_checks import check_arguments
+from mptcplab.errors import config_error, one_line
 from mptcplab.units import to_number
 
 if TYPE_CHECKING:
@@ -69,23 +80,109 @@ def _pyplot() -> Any:
     return plt
 
 
+@contextmanager
+def _plain_text() -> Iterator[None]:
+    """Text drawn as written: no mathtext (a name with ``$`` would otherwise be parsed, and a
+    malformed one raise at drawing time), no LaTeX, no warnings for glyphs the font lacks."""
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Glyph .* missing from")
+        yield
+
+
+def _plain(func: Callable[..., list[Path]]) -> Callable[..., list[Path]]:
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> list[Path]:
+        with _plain_text():
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def _label(value: Any) -> str:
+    """A name as drawn: on one line, control characters shown escaped."""
+    return one_line(str(value))
+
+
+def _stem(name: str) -> str:
+    """A file name stem from column names: ``/``, NUL and control characters replaced by
+    ``_``, and a name over 120 bytes shortened, with a hash of the whole keeping it unique."""
+    clean = "".join("_" if ch == "/" or not ch.isprintable() else ch for ch in name)
+    if len(clean.encode()) <= 120:
+        return clean
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return clean.encode()[:100].decode("utf-8", "ignore") + "-" + digest
+
+
 def _save(fig: Any, out: Path, stem: str) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for ext in ("png", "svg"):
-        p = out / f"{stem}.{ext}"
-        fig.savefig(p, dpi=120, bbox_inches="tight")
-        paths.append(p)
-    _pyplot().close(fig)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for ext in ("png", "svg"):
+            p = out / f"{stem}.{ext}"
+            fig.savefig(p, dpi=120, bbox_inches="tight")
+            paths.append(p)
+    except OSError as e:
+        raise config_error("--out", f"cannot write the figures in {out}: {e.strerror}") from None
+    finally:
+        _pyplot().close(fig)
     return paths
 
 
-def plot_run(run_dir: str | Path, out: str | Path | None = None) -> list[Path]:
-    """Per-subflow time series of a run directory (one panel per metric) → PNG and SVG."""
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from ``path`` (at most 16 MiB); anything else is refused naming the file."""
+    from mptcplab.scenario import read_bounded
+
+    file = str(path)
+    raw = read_bounded(path, file, what="JSON", hint="expected a JSON file")
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text)
+    except UnicodeDecodeError as e:
+        raise config_error("", f"not a UTF-8 text file ({e.reason} at byte {e.start})", file) from None
+    except json.JSONDecodeError as e:
+        what = "is empty" if not text.strip() else f"is not valid JSON ({e.msg}: line {e.lineno}, column {e.colno})"
+        raise config_error("", f"{what}; the directory's output is damaged, write it again", file) from None
+    except (RecursionError, ValueError) as e:
+        raise config_error("", f"is not valid JSON ({type(e).__name__}); the directory's output is damaged", file) from None
+    if not isinstance(data, dict):
+        raise config_error("", f"holds a JSON {type(data).__name__}, not an object; the directory's output is damaged", file)
+    return data
+
+
+def _read_parquet(path: Path, columns: dict[str, bool]) -> pd.DataFrame:
+    """The table in ``path``, which must hold ``columns`` (name → must be numeric); anything
+    else is refused naming the file."""
     import pandas as pd
 
+    file = str(path)
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        raise config_error("", "is not a regular file; expected a Parquet table", file)
+    try:
+        df = pd.read_parquet(path)
+    except Exception as e:  # pyarrow's errors for a damaged file are of many types
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise config_error("", f"is not a readable Parquet table ({one_line(first[:200])})", file) from None
+    for col, numeric in columns.items():
+        if col not in df.columns:
+            raise config_error(col, "no such column; the directory's output is damaged, write it again", file)
+        if numeric and not pd.api.types.is_numeric_dtype(df[col]):
+            raise config_error(col, f"holds {df[col].dtype} values, not numbers; the directory's output is damaged", file)
+    return df
+
+
+@_plain
+def plot_run(run_dir: str | Path, out: str | Path | None = None) -> list[Path]:
+    """Per-subflow time series of a run directory (one panel per metric) → PNG and SVG."""
     run_dir = Path(run_dir)
-    ts = pd.read_parquet(run_dir / "timeseries.parquet")
+    summary = _read_json(run_dir / "summary.json")
+    name, seed = summary.get("scenario"), summary.get("seed")
+    if not (name is None or isinstance(name, str)) or not (seed is None or isinstance(seed, int)):
+        raise config_error("scenario" if not (name is None or isinstance(name, str)) else "seed",
+                           "has the wrong type; the directory's output is damaged", str(run_dir / "summary.json"))
+    columns = {"time_s": True, "entity_kind": False, "entity": False, "metric": False, "value": True}
+    ts = _read_parquet(run_dir / "timeseries.parquet", columns)
     sub = ts[ts["entity_kind"].astype(str) == "subflow"]
     if sub.empty:
         raise config_error(
@@ -101,14 +198,13 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> list[Path]:
         label, factor = axis_label(metric)
         rows = sub[sub["metric"].astype(str) == metric]
         for entity, g in rows.groupby(rows["entity"].astype(str), sort=True):
-            ax.plot(g["time_s"], g["value"] * factor, label=entity, linewidth=1.0, drawstyle="steps-post")
-        ax.set_ylabel(label)
-        ax.set_title(_TITLES.get(metric, metric.replace("_", " ")), fontsize=10)
+            ax.plot(g["time_s"], g["value"] * factor, label=_label(entity), linewidth=1.0, drawstyle="steps-post")
+        ax.set_ylabel(_label(label))
+        ax.set_title(_label(_TITLES.get(metric, metric.replace("_", " "))), fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="best")
     axes[-1, 0].set_xlabel("time (s)")
-    summary = json.loads((run_dir / "summary.json").read_text())
-    fig.suptitle(f"{summary.get('scenario') or run_dir.name} (seed {summary.get('seed')})", fontsize=11)
+    fig.suptitle(_label(f"{name or run_dir.name} (seed {seed})"), fontsize=11)
     return _save(fig, Path(out) if out else run_dir / "plots", "timeseries")
 
 
@@ -144,16 +240,20 @@ def _numeric_axis(values: pd.Series) -> tuple[list[float] | None, str]:
     return None, ""
 
 
+@_plain
 def plot_sweep(
     sweep_dir: str | Path, x: str | None = None, y: str | None = None, hue: str | None = None, out: str | Path | None = None
 ) -> list[Path]:
     """``y`` against parameter ``x`` (mean ± 95 % CI over repeats), one line per ``hue`` value."""
-    import pandas as pd
-
     sweep_dir = Path(sweep_dir)
-    df = pd.read_parquet(sweep_dir / "results.parquet")
-    spec = json.loads((sweep_dir / "sweep.json").read_text())
-    params: list[str] = spec.get("parameters", [])
+    spec = _read_json(sweep_dir / "sweep.json")
+    params = spec.get("parameters", [])
+    if not isinstance(params, list) or not all(isinstance(p, str) for p in params):
+        raise config_error("parameters", "must be a list of key paths; the directory's output is damaged",
+                           str(sweep_dir / "sweep.json"))
+    df = _read_parquet(sweep_dir / "results.parquet", {})
+    if df.empty:
+        raise config_error("", "holds no runs", str(sweep_dir / "results.parquet"))
     x = x or (params[0] if params else "repeat")
     if y is None:
         goodputs = [c for c in df.columns if c.startswith("conn.") and c.endswith(".goodput_bps")]
@@ -164,7 +264,14 @@ def plot_sweep(
         if col is not None and col not in df.columns:
             choices = ", ".join(params) if opt != "--y" else "any metric column, e.g. conn.<name>.goodput_bps"
             raise config_error(opt, f"no column `{col}` in {sweep_dir / 'results.parquet'}; choose {choices}", str(sweep_dir))
-    assert y is not None
+    if y is None:
+        raise config_error("--y", f"{sweep_dir / 'results.parquet'} has no conn.<name>.goodput_bps column; name a metric "
+                           "column", str(sweep_dir))
+    import pandas as pd
+
+    if not pd.api.types.is_numeric_dtype(df[y]):
+        raise config_error("--y", f"column `{y}` holds {df[y].dtype} values, not numbers; choose a metric column",
+                           str(sweep_dir))
     s = summarise(df, x, y, hue)
     xs_num, x_unit = _numeric_axis(s[x])
     if xs_num is not None:
@@ -178,18 +285,18 @@ def plot_sweep(
     groups = s.groupby(hue, sort=False) if hue else [(None, s)]
     for name, g in groups:
         g = g.sort_values("_x")
-        label = f"{hue} = {name}" if hue else None
+        label = _label(f"{hue} = {name}") if hue else None
         ax.errorbar(g["_x"], g["mean"] * factor, yerr=(g["ci95"] * factor).fillna(0), marker="o", capsize=3, label=label)
     if xs_num is None:
-        ax.set_xticks(sorted(set(s["_x"])), [str(v) for v in dict.fromkeys(df[x])])
-    ax.set_xlabel(f"{x} ({x_unit})" if x_unit else x)
-    ax.set_ylabel(ylabel)
+        ax.set_xticks(sorted(set(s["_x"])), [_label(v) for v in dict.fromkeys(df[x])])
+    ax.set_xlabel(_label(f"{x} ({x_unit})" if x_unit else x))
+    ax.set_ylabel(_label(ylabel))
     n = int(s["count"].max()) if len(s) else 0
     ax.set_title(f"mean and 95% CI over {n} repeat(s)", fontsize=10)
     ax.grid(alpha=0.3)
     if hue:
         ax.legend(fontsize=8)
-    stem = f"{y}_vs_{x}".replace("/", "_")
+    stem = _stem(f"{y}_vs_{x}")
     return _save(fig, Path(out) if out else sweep_dir / "plots", stem)
 
 
@@ -197,9 +304,15 @@ def plot(
     directory: str | Path, x: str | None = None, y: str | None = None, hue: str | None = None, out: str | Path | None = None
 ) -> list[Path]:
     """Plots a run or a sweep directory (whichever it is); returns the files written."""
+    check_arguments("plot", locals())
     d = Path(directory)
-    if (d / "sweep.json").exists() and (d / "results.parquet").exists():
+    try:
+        is_sweep = (d / "sweep.json").exists() and (d / "results.parquet").exists()
+        is_run = (d / "summary.json").exists() and (d / "timeseries.parquet").exists()
+    except OSError as e:
+        raise config_error("", f"cannot be read: {e.strerror}", str(d)) from None
+    if is_sweep:
         return plot_sweep(d, x, y, hue, out)
-    if (d / "summary.json").exists() and (d / "timeseries.parquet").exists():
+    if is_run:
         return plot_run(d, out)
     raise config_error("", "is neither a run directory (from `mptcplab run --out`) nor a finished sweep directory", str(d))

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mptcplab._api_checks import check_arguments
 from mptcplab.errors import config_error
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ def flat_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     with :func:`metric_name` (``%``, ``.`` and ``#`` escaped), so no two numbers ever share
     a name.
     """
+    check_arguments("flat_metrics", locals())
     out: dict[str, Any] = {}
     for k in ("end_s", "events", "data_packets"):
         if k in summary:

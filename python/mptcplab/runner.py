@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mptcplab import _core
+from mptcplab._api_checks import check_arguments
 from mptcplab.errors import ConfigError, config_error, with_file
 from mptcplab.outdir import PROBE_PREFIX, follow, is_empty
 from mptcplab.results import RunResult
@@ -32,6 +33,7 @@ def run(
     ``mptcplab._core.WorkBudgetExceeded`` instead of running on. The simulation runs
     without holding the interpreter lock.
     """
+    check_arguments("run", locals())
     sc = load_scenario(scenario, overrides)
     if seed is not None and not 0 <= seed < 2**64:
         from mptcplab.errors import config_error

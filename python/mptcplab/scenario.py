@@ -24,15 +24,23 @@ from pathlib import Path
 from typing import Any
 
 from mptcplab import _core
+from mptcplab._api_checks import check_arguments
+from mptcplab._data_limits import (
+    INT_RANGE, MAX_DEPTH, check_tree, json_int, long_int_error, too_deep_to_read,
+)
 from mptcplab.errors import ConfigError, config_error, with_file
 
 __all__ = [
+    "INT_RANGE",
+    "MAX_DEPTH",
     "Scenario",
     "apply_overrides",
+    "check_tree",
     "bundled_scenarios",
     "load_scenario",
     "parse_assignment",
     "parse_value",
+    "read_bounded",
     "resolve_scenario_path",
 ]
 
@@ -72,6 +80,7 @@ class Scenario:
 
     def with_overrides(self, overrides: Overrides, *, label: str = "--set") -> Scenario:
         """A new, validated scenario with ``overrides`` applied (see :func:`apply_overrides`)."""
+        check_arguments("Scenario.with_overrides", locals())
         if not overrides:
             return self
         data = apply_overrides(self.data, overrides, file=self.source, label=label)
@@ -97,6 +106,7 @@ def _suspect(data: Any, where: str = "") -> tuple[str, str] | None:
 
 
 def _validated(data: dict[str, Any], source: str | None) -> Scenario:
+    check_tree(data, file=source)
     bad = _suspect(data)
     if bad:
         raise config_error(*bad, source)
@@ -118,8 +128,10 @@ def _validated(data: dict[str, Any], source: str | None) -> Scenario:
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 
 
-def _read_bytes(path: Path, file: str) -> bytes:
-    """The file's bytes, refusing anything but a regular file of at most ``MAX_SCENARIO_BYTES``.
+def read_bounded(path: Path, file: str, *, what: str = "scenario", hint: str = "a scenario is a TOML or JSON file",
+                 limit: int = MAX_SCENARIO_BYTES) -> bytes:
+    """The file's bytes, refusing anything but a regular file of at most ``limit`` bytes
+    (``ConfigError`` naming ``file``; ``what`` names the kind of file, ``hint`` what is expected).
 
     The file is opened without blocking (a FIFO would otherwise wait for a writer) and checked
     through its descriptor, so what is checked is what is read."""
@@ -128,26 +140,26 @@ def _read_bytes(path: Path, file: str) -> bytes:
     except FileNotFoundError:
         raise config_error("", "no such file", file) from None
     except IsADirectoryError:
-        raise config_error("", "is a directory, not a scenario file", file) from None
+        raise config_error("", f"is a directory, not a {what} file", file) from None
     except OSError as e:
         raise config_error("", f"cannot be read: {e.strerror}", file) from None
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise config_error("", "is a directory, not a scenario file", file)
+            raise config_error("", f"is a directory, not a {what} file", file)
         if not stat.S_ISREG(st.st_mode):
-            raise config_error("", "is not a regular file (a device, pipe or socket); a scenario is a TOML or JSON file", file)
-        if st.st_size > MAX_SCENARIO_BYTES:
-            raise config_error("", f"is {st.st_size} bytes; a scenario file is at most {MAX_SCENARIO_BYTES // 2**20} MiB", file)
+            raise config_error("", f"is not a regular file (a device, pipe or socket); {hint}", file)
+        if st.st_size > limit:
+            raise config_error("", f"is {st.st_size} bytes; a {what} file is at most {limit // 2**20} MiB", file)
         chunks, size = [], 0
-        while size <= MAX_SCENARIO_BYTES:
-            chunk = os.read(fd, min(1 << 20, MAX_SCENARIO_BYTES + 1 - size))
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-        if size > MAX_SCENARIO_BYTES:
-            raise config_error("", f"grew beyond {MAX_SCENARIO_BYTES // 2**20} MiB while being read", file)
+        if size > limit:
+            raise config_error("", f"grew beyond {limit // 2**20} MiB while being read", file)
         return b"".join(chunks)
     except OSError as e:
         raise config_error("", f"cannot be read: {e.strerror}", file) from None
@@ -158,31 +170,49 @@ def _read_bytes(path: Path, file: str) -> bytes:
 def _read_file(path: Path) -> dict[str, Any]:
     file = str(path)
     try:
-        text = _read_bytes(path, file).decode("utf-8")
+        text = read_bounded(path, file).decode("utf-8")
     except UnicodeDecodeError as e:
         raise config_error("", f"not a UTF-8 text file ({e.reason} at byte {e.start})", file) from None
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise config_error(f"line {e.lineno}, column {e.colno}", f"malformed JSON: {e.msg}", file) from None
-    else:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            msg = str(e)
-            where = re.search(r"\(at line (\d+), column (\d+)\)$", msg)
-            if where:
-                msg = msg[: where.start()].strip()
-                raise config_error(f"line {where[1]}, column {where[2]}", f"malformed TOML: {msg}", file) from None
-            raise config_error("", f"malformed TOML: {msg}", file) from None
+    is_json = path.suffix.lower() == ".json"
+    try:
+        data = _parse_json(text, file) if is_json else _parse_toml(text, file)
+    except RecursionError:
+        raise too_deep_to_read(file, "is") from None
     if not isinstance(data, dict):
         raise config_error("", "a scenario must be a table of keys", file)
+    check_tree(data, file=file)
     return data
+
+
+def _parse_json(text: str, file: str) -> Any:
+    try:
+        return json.loads(text, parse_int=json_int)
+    except json.JSONDecodeError as e:
+        raise config_error(f"line {e.lineno}, column {e.colno}", f"malformed JSON: {e.msg}", file) from None
+
+
+def _parse_toml(text: str, file: str) -> Any:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        where = re.search(r"\(at line (\d+), column (\d+)\)$", msg)
+        if where:
+            msg = msg[: where.start()].strip()
+            raise config_error(f"line {where[1]}, column {where[2]}", f"malformed TOML: {msg}", file) from None
+        raise config_error("", f"malformed TOML: {msg}", file) from None
+    except ValueError as e:  # an integer longer than Python converts (tomllib has no hook for it)
+        if "integer string conversion" not in str(e):
+            raise
+        raise long_int_error(text, file, tomllib.loads) from None
 
 
 def resolve_scenario_path(arg: str | Path) -> Path:
     """A file path as given, or the bundled scenario of that name (``nsdi12-wifi-3g``)."""
+    if not str(arg).strip():
+        raise config_error("", "no scenario given (an empty name); give a scenario file or a bundled scenario's name")
+    if "\x00" in str(arg):
+        raise config_error("", "a file name cannot contain a NUL character", repr(str(arg)))
     path = Path(arg)
     try:
         if path.exists() or path.suffix:
@@ -201,9 +231,11 @@ def load_scenario(source: str | Path | Mapping[str, Any] | Scenario, overrides: 
     (``{"paths.wifi.rate": "10Mbit"}``) or is a list of ``"key=value"`` strings.
     Raises :class:`ConfigError` naming the file, the key path and what is allowed.
     """
+    check_arguments("load_scenario", locals())
     if isinstance(source, Scenario):
         return source.with_overrides(overrides)
     if isinstance(source, Mapping):
+        check_tree(source)
         sc = _validated(json.loads(json.dumps(dict(source), default=str)), None)
     else:
         path = resolve_scenario_path(source)
@@ -216,12 +248,24 @@ def load_scenario(source: str | Path | Mapping[str, Any] | Scenario, overrides: 
 # ---------------------------------------------------------------------------------------
 
 
-def parse_value(text: str) -> Any:
-    """A command-line value: a TOML literal (``5``, ``true``, ``["a", "b"]``) or else a string."""
+def parse_value(text: str, *, label: str = "") -> Any:
+    """A command-line value: a TOML literal (``5``, ``true``, ``["a", "b"]``) or else a string.
+
+    A value nested too deeply to read, or holding an integer too long to convert, is refused
+    (:class:`ConfigError` at ``label``)."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text.strip()
+    except RecursionError:
+        raise config_error(label, f"the value is nested so deeply that it cannot be read; the limit is {MAX_DEPTH} "
+                           "levels") from None
+    except ValueError as e:  # an integer longer than Python converts
+        if "integer string conversion" not in str(e):
+            raise
+        err = long_int_error(f"v = {text}", None, tomllib.loads)
+        inside = err.path[1:] if err.path.startswith("v") else ""  # the value's own key path, e.g. `[1]`
+        raise config_error(f"{label}{inside}", err.message) from None
 
 
 def parse_assignment(text: str, *, label: str = "--set") -> tuple[str, Any]:
@@ -233,7 +277,7 @@ def parse_assignment(text: str, *, label: str = "--set") -> tuple[str, Any]:
         raise config_error(
             f"{label} {text}", what + "expected KEY.PATH=VALUE, e.g. paths.wifi.rate=10Mbit or connections.0.cc=lia"
         )
-    parsed = parse_value(value)
+    parsed = parse_value(value, label=f"{label} {key}")
     if isinstance(parsed, float) and not math.isfinite(parsed):
         raise config_error(
             f"{label} {key}", f"`{value.strip()}` is not a finite number; expected a finite value, with its unit "
@@ -307,10 +351,26 @@ def _set_in(data: Any, segs: list[str], value: Any, where: str) -> None:
         where = here
 
 
+def _assignment(item: Any, i: int, label: str) -> tuple[str, Any]:
+    """One item of a list of overrides: a ``"KEY.PATH=VALUE"`` string or a ``(key path,
+    value)`` pair."""
+    if isinstance(item, str):
+        return parse_assignment(item, label=label)
+    if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str) and _well_formed(item[0]):
+        return item[0], item[1]
+    shown = repr(item) if len(repr(item)) <= 60 else repr(item)[:57] + "..."
+    raise config_error(f"overrides[{i}]", f"must be a 'KEY.PATH=VALUE' string or a (key path, value) pair, got "
+                       f"{type(item).__name__} {shown}")
+
+
 def apply_overrides(
     data: Mapping[str, Any], overrides: Overrides, *, file: str | None = None, label: str = "--set"
 ) -> dict[str, Any]:
-    """A deep copy of ``data`` with each ``key.path = value`` set (see the module doc)."""
+    """A deep copy of ``data`` with each ``key.path = value`` set (see the module doc).
+
+    A key path and its value together may nest at most :data:`MAX_DEPTH` levels, and numbers
+    must fit the engine (:func:`check_tree`): both are checked before anything recurses."""
+    check_tree(data, file=file)
     out: dict[str, Any] = json.loads(json.dumps(dict(data)))
     if overrides is None:
         return out
@@ -325,10 +385,11 @@ def apply_overrides(
                 )
     else:
         try:
-            items = [parse_assignment(a, label=label) if isinstance(a, str) else tuple(a) for a in overrides]
+            items = [_assignment(a, i, label) for i, a in enumerate(overrides)]
         except ConfigError as e:
             raise with_file(e, file) from None
     for key, value in items:
+        check_tree(value, tuple(key.split(".")), file=file, label=label)
         try:
             _set(out, key, value)
         except ValueError as e:

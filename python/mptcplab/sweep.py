@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mptcplab import _core
+from mptcplab._api_checks import check_arguments
 from mptcplab.errors import ConfigError, config_error
 from mptcplab.outdir import atomic_path, follow, write_atomic
 from mptcplab.results import flat_metrics
@@ -375,6 +376,7 @@ def sweep(
     local engine's (``wall_s``, each run's wall-clock time, aside). A cluster lost during the
     sweep raises :class:`ConfigError` for ``--address`` after the finished runs are stored.
     """
+    check_arguments("sweep", locals())
     from mptcplab.cluster import ENGINES
 
     if engine not in ENGINES:

@@ -23,7 +23,9 @@ def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | Non
     ranges and relative differences."""
     from rich import box
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     from mptcplab.kernel.compare import compare as run_compare
     from mptcplab.runner import check_output_dir
@@ -35,7 +37,7 @@ def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | Non
         click.echo(f"{backend}: run {k + 1} of {runs}", err=True)
 
     res = run_compare(scenario, runs=runs, overrides=list(overrides), out=out, progress=progress)
-    t = Table(title=f"{res['scenario']}: simulator vs Linux, {runs} runs each (median \\[min, max])",
+    t = Table(title=f"{escape(str(res['scenario']))}: simulator vs Linux, {runs} runs each (median \\[min, max])",
               title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("metric", "simulator", "linux", "difference"):
         t.add_column(col, justify="left" if col == "metric" else "right")
@@ -45,7 +47,7 @@ def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | Non
 
     for r in res["rows"]:
         diff = "-" if r["rel_diff"] is None else f"{100 * r['rel_diff']:+.1f}%"
-        t.add_row(r["metric"], cell(r["sim"]), cell(r["linux"]), diff)
+        t.add_row(Text(r["metric"]), cell(r["sim"]), cell(r["linux"]), diff)
     Console(width=max(Console().width, 110)).print(t)
     if out:
         click.echo(f"wrote {out}/compare.csv, compare.json, compare.png")

@@ -12,7 +12,7 @@ import click
 @click.option("--jobs", type=click.IntRange(1), default=2, show_default=True, help="Parallel worker processes.")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Where the runs go: worker processes here, or a Dask cluster (as sweep --engine).")
-@click.option("--address", metavar="tcp://HOST:PORT", help="An existing Dask scheduler (--engine dask).")
+@click.option("--address", metavar="tcp://HOST:PORT", help="An existing Dask scheduler (--engine dask; plain TCP).")
 @click.option("--full", is_flag=True, help="The scheduler league's full size (every recording, more seeds): for a cluster.")
 @click.option("--out", default="report", show_default=True, type=click.Path(file_okay=False), help="Report directory.")
 @click.option("--data", type=click.Path(file_okay=False), metavar="DIR",
@@ -46,6 +46,10 @@ def reproduce(names: tuple[str, ...], list_: bool, quick: bool, jobs: int, engin
 
     if address is not None and engine != "dask":
         raise config_error("--address", "needs --engine dask (a cluster's address)")
+    if address is not None:
+        from mptcplab.cluster import check_address
+
+        check_address(address)
     if full and quick:
         raise config_error("--full", "the full size and --quick exclude each other")
     check_output_dir(out, "--out", sibling=False)

@@ -21,11 +21,20 @@ def _fmt(v: Any, scale: float = 1.0, digits: int = 3) -> str:
 
 
 def _print_tables(summary: dict[str, Any]) -> None:
+    """The summary as tables. Every cell is a ``Text`` (plain text, never console markup), so
+    names such as ``[/bold]x`` or ``[red]w[/red]`` print as written; control characters in
+    them are shown escaped (``\\n``), keeping each row on one line."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    console = Console(width=max(Console().width, 100))
+    from mptcplab.errors import one_line
+
+    def plain(value: Any) -> Text:
+        return Text(one_line(str(value)))
+
+    console = Console(width=max(Console().width, 100), highlight=False)
 
     def table(title: str, cols: tuple[str, ...], text_cols: int) -> Table:
         t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
@@ -38,11 +47,11 @@ def _print_tables(summary: dict[str, Any]) -> None:
     if summary.get("backend") == "linux":
         head = f"{summary.get('scenario') or 'scenario'}: Linux {summary['kernel']}, ran {summary['end_s']:.3f} s"
         tail = f"({summary['data_packets']} data packets)"
-    console.print(f"[bold]{head}[/bold] {tail}")
+    console.print(Text.assemble((one_line(head), "bold"), " ", tail))
     t = table("connections", ("name", "kind", "cc", "goodput (Mbit/s)", "delivered (MB)", "download time (s)", "reinjected (KB)"), 3)
     for c in summary["connections"]:
         t.add_row(
-            c["name"], c["kind"], c["cc"], _fmt(c["goodput_bps"], 1e-6), _fmt(c["delivered_bytes"], 1e-6),
+            plain(c["name"]), plain(c["kind"]), plain(c["cc"]), _fmt(c["goodput_bps"], 1e-6), _fmt(c["delivered_bytes"], 1e-6),
             _fmt(c["download_time_s"]), _fmt(c["reinjected_bytes"], 1e-3, 1),
         )
     console.print(t)
@@ -50,7 +59,7 @@ def _print_tables(summary: dict[str, Any]) -> None:
     t = table("subflows", cols, 2)
     for s in summary["subflows"]:
         t.add_row(
-            s["connection"], s["path"] + (" (backup)" if s["backup"] else ""), _fmt(s["goodput_bps"], 1e-6),
+            plain(s["connection"]), plain(s["path"] + (" (backup)" if s["backup"] else "")), _fmt(s["goodput_bps"], 1e-6),
             _fmt(s["share"]), _fmt(s["srtt_s"], 1e3, 1), _fmt(s["min_rtt_s"], 1e3, 1),
             str(s["retransmitted_segments"]), str(s["rtos"]),
         )
@@ -58,7 +67,7 @@ def _print_tables(summary: dict[str, Any]) -> None:
     t = table("links", ("link", "rate (Mbit/s)", "delay (ms)", "utilisation", "queue drops", "loss drops", "max queue (pkts)"), 1)
     for link in summary["links"]:
         t.add_row(
-            link["name"], _fmt(link["rate_bps"], 1e-6), _fmt(link["delay_s"], 1e3, 2), _fmt(link["utilisation"]),
+            plain(link["name"]), _fmt(link["rate_bps"], 1e-6), _fmt(link["delay_s"], 1e3, 2), _fmt(link["utilisation"]),
             str(link["queue_drops"]), str(link["loss_drops"]), str(link["max_queue_packets"]),
         )
     console.print(t)

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mptcplab._api_checks import check_arguments
 from mptcplab.errors import ConfigError, config_error
 from mptcplab.scenario import Scenario
 from mptcplab.validation.grid import GRID_DIR, KERNEL_CSV, grid_scenarios, load_grid_scenario, metric_of, run_metrics
@@ -69,6 +70,7 @@ def validate(
     subflow shares of both (``kernel_shares``, ``sim_shares``) and their largest difference,
     the bimodality flag and the simulator's overlap of both modes, and ``sim_error`` when the
     simulator cannot run the scenario (e.g. bbr, which it has no model of)."""
+    check_arguments("validate", locals())
     import pandas as pd
 
     if repeat < 1:

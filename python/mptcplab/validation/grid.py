@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mptcplab import _core
 from mptcplab.errors import ConfigError, config_error, with_file
-from mptcplab.scenario import Scenario, load_scenario
+from mptcplab.scenario import Scenario, load_scenario, read_bounded
 
 if TYPE_CHECKING:
     from mptcplab.results import RunResult
@@ -32,8 +32,8 @@ def load_grid_scenario(f: Path) -> Scenario:
     (:func:`mptcplab.experiments._data.shared_dir`: ``MPTCPLAB_SHARED``, then ``../shared``
     from the working directory, then beside the source tree)."""
     try:
-        doc = tomllib.loads(Path(f).read_text())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        doc = tomllib.loads(read_bounded(Path(f), str(f)).decode("utf-8"))
+    except (ValueError, RecursionError):  # unreadable, too deep, an over-long integer, ...
         return load_scenario(f)  # its own one-line error
     rewritten = False
     for p in doc.get("paths", []):

@@ -122,16 +122,17 @@ def print_report(df: pd.DataFrame, file: Any = None) -> None:
     from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console(file=file or sys.stdout, width=200)
     for line in header_lines(df):
-        console.print(line, highlight=False)
+        console.print(line, highlight=False, markup=False)
     rows = table_rows(df)
     t = Table(box=box.SIMPLE_HEAD)
     for k, col in enumerate(rows[0]):
         t.add_column(col, justify="left" if k in (0, 1, 5, 6) else "right", no_wrap=k == 0)
     for r in rows[1:]:
-        t.add_row(*[c.replace("[", "\\[") for c in r])
+        t.add_row(*[Text(c) for c in r])  # plain text: a scenario's name is never console markup
     console.print(t)
     for line in summary_lines(df):
-        console.print(line, highlight=False)
+        console.print(line, highlight=False, markup=False)
