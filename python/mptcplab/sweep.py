@@ -165,7 +165,7 @@ def vary_size(text: str) -> int:
 def parse_vary(text: str) -> tuple[str, list[Any]]:
     """``"paths.wifi.rate=4Mbit,8Mbit"`` or ``"key=range(1Mbit,16Mbit,5,log)"`` → (key, values)."""
     key, rhs, label, m = _split_vary(text)
-    values = _range(m[1], label) if m else [parse_value(v) for v in _split_top(rhs)]
+    values = _range(m[1], label) if m else [parse_value(v, label=f"--vary {key}") for v in _split_top(rhs)]
     if any(v == "" for v in values):
         raise config_error(label, "empty value in the list")
     for v in values:
