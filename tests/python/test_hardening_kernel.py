@@ -177,14 +177,16 @@ def _link(name: str, frames: int, late: int, drops: int = 0) -> dict[str, Any]:
             "p99_lateness_s": 1e-5, "socket_drops": drops, "tx_drops": 0}
 
 
-def test_the_reliability_rule_is_one_percent_late_or_any_drop() -> None:
-    """LATE_FRACTION = 1 %: 10 late frames of 1000 are tolerated, 11 are not; one frame lost at
-    a socket is a loss the scenario does not have."""
-    assert LATE_FRACTION == 0.01
-    assert emulator_health([_link("p.up", 1000, 10)])["reliable"] is True
-    bad = emulator_health([_link("p.up", 1000, 10), _link("p.down", 1000, 11)])
-    assert bad["reliable"] is False and bad["reason"].startswith("p.down: 11 of 1000 frames left more than 12 µs")
-    assert (bad["late_frames"], bad["frames"]) == (21, 2000)
+def test_the_reliability_rule_is_a_tenth_late_or_any_drop() -> None:
+    """LATE_FRACTION = 10 % (the 90th percentile of lateness within one packet's time): 100
+    late frames of 1000 are tolerated, 101 are not; one frame lost at a socket is a loss the
+    scenario does not have."""
+    assert LATE_FRACTION == 0.1
+    assert emulator_health([_link("p.up", 1000, 100)])["reliable"] is True
+    bad = emulator_health([_link("p.up", 1000, 100), _link("p.down", 1000, 101)])
+    assert bad["reliable"] is False
+    assert bad["reason"] == "p.down: 101 of 1000 frames sent over 12 µs (a full-size packet's time at the link's rate) late, up to 2 ms"
+    assert (bad["late_frames"], bad["frames"]) == (201, 2000)
     dropped = emulator_health([_link("p.up", 1000, 0, drops=1)])
     assert (dropped["reliable"], dropped["reason"]) == (False, "1 frames dropped at its sockets")
 
@@ -209,8 +211,9 @@ def test_an_emulator_that_falls_behind_at_1_gbit_is_flagged(tmp_path: Path, capf
 
 def test_an_emulator_that_keeps_up_at_10_mbit_is_not_flagged(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """The same run at 10 Mbit/s: 1.2 ms per packet, which the loop (a few µs late while it
-    runs) holds for all but the odd descheduled frame. The verdict is the measurement's: the
-    counts are there and under the 1 % rule."""
+    runs) holds for all but the odd descheduled frame (0.2-8 % on a 2-core machine shared with
+    builds, summary.LATE_FRACTION). The verdict is the measurement's: the counts are there and
+    under the rule."""
     emu, err = _run_measured(tmp_path, "10Mbit", capfd)
     assert emu["frames"] > 1000  # ~1700 data frames and their ACKs in 2 s
     assert emu["reliable"] is True, emu

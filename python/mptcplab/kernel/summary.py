@@ -28,10 +28,14 @@ __all__ = ["LATE_FRACTION", "build_result", "emulator_health"]
 
 #: A link direction whose emulator sent more than this fraction of its frames late (more than
 #: one full-size packet's serialisation time at the link's rate after the instant the link
-#: model scheduled them: by then the next packet would have been on the wire) did not run as
-#: the scenario says: its 99th percentile of lateness exceeds that time. The 1 % tolerates the
-#: odd descheduling of a busy host, which costs one frame a few hundred microseconds.
-LATE_FRACTION = 0.01
+#: model scheduled them: by then the next packet would have been on the wire) fell behind the
+#: link: its 90th percentile of lateness exceeds that time. Measured on a shared 2-core machine
+#: (load 2-4): an emulator that cannot keep up is late on most frames (65-87 % at 1 Gbit/s,
+#: 12 µs per packet), while one that keeps up but is descheduled now and then by other work
+#: sends 0.2-8 % of its frames late (10 Mbit/s, 1.2 ms per packet; up to ~6 ms late). Those
+#: are counted and reported too (``late_frames``, ``p99_lateness_s``, ``max_lateness_s``):
+#: reference measurements belong on a quiet machine.
+LATE_FRACTION = 0.1
 
 NOT_MEASURED = [
     "opportunistic_retransmissions", "penalisations", "rbuf_calls", "rbuf_calls_full", "duplicate_bytes",
@@ -72,9 +76,8 @@ def emulator_health(links: list[dict[str, Any]]) -> dict[str, Any]:
     for link in links:
         frames, late = int(link.get("frames_sent", 0)), int(link.get("late_frames", 0))
         if late > LATE_FRACTION * frames:
-            reasons.append(f"{link['name']}: {late} of {frames} frames left more than "
-                           f"{link['late_after_s'] * 1e6:.4g} µs (one full-size packet at the link's rate) after their "
-                           f"scheduled time, up to {link['max_lateness_s'] * 1e3:.4g} ms")
+            reasons.append(f"{link['name']}: {late} of {frames} frames sent over {link['late_after_s'] * 1e6:.4g} µs "
+                           f"(a full-size packet's time at the link's rate) late, up to {link['max_lateness_s'] * 1e3:.3g} ms")
     drops = sum(int(link.get("socket_drops", 0)) + int(link.get("tx_drops", 0)) for link in links)
     if drops:
         reasons.append(f"{drops} frames dropped at its sockets")
