@@ -2,8 +2,8 @@
 
 The run builds its namespaces (:mod:`mptcplab.kernel.netns`), starts one link emulator per
 path in the link namespace (:mod:`mptcplab.kernel.linkemu`: the engine's link model in real
-time, compiled into the extension module), starts both ends of every connection (:mod:`mptcplab.kernel.app`) over
-``IPPROTO_MPTCP`` or TCP sockets, reads ``nstat`` before and after, and turns what the
+time, compiled into the extension module), starts both ends of every connection
+(:mod:`mptcplab.kernel.app`) over ``IPPROTO_MPTCP`` or TCP sockets, reads ``nstat`` before and after, and turns what the
 processes report into the simulator's result schema (:mod:`mptcplab.kernel.summary`).
 Everything it created is removed on success, error, Ctrl-C and SIGTERM.
 """
@@ -91,7 +91,7 @@ def linkemu_missing() -> str | None:
 def is_linkemu(cmdline: bytes) -> bool:
     """Whether a process's ``/proc/PID/cmdline`` is an emulator's (either way of starting it)."""
     argv = cmdline.split(b"\0")
-    return LINKEMU_MODULE.encode() in argv or any(Path(a.decode(errors="replace")).name == LINKEMU_PROGRAM for a in argv[:1])
+    return LINKEMU_MODULE.encode() in argv or Path(argv[0].decode(errors="replace")).name == LINKEMU_PROGRAM
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
