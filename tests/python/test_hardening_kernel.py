@@ -141,6 +141,35 @@ def test_route_attributes_differing_between_connections_are_refused(tmp_path: Pa
                                  "attribute `initcwnd` of every path, the same for every connection (--backend linux)")
 
 
+@pytest.mark.parametrize(("tcp", "message"), [
+    # Before: `ip link set ... mtu 70000` failed inside the run with a traceback.
+    ({"mtu": 70000}, "70000 B is outside the 68..65535 B a veth link takes (--backend linux)"),
+    # Before: the kernel ran 8948-byte segments (9000 - 40 - 12) where the simulator's are 1448 B.
+    ({"mtu": 9000}, "the kernel's segments would carry 9000 - 40 B of headers - 12 B of timestamps = 8948 B, the "
+                    "simulator's tcp.mss = 1448 B: write tcp.mtu = 1500 (--backend linux)"),
+    # Without timestamps a 1500 B packet carries 1460 B on Linux.
+    ({"timestamps": False}, "the kernel's segments would carry 1500 - 40 B of headers = 1460 B, the simulator's "
+                            "tcp.mss = 1448 B: write tcp.mtu = 1488 (--backend linux)"),
+])
+def test_an_mtu_the_kernel_cannot_carry_as_the_simulator_does_is_refused(
+    tmp_path: Path, tcp: dict[str, Any], message: str,
+) -> None:
+    sc = one_path("10Mbit", "5ms")
+    sc["connections"][0]["tcp"] = tcp
+    f = _write(tmp_path, sc)
+    with pytest.raises(ConfigError) as e:
+        run_linux(f)
+    assert describe(e.value) == f"error: {f}: connections.tcp.tcp.mtu: {message}"
+
+
+def test_segments_of_the_simulators_size_are_accepted() -> None:
+    """1488 - 40 = 1448 B without timestamps, 1500 - 40 - 12 = 1448 B with them."""
+    for tcp in ({"timestamps": False, "mtu": 1488}, {"mtu": 1500}):
+        sc = one_path("10Mbit", "5ms")
+        sc["connections"][0]["tcp"] = tcp
+        exact.check_exact(load_scenario(sc))
+
+
 def _kernel_keeps(opt: int, get: int, value: int) -> int:
     with socket.socket() as s:
         s.setsockopt(socket.SOL_SOCKET, opt, value)
@@ -195,6 +224,7 @@ def _run_measured(tmp_path: Path, rate: str, capfd: pytest.CaptureFixture[str]) 
     sc = one_path(rate, "5ms", queue="1000 packets") | {"duration": "2s", "output": {"warmup": "0.5s"}}
     f = _write(tmp_path, sc, f"{rate}.json")
     res = run_linux(f)
+    (tmp_path / "links.json").write_text(json.dumps(res.summary["links"]))
     return res.summary["emulator"], capfd.readouterr().err
 
 
@@ -211,13 +241,21 @@ def test_an_emulator_that_falls_behind_at_1_gbit_is_flagged(tmp_path: Path, capf
 
 def test_an_emulator_that_keeps_up_at_10_mbit_is_not_flagged(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """The same run at 10 Mbit/s: 1.2 ms per packet, which the loop (a few µs late while it
-    runs) holds for all but the odd descheduled frame (0.2-8 % on a 2-core machine shared with
-    builds, summary.LATE_FRACTION). The verdict is the measurement's: the counts are there and
-    under the rule."""
+    runs) holds for all but the odd descheduled frame (0.2-8 % of them on a 2-core machine
+    at load 2-4, summary.LATE_FRACTION). The verdict is the measurement's, so a machine with
+    more runnable work than cores (where runs of 20 % late frames were measured at load 6)
+    makes it unreliable too, rightly: there the test checks only that the verdict is the rule
+    applied to the per-link counts."""
+    overloaded = os.getloadavg()[0] > (os.cpu_count() or 1)
     emu, err = _run_measured(tmp_path, "10Mbit", capfd)
     assert emu["frames"] > 1000  # ~1700 data frames and their ACKs in 2 s
+    if overloaded:
+        links = json.loads((tmp_path / "links.json").read_text())
+        behind = any(l["emulator_late_frames"] > LATE_FRACTION * l["delivered_packets"] for l in links)
+        assert emu["reliable"] is not (behind or emu["socket_drops"] > 0), emu
+        assert ("warning:" in err) is not emu["reliable"]
+        return
     assert emu["reliable"] is True, emu
-    assert emu["late_frames"] <= LATE_FRACTION * emu["frames"] and emu["socket_drops"] == 0
     assert "warning:" not in err
 
 

@@ -16,6 +16,11 @@ are refused, never clamped"):
   (:func:`kernel_hz`).
 * ``tcp.iw`` and ``tcp.rto_min`` are attributes of every path's routes, shared by all
   connections: when a connection writes one, every connection must resolve to the same value.
+* ``tcp.mtu`` becomes the veth links' MTU (``ip link set mtu``), which a veth takes from 68 to
+  65535 B (``ETH_MIN_MTU``..``ETH_MAX_MTU``); and the kernel sizes its segments from it: a
+  full segment carries ``mtu`` − 40 B of IP and TCP headers − 12 B of timestamps (when on),
+  which must be the scenario's ``tcp.mss`` (1448 B by default: ``mtu = 1500`` with
+  timestamps, 1488 without), or the kernel would send other packets than the simulator.
 * A fixed ``sndbuf``/``rcvbuf`` (``SO_SNDBUFFORCE``/``SO_RCVBUFFORCE``): the kernel stores
   twice the value, but at least its minimum (``SOCK_MIN_SNDBUF``/``SOCK_MIN_RCVBUF``, about
   4.5 KiB and 2.3 KiB) and at most ``INT_MAX / 2`` before doubling (``sk_setsockopt``). The
@@ -51,6 +56,10 @@ NS_PER_MS = 1_000_000
 KNOWN_HZ = (100, 250, 300, 1000)
 #: The route attributes the backend sets, and the scenario key each comes from.
 ROUTE_KEYS = {"iw": "initcwnd", "rto_min": "rto_min"}
+#: A veth's MTU range (ETH_MIN_MTU, ETH_MAX_MTU).
+VETH_MTU = (68, 65535)
+#: IPv4 + TCP headers, and the timestamps option as Linux pads it (RFC 7323: 10 B + 2 B NOPs).
+HEADERS, TIMESTAMPS = 40, 12
 SO_SNDBUFFORCE = 32
 SO_RCVBUFFORCE = 33
 INT_MAX = 2**31 - 1
@@ -156,6 +165,21 @@ def _check_routes(sc: Scenario) -> None:
                                    "(--backend linux)", sc.source)
 
 
+def _check_segments(sc: Scenario) -> None:
+    for c, rc in zip(sc.data.get("connections", []), sc.resolved["connections"], strict=True):
+        tcp = rc["tcp"]
+        mtu, mss = int(tcp["mtu"]), int(tcp["mss"])
+        if not VETH_MTU[0] <= mtu <= VETH_MTU[1]:
+            raise config_error(_conn_key(c, "tcp.mtu"), f"{mtu} B is outside the {VETH_MTU[0]}..{VETH_MTU[1]} B a veth link "
+                               "takes (--backend linux)", sc.source)
+        opts = TIMESTAMPS if tcp["timestamps"] else 0
+        if mtu - HEADERS - opts != mss:
+            want = mss + HEADERS + opts
+            raise config_error(_conn_key(c, "tcp.mtu"), f"the kernel's segments would carry {mtu} - {HEADERS} B of headers"
+                               f"{f' - {opts} B of timestamps' if opts else ''} = {mtu - HEADERS - opts} B, the "
+                               f"simulator's tcp.mss = {mss} B: write tcp.mtu = {want} (--backend linux)", sc.source)
+
+
 def _kept_buffer(opt: int, get: int, value: int) -> int:
     """What the kernel stores for a fixed buffer of ``value`` bytes (probed)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -182,6 +206,7 @@ def check_exact(sc: Scenario) -> None:
     """Raises :class:`~mptcplab.ConfigError` for the first setting the kernel would not keep
     exactly (root needed for the buffer probe, as for the run)."""
     _check_routes(sc)
+    _check_segments(sc)
     for c, rc in zip(sc.data.get("connections", []), sc.resolved["connections"], strict=True):
         if "rto_min" in (c.get("tcp") or {}):
             rto_min_route_ms(rc["tcp"]["rto_min"], _conn_key(c, "tcp.rto_min"), sc.source)
