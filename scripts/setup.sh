@@ -2,8 +2,8 @@
 # Sets up everything the project needs, idempotently:
 #   - checks the Rust toolchain (cargo, rustfmt, clippy) and a C linker (apt-get only if missing),
 #   - creates .venv with Python >= 3.11,
-#   - installs mptcplab with its test and cluster extras (editable; the extension module is built by
-#     maturin in release mode), rebuilding only when the Rust sources or the package
+#   - installs mptcplab with its test and cluster extras (editable; the extension module, with
+#     the Linux backend's link emulator in it, is built by maturin in release mode), rebuilding only when the Rust sources or the package
 #     metadata changed since the last install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,6 +65,6 @@ else
     echo "setup: mptcplab is up to date in .venv"
 fi
 
-# The real-time link emulator of the Linux backend (target/release/mptcplab-linkemu).
-echo "setup: building the link emulator"
-cargo build --quiet --release --locked -p mptcplab-linkemu
+# The Linux backend's real-time link emulator is part of the extension module built above
+# (`python -m mptcplab.kernel.linkemu`); `cargo build --release -p mptcplab-linkemu` builds it
+# as a program of its own, which MPTCPLAB_LINKEMU=target/release/mptcplab-linkemu selects.

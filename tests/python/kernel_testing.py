@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from mptcplab.kernel import netns
-from mptcplab.kernel.backend import linkemu_binary, scratch_dirs_of
+from mptcplab.kernel.backend import is_linkemu, linkemu_missing, scratch_dirs_of
 
 
 def _available() -> str | None:
@@ -23,9 +23,7 @@ def _available() -> str | None:
         netns.check_environment()
     except netns.EnvironmentRefused as e:
         return str(e)
-    if not linkemu_binary().is_file():
-        return "the link emulator is not built"
-    return None
+    return linkemu_missing()
 
 
 @pytest.fixture(autouse=True)
@@ -83,7 +81,7 @@ def _emulators_of(pid: int) -> list[int]:
             ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if b"mptcplab-linkemu" in cmd and ppid == pid:
+        if is_linkemu(cmd) and ppid == pid:
             found.append(int(d.name))
     return found
 

@@ -20,7 +20,7 @@ import pytest
 
 from mptcplab.errors import ConfigError, describe
 from mptcplab.kernel import cleanup, netns
-from mptcplab.kernel.backend import linkemu_binary, scratch_dirs_of
+from mptcplab.kernel.backend import is_linkemu, linkemu_missing, scratch_dirs_of
 
 
 def _unavailable() -> str | None:
@@ -28,9 +28,7 @@ def _unavailable() -> str | None:
         netns.check_environment()
     except netns.EnvironmentRefused as e:
         return str(e)
-    if not linkemu_binary().is_file():
-        return "the link emulator is not built (scripts/setup.sh)"
-    return None
+    return linkemu_missing()
 
 
 pytestmark = pytest.mark.skipif(_unavailable() is not None, reason=str(_unavailable()))
@@ -56,7 +54,7 @@ def _processes_of_run(run_pid: int) -> dict[int, bytes]:
             continue
         cmd = _cmdline(int(d.name))
         argv = cmd.split(b"\0")
-        if b"mptcplab-linkemu" in cmd:
+        if is_linkemu(cmd):
             try:
                 ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):

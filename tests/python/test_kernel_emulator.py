@@ -32,7 +32,7 @@ from mptcplab.scenario import load_scenario
 
 # The emulator's promise on a delay: a frame is handed over at the first check at or after its
 # deadline; the loop stops sleeping 200 µs before a deadline and polls without sleeping, an
-# iteration taking a few microseconds (crates/linkemu/src/main.rs). 10 µs per direction.
+# iteration taking a few microseconds (crates/linkemu/src/lib.rs). 10 µs per direction.
 EMU_LATE_MS = 0.010
 
 

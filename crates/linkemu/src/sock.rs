@@ -6,6 +6,14 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 const ETH_P_ALL: u16 = 0x0003;
+/// `<linux/if_packet.h>`: a packet socket's counters (`struct tpacket_stats`).
+const PACKET_STATISTICS: libc::c_int = 6;
+
+#[repr(C)]
+struct TpacketStats {
+    tp_packets: libc::c_uint,
+    tp_drops: libc::c_uint,
+}
 
 /// A raw socket on one interface.
 pub struct RawSocket {
@@ -113,6 +121,25 @@ impl RawSocket {
             };
         }
         Ok(true)
+    }
+
+    /// Frames the kernel dropped on this socket because its receive queue was full, since the
+    /// last call (`PACKET_STATISTICS`, which resets the counters when read).
+    pub fn take_drops(&self) -> io::Result<u64> {
+        let mut stats = TpacketStats { tp_packets: 0, tp_drops: 0 };
+        let mut len = std::mem::size_of::<TpacketStats>() as libc::socklen_t;
+        // SAFETY: `stats` is valid for `len` bytes.
+        let rc = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                PACKET_STATISTICS,
+                (&mut stats as *mut TpacketStats).cast(),
+                &mut len,
+            )
+        };
+        check(rc, "PACKET_STATISTICS")?;
+        Ok(stats.tp_drops as u64)
     }
 
     pub fn raw_fd(&self) -> RawFd {

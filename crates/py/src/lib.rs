@@ -160,6 +160,8 @@ fn parse_probability(text: &str) -> PyResult<f64> {
     units::parse_prob(text).map_err(PyValueError::new_err)
 }
 
+mod linkemu;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -175,5 +177,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_size_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(parse_queue, m)?)?;
     m.add_function(wrap_pyfunction!(parse_probability, m)?)?;
+    m.add_function(wrap_pyfunction!(linkemu::linkemu_main, m)?)?;
     Ok(())
 }

@@ -119,7 +119,9 @@ def validate(
 
 
 @click.command(help="Remove what killed Linux-backend runs left behind: network namespaces, orphan "
-                  "application processes and scratch directories of runs whose process is gone (root).")
+                  "application processes and scratch directories of runs whose process is gone (root). "
+                  "Prints one line per thing removed, and per leftover found but left alone with why (a "
+                  "symbolic link or another user's entry named like a scratch directory: never followed).")
 def cleanup() -> None:
     from mptcplab.kernel.cleanup import cleanup_command
 

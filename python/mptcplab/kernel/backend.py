@@ -1,9 +1,9 @@
 """``run --backend linux``: a scenario on the host's own MPTCP stack.
 
 The run builds its namespaces (:mod:`mptcplab.kernel.netns`), starts one link emulator per
-path in the link namespace (the ``mptcplab-linkemu`` binary: the engine's link model in real
-time), starts both ends of every connection (:mod:`mptcplab.kernel.app`) over
-``IPPROTO_MPTCP`` or TCP sockets, reads ``nstat`` before and after, and turns what the
+path in the link namespace (:mod:`mptcplab.kernel.linkemu`: the engine's link model in real
+time, compiled into the extension module), starts both ends of every connection
+(:mod:`mptcplab.kernel.app`) over ``IPPROTO_MPTCP`` or TCP sockets, reads ``nstat`` before and after, and turns what the
 processes report into the simulator's result schema (:mod:`mptcplab.kernel.summary`).
 Everything it created is removed on success, error, Ctrl-C and SIGTERM.
 """
@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -27,12 +28,13 @@ from typing import Any
 from mptcplab import _core
 from mptcplab.errors import config_error
 from mptcplab.kernel import lifetime, netns
+from mptcplab.kernel.exact import check_exact, rto_min_route_ms
 from mptcplab.kernel.summary import build_result
 from mptcplab.kernel.support import buffer_triples, check_kernel_cc, check_supported
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
 
-__all__ = ["emulated_network", "linkemu_binary", "run_linux", "start_clock"]
+__all__ = ["emulated_network", "is_linkemu", "linkemu_command", "linkemu_missing", "run_linux", "start_clock"]
 
 # The simulator's captures use server port 5201 too; ports 5000-5003 would be decoded as other
 # protocols (GSM IPA) by packet analysers.
@@ -58,13 +60,38 @@ def _cleanup_all() -> None:
 atexit.register(_cleanup_all)
 
 
-def linkemu_binary() -> Path:
-    """The emulator binary: ``$MPTCPLAB_LINKEMU``, or the workspace's release build."""
+#: The module that runs the emulator (``python -m``), and the name of its stand-alone program.
+LINKEMU_MODULE = "mptcplab.kernel.linkemu"
+LINKEMU_PROGRAM = "mptcplab-linkemu"
+
+
+def linkemu_command() -> list[str]:
+    """How the emulator is started: the installed package's own (``sys.executable -m
+    mptcplab.kernel.linkemu``, the emulator compiled into the extension module), or the
+    program ``$MPTCPLAB_LINKEMU`` names (a separately built ``mptcplab-linkemu``, e.g.
+    ``cargo build --release -p mptcplab-linkemu`` while working on the emulator). No path of
+    a source tree is ever looked at."""
     env = os.environ.get("MPTCPLAB_LINKEMU")
     if env:
-        return Path(env)
-    root = Path(__file__).resolve().parents[3]
-    return root / "target" / "release" / "mptcplab-linkemu"
+        return [env]
+    return [sys.executable, "-m", LINKEMU_MODULE]
+
+
+def linkemu_missing() -> str | None:
+    """Why the emulator cannot be started (one sentence), or None."""
+    env = os.environ.get("MPTCPLAB_LINKEMU")
+    if env:
+        return None if os.access(env, os.X_OK) and Path(env).is_file() else \
+            f"MPTCPLAB_LINKEMU names {env}, which is not an executable file"
+    if not hasattr(_core, "linkemu_main"):
+        return "the installed extension module has no link emulator (an older build): reinstall mptcplab"
+    return None
+
+
+def is_linkemu(cmdline: bytes) -> bool:
+    """Whether a process's ``/proc/PID/cmdline`` is an emulator's (either way of starting it)."""
+    argv = cmdline.split(b"\0")
+    return LINKEMU_MODULE.encode() in argv or Path(argv[0].decode(errors="replace")).name == LINKEMU_PROGRAM
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
@@ -76,15 +103,43 @@ def scratch_dirs_of(pid: int) -> list[Path]:
     return sorted(Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}{pid}-*"))
 
 
-def cleanup_stale_scratch() -> list[Path]:
-    """Removes the scratch directories of runs whose process no longer exists; returns them."""
-    removed = []
+def cleanup_stale_scratch() -> list[tuple[Path, str | None]]:
+    """Removes the scratch directories of runs whose process no longer exists; returns each
+    one found with None when it was removed, or why it was left (:func:`_remove_scratch`)."""
+    found = []
     for d in sorted(Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}*-*")):
         pid = d.name[len(TMP_PREFIX):].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(d, ignore_errors=True)
-            removed.append(d)
-    return removed
+            found.append((d, _remove_scratch(d)))
+    return found
+
+
+def _remove_scratch(d: Path) -> str | None:
+    """Removes ``d`` if it is what a run creates (a directory of this user, made by
+    ``tempfile.mkdtemp``); returns None, or why it was left. A symbolic link is never followed
+    (nor removed: no run makes one), and inside the directory ``shutil.rmtree`` removes links,
+    never what they point to."""
+    try:
+        st = d.lstat()
+    except FileNotFoundError:
+        return "it was gone already"
+    if stat.S_ISLNK(st.st_mode):
+        return "a symbolic link, not a run's directory (not followed)"
+    if not stat.S_ISDIR(st.st_mode):
+        return "not a directory"
+    if st.st_uid != os.geteuid():
+        return f"owned by uid {st.st_uid}, not by this user (a run's scratch directory is its user's)"
+    errors: list[str] = []
+
+    def failed(func: Any, path: str, exc: Any) -> None:
+        e = exc[1] if isinstance(exc, tuple) else exc
+        errors.append(f"{path}: {getattr(e, 'strerror', None) or e}")
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(d, onexc=failed)
+    else:
+        shutil.rmtree(d, onerror=failed)
+    return f"could not remove all of it ({errors[0]})" if errors else None
 
 
 @contextmanager
@@ -163,8 +218,10 @@ def _net_settings(sc: Scenario) -> tuple[dict[str, str], list[list[str]], dict[s
     opts: list[str] = []
     if any("iw" in w for w in written):
         opts += ["initcwnd", str(tcp["iw"])]
+    # Both are the same for every connection, and rto_min is a whole number of ticks
+    # (mptcplab.kernel.exact.check_exact).
     if any("rto_min" in w for w in written):
-        opts += ["rto_min", f"{int(_secs(tcp['rto_min']) * 1000)}ms"]
+        opts += ["rto_min", f"{rto_min_route_ms(tcp['rto_min'], 'tcp.rto_min', sc.source)}ms"]
     mtu = int(tcp.get("mtu", 1500))
     return sysctls, [list(opts) for _ in sc.resolved["paths"]], {"mtu": mtu}
 
@@ -188,13 +245,26 @@ def run_linux(
     except netns.EnvironmentRefused as e:
         raise config_error("--backend linux", str(e), sc.source) from None
     check_kernel_cc(sc)
-    emu = linkemu_binary()
-    if not emu.is_file():
-        raise config_error("--backend linux", f"the link emulator is not built ({emu}); run scripts/setup.sh", sc.source)
+    check_exact(sc)
+    missing = linkemu_missing()
+    if missing is not None:
+        raise config_error("--backend linux", missing, sc.source)
     netns.cleanup_stale()
     cleanup_stale_scratch()
     with _signals_interrupt():
-        return _run(sc, seed if seed is not None else sc.seed, emu, Path(pcap_dir) if pcap_dir else None)
+        result = _run(sc, seed if seed is not None else sc.seed, Path(pcap_dir) if pcap_dir else None)
+    warn_unreliable(result.summary.get("emulator") or {}, sc.source)
+    return result
+
+
+def warn_unreliable(emulator: dict[str, Any], source: str | None) -> None:
+    """One line on stderr when the emulators could not hold the scenario's links
+    (:func:`mptcplab.kernel.summary.emulator_health`)."""
+    if emulator.get("reliable", True):
+        return
+    where = f"{source}: " if source else ""
+    print(f"warning: {where}emulator: the link emulator fell behind ({emulator['reason']}); this run's results "
+          "are unreliable (summary: emulator.reliable = false)", file=sys.stderr, flush=True)
 
 
 def start_clock(net: netns.Network, t0: float) -> None:
@@ -207,7 +277,7 @@ def start_clock(net: netns.Network, t0: float) -> None:
 
 
 @contextmanager
-def emulated_network(sc: Scenario, seed: int, emu: Path | None = None, clock: bool = True) -> Iterator[netns.Network]:
+def emulated_network(sc: Scenario, seed: int, clock: bool = True) -> Iterator[netns.Network]:
     """The namespaces, links and path manager of ``sc`` with one running emulator per path;
     removed (emulators stopped, namespaces deleted) when the block ends. The emulators'
     final counters are left in ``net.link_stats``. The links' time starts now, or with
@@ -229,7 +299,7 @@ def emulated_network(sc: Scenario, seed: int, emu: Path | None = None, clock: bo
         scen_file = tmp / "scenario.json"
         scen_file.write_text(sc.to_json())
         for i, name in enumerate(paths):
-            p = _popen(_ns_cmd(net.link, str(emu or linkemu_binary()), "--scenario", str(scen_file), "--path", name,
+            p = _popen(_ns_cmd(net.link, *linkemu_command(), "--scenario", str(scen_file), "--path", name,
                                "--client-if", f"a{i}", "--server-if", f"b{i}", "--seed", str(seed), "--epoch-stdin"),
                        stdin=subprocess.PIPE)
             procs.append(p)
@@ -257,14 +327,14 @@ def emulated_network(sc: Scenario, seed: int, emu: Path | None = None, clock: bo
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run(sc: Scenario, seed: int, emu: Path, pcap_dir: Path | None) -> RunResult:
+def _run(sc: Scenario, seed: int, pcap_dir: Path | None) -> RunResult:
     res = sc.resolved
     paths = [p["name"] for p in res["paths"]]
     conns = res["connections"]
     duration = _secs(res["duration"])
     procs: list[subprocess.Popen[str]] = []
     try:
-        with emulated_network(sc, seed, emu, clock=False) as net:
+        with emulated_network(sc, seed, clock=False) as net:
             outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs)
         warmup = _secs(res["output"]["warmup"])
         return build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0)

@@ -9,9 +9,13 @@ leftovers of runs whose process is gone are touched, found by their unique names
   every process inside them (killed first, as a run's own cleanup does);
 * application processes (``python -m mptcplab.kernel.app SPEC``) whose spec names a run
   process that is gone (none should survive their parent; this catches an older version's);
-* scratch directories ``<tmp>/mptcplab-kernel-<pid>-...``.
+* scratch directories ``<tmp>/mptcplab-kernel-<pid>-...``: directories of this user only; a
+  symbolic link or another user's entry of that name is left alone (and said so), never
+  followed.
 
 Namespaces, processes and files of live runs, and anything not named so, are left alone.
+The command prints one line per thing it removed (``removed ...``) and per leftover it found
+but left (``left ...: why``), and nothing else.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 from mptcplab.errors import config_error
 from mptcplab.kernel import lifetime, netns
 
-__all__ = ["cleanup", "cleanup_command", "orphan_apps"]
+__all__ = ["cleanup", "cleanup_command", "cleanup_outcomes", "orphan_apps"]
 
 APP_ARGV = [b"-m", b"mptcplab.kernel.app"]
 
@@ -52,20 +56,27 @@ def orphan_apps() -> list[int]:
     return sorted(found)
 
 
-def cleanup() -> list[str]:
-    """Removes the leftovers of dead runs (root needed); returns one line per thing removed."""
+def cleanup_outcomes() -> list[tuple[bool, str]]:
+    """Removes the leftovers of dead runs (root needed); returns, per leftover found, whether
+    it was removed and what it is (with why it was left, when it was)."""
     from mptcplab.kernel.backend import cleanup_stale_scratch
 
-    removed = []
+    outcomes = []
     for pid in orphan_apps():
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             continue
-        removed.append(f"process {pid} (application of a dead run)")
-    removed += [f"namespace {ns}" for ns in netns.cleanup_stale()]
-    removed += [f"directory {d}" for d in cleanup_stale_scratch()]
-    return removed
+        outcomes.append((True, f"process {pid} (application of a dead run)"))
+    outcomes += [(True, f"namespace {ns}") for ns in netns.cleanup_stale()]
+    for d, why in cleanup_stale_scratch():
+        outcomes.append((why is None, f"directory {d}" if why is None else f"{d}: {why}"))
+    return outcomes
+
+
+def cleanup() -> list[str]:
+    """Removes the leftovers of dead runs (root needed); returns one line per thing removed."""
+    return [what for removed, what in cleanup_outcomes() if removed]
 
 
 def cleanup_command(echo: Callable[[str], object] = print) -> None:
@@ -73,8 +84,8 @@ def cleanup_command(echo: Callable[[str], object] = print) -> None:
     :class:`~mptcplab.ConfigError` (exit code 2) when not run as root."""
     if os.geteuid() != 0:
         raise config_error("cleanup", "removing network namespaces needs root (run it with sudo)")
-    removed = cleanup()
-    for line in removed:
-        echo(f"removed {line}")
-    if not removed:
+    outcomes = cleanup_outcomes()
+    for removed, what in outcomes:
+        echo(f"removed {what}" if removed else f"left {what}")
+    if not outcomes:
         echo("nothing to remove")

@@ -8,6 +8,8 @@ congestion control as the sender's kernel reports it (``cc``), ``MPTCP_INFO``
 (connection-level bytes acknowledged and re-sent), the emulators' link counters and
 ``nstat`` (the ``MPTcpExt*`` counters, added to the summary as ``nstat``). Fields the kernel
 does not expose are 0 (e.g. ``idle_restarts``, ``ooo_delay``) and listed in ``not_measured``.
+Whether the emulators held the links' timing is the summary's ``emulator``
+(:func:`emulator_health`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,19 @@ from typing import Any
 from mptcplab.results import RunResult
 from mptcplab.scenario import Scenario
 
-__all__ = ["build_result"]
+__all__ = ["LATE_FRACTION", "build_result", "emulator_health"]
+
+#: A link direction whose emulator sent more than this fraction of its frames late (more than
+#: one full-size packet's serialisation time at the link's rate after the instant the link
+#: model scheduled them: by then the next packet would have been on the wire) fell behind the
+#: link: its 90th percentile of lateness exceeds that time. Measured on a shared 2-core machine
+#: (load 2-4): an emulator that cannot keep up is late on most frames (65-98 % at 1 Gbit/s,
+#: 12 µs per packet), while one that keeps up but is descheduled now and then by other work
+#: sends 0.2-8 % of its frames late (10 Mbit/s, 1.2 ms per packet; up to ~6 ms late). Those
+#: are counted and reported too (``late_frames``, ``p99_lateness_s``, ``max_lateness_s``):
+#: reference measurements belong on a quiet machine. At load 6 on those 2 cores a fifth of the
+#: frames of a 10 Mbit/s run left over 1.2 ms late, and such a run is flagged, rightly.
+LATE_FRACTION = 0.1
 
 NOT_MEASURED = [
     "opportunistic_retransmissions", "penalisations", "rbuf_calls", "rbuf_calls_full", "duplicate_bytes",
@@ -51,6 +65,32 @@ def _path_at(samples: list[list[Any]], path: str, t: float, col: int) -> float:
             return float(prev[col]) + (float(s[col]) - float(prev[col])) * (t - prev[0]) / (s[0] - prev[0])
         prev = s
     return float(prev[col]) if prev is not None else 0.0
+
+
+def emulator_health(links: list[dict[str, Any]]) -> dict[str, Any]:
+    """Whether the emulators kept up, from what they measured (crates/linkemu/src/lateness.rs):
+    unreliable when a link direction sent more than :data:`LATE_FRACTION` of its frames late,
+    or when any frame was lost at an emulator's sockets (a receive queue that overflowed before
+    the emulator read it, ``PACKET_STATISTICS``; or no room to send), losses the scenario does
+    not have. ``reason`` says which, in one line (None when reliable)."""
+    reasons = []
+    for link in links:
+        frames, late = int(link.get("frames_sent", 0)), int(link.get("late_frames", 0))
+        if late > LATE_FRACTION * frames:
+            reasons.append(f"{link['name']}: {late} of {frames} frames sent over {link['late_after_s'] * 1e6:.4g} µs "
+                           f"(a full-size packet's time at the link's rate) late, up to {link['max_lateness_s'] * 1e3:.3g} ms")
+    drops = sum(int(link.get("socket_drops", 0)) + int(link.get("tx_drops", 0)) for link in links)
+    if drops:
+        reasons.append(f"{drops} frames dropped at its sockets")
+    return {
+        "frames": sum(int(link.get("frames_sent", 0)) for link in links),
+        "late_frames": sum(int(link.get("late_frames", 0)) for link in links),
+        "max_lateness_s": max((float(link.get("max_lateness_s", 0.0)) for link in links), default=0.0),
+        "p99_lateness_s": max((float(link.get("p99_lateness_s", 0.0)) for link in links), default=0.0),
+        "socket_drops": drops,
+        "reliable": not reasons,
+        "reason": "; ".join(reasons) or None,
+    }
 
 
 def build_result(
@@ -166,6 +206,9 @@ def build_result(
             "queue_drops": link["queue_drops"], "aqm_drops": link["aqm_drops"], "loss_drops": link["loss_drops"],
             "max_queue_packets": link["max_queue_packets"], "max_queue_bytes": link["max_queue_bytes"],
             "utilisation": link["utilisation"], "emulator_tx_drops": link["tx_drops"],
+            "emulator_socket_drops": link.get("socket_drops", 0), "emulator_late_frames": link.get("late_frames", 0),
+            "emulator_max_lateness_s": link.get("max_lateness_s", 0.0),
+            "emulator_p99_lateness_s": link.get("p99_lateness_s", 0.0),
         })
     summary = {
         "scenario": res.get("name", ""), "seed": seed, "duration_s": duration,
@@ -173,5 +216,6 @@ def build_result(
         "data_packets": sum(s["segments_sent"] for s in subs_out), "trace_hash": None,
         "connections": conns_out, "subflows": subs_out, "links": links_out,
         "backend": "linux", "kernel": os.uname().release, "nstat": nstat, "not_measured": NOT_MEASURED,
+        "emulator": emulator_health(links),
     }
     return RunResult(sc, json.dumps(summary), series, ts_t.tobytes(), ts_i.tobytes(), ts_v.tobytes())

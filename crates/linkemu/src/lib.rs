@@ -1,0 +1,342 @@
+//! The real-time link emulator of the Linux backend, for one path of a scenario: a library
+//! run by its own program (`mptcplab-linkemu`) and by the Python package's extension module
+//! (`mptcplab._core.linkemu_main`, started as `python -m mptcplab.kernel.linkemu`), so that
+//! every installation of the package has it.
+//!
+//! It forwards Ethernet frames between two interfaces (the client side and the server side
+//! of the path, usually veth ends in a namespace of their own) through the engine's sans-IO
+//! link model (`mptcplab_core::net::link::Link`): the same rate or capacity trace, queue
+//! limit, AQM, loss model, delay, jitter and schedule as a simulator run. Time is
+//! nanoseconds of the monotonic clock since the emulator started.
+//!
+//! The loop: wait (`ppoll`, nanosecond timeout) for a frame on either interface or for the
+//! next instant a link hands a frame over; offer received frames to the link of their
+//! direction stamped with their arrival time; send every frame the links deliver.
+//!
+//! Deviations from the simulator: a frame is handed over at the first check at or after its
+//! arrival time (the loop sleeps until 200 µs before a deadline, then polls, so the lateness
+//! is a few microseconds while the emulator keeps up; it measures it, see [`lateness`]); the rate is charged on the IP
+//! packet (the frame without its 14-byte Ethernet header), as the simulator charges its
+//! `wire_len`. Offloads (GRO/GSO/TSO) must be off on every interface so that frames are
+//! real, MTU-sized packets; a frame larger than the receive buffer is counted and dropped.
+//!
+//! Usage: `mptcplab-linkemu --scenario FILE.json --path NAME --client-if IF --server-if IF
+//! [--seed N] [--epoch-stdin]`. It prints `ready` once both interfaces are open, and on
+//! SIGTERM or SIGINT one JSON line with each direction's counters, then exits. The counters
+//! include how late frames left against their scheduled departure (`late_frames`,
+//! `late_after_s`, `max_lateness_s`, `p99_lateness_s`) and the frames lost at the emulator's
+//! own sockets (`socket_drops`: the `PACKET_STATISTICS` drops of the receiving socket, whose
+//! queue overflowed before the emulator read it; `tx_drops`: frames the sending socket had no
+//! room for), from which the backend judges whether the run is reliable.
+//!
+//! Time zero of the links (where schedules and capacity traces start) is the emulator's
+//! start, or with `--epoch-stdin` the `CLOCK_MONOTONIC` instant in nanoseconds read as one
+//! line from standard input after `ready` (the run's own time origin, so that a schedule
+//! step at `at = "3s"` happens 3 s into the run, as in the simulator). Before that instant
+//! the links' time stands at zero.
+
+pub mod lateness;
+mod sock;
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use lateness::Lateness;
+use mptcplab_core::net::link::{Link, LinkParams, Stow, WireLen};
+use mptcplab_core::units::Time;
+use mptcplab_core::Scenario;
+use sock::RawSocket;
+
+/// An Ethernet frame as received.
+struct Frame(Vec<u8>);
+
+const ETH_HEADER: u32 = 14;
+/// Largest frame read (jumbo frames are not expected: offloads are off).
+const MAX_FRAME: usize = 65536 + ETH_HEADER as usize;
+/// How long before a deadline the loop stops sleeping and polls (ns).
+const SPIN_NS: u64 = 200_000;
+
+impl WireLen for Frame {
+    fn wire_len(&self) -> u32 {
+        (self.0.len() as u32).saturating_sub(ETH_HEADER)
+    }
+}
+
+/// A frame propagates as it is (its bytes are on the heap already).
+impl Stow for Frame {
+    type Compact = Frame;
+    type Extra = ();
+    fn stow(self, _: &mut VecDeque<()>) -> Frame {
+        self
+    }
+    fn unstow(c: Frame, _: &mut VecDeque<()>) -> Frame {
+        c
+    }
+}
+
+/// `CLOCK_REALTIME` minus `CLOCK_MONOTONIC` (ns): the realtime reading is bracketed by two
+/// monotonic ones and set against their midpoint, and the tightest of three brackets is kept,
+/// so that a preemption between two readings does not shift the offset by its length.
+fn real_to_mono_ns() -> i128 {
+    let mut best = (u64::MAX, 0i128);
+    for _ in 0..3 {
+        let m1 = clock_ns(libc::CLOCK_MONOTONIC);
+        let r = clock_ns(libc::CLOCK_REALTIME);
+        let m2 = clock_ns(libc::CLOCK_MONOTONIC);
+        if m2 - m1 < best.0 {
+            best = (m2 - m1, r as i128 - (m1 as i128 + m2 as i128) / 2);
+        }
+    }
+    best.1
+}
+
+/// A clock's reading in nanoseconds.
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is valid for the call.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+struct Args {
+    scenario: String,
+    path: String,
+    client_if: String,
+    server_if: String,
+    seed: Option<u64>,
+    epoch_stdin: bool,
+}
+
+fn parse_args(args: Vec<String>) -> Result<Args, String> {
+    let mut it = args.into_iter();
+    let (mut scenario, mut path, mut client_if, mut server_if, mut seed) = (None, None, None, None, None);
+    let mut epoch_stdin = false;
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--scenario" => scenario = Some(value()?),
+            "--path" => path = Some(value()?),
+            "--client-if" => client_if = Some(value()?),
+            "--server-if" => server_if = Some(value()?),
+            "--seed" => seed = Some(value()?.parse::<u64>().map_err(|e| format!("--seed: {e}"))?),
+            "--epoch-stdin" => epoch_stdin = true,
+            _ => return Err(format!("unknown argument {flag}")),
+        }
+    }
+    let need = |v: Option<String>, name: &str| v.ok_or_else(|| format!("{name} is required"));
+    Ok(Args {
+        scenario: need(scenario, "--scenario")?,
+        path: need(path, "--path")?,
+        client_if: need(client_if, "--client-if")?,
+        server_if: need(server_if, "--server-if")?,
+        seed,
+        epoch_stdin,
+    })
+}
+
+/// One direction: frames read on `from` cross `link` and leave on `to`.
+struct Direction {
+    link: Link<Frame>,
+    from: usize,
+    to: usize,
+    /// Frames the outgoing socket had no room for, and frames too large to read whole.
+    tx_drops: u64,
+    oversized: u64,
+    /// Time of the last frame offered (offers never go back in time).
+    last_offer: Time,
+    /// How late frames left against their scheduled departure.
+    lateness: Lateness,
+    /// Frames the receiving socket dropped (its queue was full).
+    socket_drops: u64,
+}
+
+impl Direction {
+    fn new(name: String, params: LinkParams, seed: u64, from: usize, mtu: u64) -> Direction {
+        let lateness = Lateness::new(mtu, params.nominal_rate.bps());
+        Direction {
+            link: Link::new(name, params, seed),
+            from,
+            to: 1 - from,
+            tx_drops: 0,
+            oversized: 0,
+            last_offer: Time::ZERO,
+            lateness,
+            socket_drops: 0,
+        }
+    }
+
+    /// Sends every frame due by `t`, one due instant at a time, so that each frame's
+    /// lateness is measured against its own scheduled departure.
+    fn hand_over(
+        &mut self,
+        t: Time,
+        socks: &[RawSocket],
+        out: &mut Vec<Frame>,
+        now: impl Fn() -> Time,
+    ) -> Result<(), String> {
+        while let Some(w) = self.link.next_wake().filter(|w| *w <= t) {
+            self.link.advance(w, out);
+            // A link that needs the driver again at the same instant without handing anything
+            // over would not progress: the rest goes out at `t`.
+            let stuck = out.is_empty() && self.link.next_wake() == Some(w);
+            if stuck {
+                self.link.advance(t, out);
+            }
+            for f in out.drain(..) {
+                let to = &socks[self.to];
+                self.lateness.record(now().0.saturating_sub(w.0));
+                if !to.send(&f.0).map_err(|e| format!("send on {}: {e}", to.ifname))? {
+                    self.tx_drops += 1;
+                }
+            }
+            if stuck {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn stats_json(d: &Direction, end: Time) -> serde_json::Value {
+    let s = &d.link.stats;
+    serde_json::json!({
+        "name": d.link.name,
+        "arrived_packets": s.arrived,
+        "delivered_packets": s.delivered,
+        "delivered_bytes": s.delivered_bytes,
+        "queue_drops": s.queue_drops,
+        "aqm_drops": s.aqm_drops,
+        "loss_drops": s.loss_drops,
+        "max_queue_packets": s.max_queue_packets,
+        "max_queue_bytes": s.max_queue_bytes,
+        "utilisation": d.link.utilisation(end),
+        "tx_drops": d.tx_drops,
+        "oversized": d.oversized,
+        "socket_drops": d.socket_drops,
+        "frames_sent": d.lateness.frames,
+        "late_frames": d.lateness.late,
+        "late_after_s": d.lateness.late_after as f64 / 1e9,
+        "max_lateness_s": d.lateness.max as f64 / 1e9,
+        "p99_lateness_s": d.lateness.quantile(0.99) as f64 / 1e9,
+        "end_s": end.secs_f64(),
+        "rate_bps": d.link.params.nominal_rate.bps(),
+        "delay_s": d.link.params.delay.secs_f64(),
+    })
+}
+
+fn run(args: Args) -> Result<(), String> {
+    let text = std::fs::read_to_string(&args.scenario).map_err(|e| format!("{}: {e}", args.scenario))?;
+    let sc = Scenario::from_json_str(&text).map_err(|e| format!("{}: {}: {}", args.scenario, e.path, e.message))?;
+    let i = sc.path_index(&args.path).ok_or_else(|| format!("the scenario has no path named {}", args.path))?;
+    let seed = args.seed.unwrap_or(sc.seed);
+    let [up, down] = sc.links_of(i);
+    // The largest packet the path carries (what `Lateness` counts a serialisation time of).
+    let mtu = sc.connections.iter().map(|c| c.tcp.mtu).max().unwrap_or(1500);
+    let socks = [RawSocket::open(&args.client_if, 8 << 20), RawSocket::open(&args.server_if, 8 << 20)];
+    let socks: Vec<RawSocket> = socks.into_iter().collect::<Result<_, _>>().map_err(|e| e.to_string())?;
+    let mut dirs = [
+        Direction::new(format!("{}.up", args.path), up, seed, 0, mtu),
+        Direction::new(format!("{}.down", args.path), down, seed, 1, mtu),
+    ];
+    // Drops counted from here on (reading the statistics resets them).
+    for s in &socks {
+        s.take_drops().map_err(|e| e.to_string())?;
+    }
+    // SAFETY: installing async-signal-safe handlers (they only store to an atomic).
+    unsafe {
+        libc::signal(libc::SIGTERM, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        // Wake up within a microsecond of the requested instant, not the default 50 µs.
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1u64);
+    }
+    println!("ready");
+    std::io::stdout().flush().map_err(|e| e.to_string())?;
+    let start = if args.epoch_stdin {
+        let mut line = String::new();
+        // End of input without an epoch (the run stopped before it started): start now.
+        match std::io::stdin().read_line(&mut line).map_err(|e| format!("reading the epoch: {e}"))? {
+            0 => clock_ns(libc::CLOCK_MONOTONIC),
+            _ => line
+                .trim()
+                .parse::<u64>()
+                .map_err(|e| format!("the epoch `{}` is not a number of ns: {e}", line.trim()))?,
+        }
+    } else {
+        clock_ns(libc::CLOCK_MONOTONIC)
+    };
+    let now = || Time(clock_ns(libc::CLOCK_MONOTONIC).saturating_sub(start));
+
+    let mut buf = vec![0u8; MAX_FRAME];
+    let mut out = Vec::new();
+    let mut pfds: Vec<libc::pollfd> =
+        socks.iter().map(|s| libc::pollfd { fd: s.raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+    while !STOP.load(Ordering::Relaxed) {
+        let t = now();
+        let wake = dirs.iter().filter_map(|d| d.link.next_wake()).min();
+        // Wake at least every 100 ms so a signal is never missed for long. The last SPIN_NS
+        // before a deadline are polled without sleeping: a sleeping thread wakes up late by
+        // up to a few hundred microseconds on a loaded or virtualised host.
+        let wait_ns = wake.map_or(100_000_000, |w| w.0.saturating_sub(t.0).min(100_000_000));
+        let wait_ns = wait_ns.saturating_sub(SPIN_NS);
+        let ts = libc::timespec { tv_sec: (wait_ns / 1_000_000_000) as i64, tv_nsec: (wait_ns % 1_000_000_000) as i64 };
+        // SAFETY: `pfds` and `ts` are valid for the call.
+        let rc = unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as u64, &ts, std::ptr::null()) };
+        if rc < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return Err(format!("ppoll: {}", std::io::Error::last_os_error()));
+        }
+        // Frames are offered at the kernel's receive time (mapped from the realtime to the
+        // monotonic clock), never earlier than a frame already offered, never in the future:
+        // "now" is read after the frame is in hand (a frame that arrived while the loop was
+        // descheduled after an earlier reading would otherwise be offered before its arrival).
+        let real_to_mono = real_to_mono_ns();
+        for d in dirs.iter_mut() {
+            let from = &socks[d.from];
+            while let Some((n, stamp)) = from.recv(&mut buf).map_err(|e| format!("recv on {}: {e}", from.ifname))? {
+                if n > buf.len() {
+                    d.oversized += 1;
+                    continue;
+                }
+                let t = now();
+                let at = stamp.map_or(t.0, |r| (r as i128 - real_to_mono - start as i128).clamp(0, t.0 as i128) as u64);
+                let at = Time(at.max(d.last_offer.0));
+                d.last_offer = at;
+                d.link.offer(at, Frame(buf[..n].to_vec()));
+            }
+        }
+        let t = now();
+        for d in dirs.iter_mut() {
+            d.hand_over(t, &socks, &mut out, now)?;
+        }
+    }
+    let end = now();
+    for d in dirs.iter_mut() {
+        d.socket_drops = socks[d.from].take_drops().map_err(|e| e.to_string())?;
+    }
+    let stats: Vec<_> = dirs.iter().map(|d| stats_json(d, end)).collect();
+    println!("{}", serde_json::json!({ "links": stats }));
+    Ok(())
+}
+
+/// Runs the emulator with the command-line arguments `args` (without the program's name)
+/// until SIGTERM or SIGINT; returns the exit code (0, or 2 after printing the error).
+pub fn main(args: Vec<String>) -> i32 {
+    // Die with the process that started us, so a killed run leaves no emulator behind.
+    // SAFETY: a plain prctl call.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+    }
+    match parse_args(args).and_then(run) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("mptcplab-linkemu: error: {e}");
+            2
+        }
+    }
+}
