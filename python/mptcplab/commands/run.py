@@ -72,7 +72,9 @@ def _print_tables(summary: dict[str, Any]) -> None:
 @click.option("--out", type=click.Path(file_okay=False), help="Write the run directory here (replaced atomically).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of tables.")
 @click.option("--pcap", "pcap_dir", type=click.Path(file_okay=False),
-              help="Write packet captures (pcap, real TCP/MPTCP headers) into this directory.")
+              help="Write packet captures (pcap, real TCP/MPTCP headers) into this directory, new or empty; "
+              "they appear there when the run succeeded (a failed or interrupted run leaves nothing). "
+              "The only way to ask for captures: a scenario cannot.")
 @click.option("--pcap-per", type=click.Choice(["host", "interface", "link"]), default="host", show_default=True,
               help="One capture per host (all its interfaces), per host interface, or per link.")
 @click.option("--snaplen", type=click.IntRange(54), help="Bytes kept per captured packet (headers always whole).")
