@@ -225,10 +225,8 @@ impl Simulation {
         if self.sc.output.timeseries.is_some() {
             self.q.push(Time::ZERO, Event::Sample);
         }
-        let max_events = opts.max_events.unwrap_or(u64::MAX);
-        // The next event count at which to look at the options: never past the budget, so
-        // the budget stops the run at exactly its event.
-        let mut look_at = CHECK_EVERY.min(max_events);
+        // The event count after which the options are next looked at.
+        let mut look_at = opts.next_look(0);
         // A run with a connection that never ends (bulk, or periodic without a count) ends at
         // its duration: no need to ask after every event.
         let can_finish = self.eps.iter().all(|e| e[0].snd.app.size().is_some());
@@ -240,8 +238,7 @@ impl Simulation {
                 break;
             }
             if self.q.popped() > look_at {
-                options::look(self.q.popped(), max_events, self.now, opts, self.pcap.as_mut())?;
-                look_at = self.q.popped().saturating_add(CHECK_EVERY).min(max_events);
+                look_at = options::look(self.q.popped(), self.now, opts, self.pcap.as_mut())?;
             }
             self.now = t;
             match ev {

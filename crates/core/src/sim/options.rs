@@ -34,6 +34,13 @@ impl RunOptions<'_> {
     fn cancelled(&self) -> bool {
         self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
     }
+
+    /// The event count after which the run loop next looks at the options, having looked
+    /// after `popped` events: never past the budget, so the budget stops the run at exactly
+    /// its event.
+    pub(super) fn next_look(&self, popped: u64) -> u64 {
+        popped.saturating_add(CHECK_EVERY).min(self.max_events.unwrap_or(u64::MAX))
+    }
 }
 
 /// Why a run ended without a result.
@@ -48,16 +55,11 @@ pub enum Stop {
 }
 
 /// Whether a run must stop after `popped` events, at simulated time `now`: past its budget,
-/// cancelled, or its capture failed (the capture's error is handed over).
+/// cancelled, or its capture failed (the capture's error is handed over). If not, the event
+/// count of the next look.
 #[cold]
-pub(super) fn look(
-    popped: u64,
-    max_events: u64,
-    now: Time,
-    opts: &RunOptions,
-    pcap: Option<&mut Capture>,
-) -> Result<(), Stop> {
-    if popped > max_events {
+pub(super) fn look(popped: u64, now: Time, opts: &RunOptions, pcap: Option<&mut Capture>) -> Result<u64, Stop> {
+    if popped > opts.max_events.unwrap_or(u64::MAX) {
         return Err(Stop::Budget(now));
     }
     if opts.cancelled() {
@@ -65,7 +67,7 @@ pub(super) fn look(
     }
     match pcap.and_then(Capture::take_error) {
         Some(e) => Err(Stop::Capture(e)),
-        None => Ok(()),
+        None => Ok(opts.next_look(popped)),
     }
 }
 
