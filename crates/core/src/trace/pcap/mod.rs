@@ -20,6 +20,8 @@
 //! the segment being acknowledged; no IPv4 options, no ECN bits, the TCP window field carries the advertised
 //! window scaled by 2^7 (rounded up), no DATA_FIN / FIN (the engine models no teardown),
 //! no ADD_ADDR (the engine's hosts know every path).
+//!
+//! Captures are asked for by the caller of a run ([`CaptureOptions`]), never by a scenario.
 
 mod frame;
 
@@ -181,9 +183,10 @@ impl Points {
 
 /// Writes captures for a run; created only when captures are requested.
 ///
-/// Writing never panics: the first I/O error (a full disk, a removed directory) is kept, no
-/// more is written, and [`Capture::take_error`] tells the driver to stop the run; then
-/// [`Capture::finish`] returns the error and removes every file the capture created, so a
+/// Writing never panics: the first I/O error (a full disk, a removed directory) is kept and
+/// no more is written; the driver, which asks [`Capture::take_error`] every few thousand
+/// events, stops the run and [`Capture::discard`]s the files, and [`Capture::finish`] returns
+/// an error met at the end the same way, having removed every file the capture created: a
 /// failed run leaves no partial capture behind.
 pub struct Capture {
     dir: PathBuf,
