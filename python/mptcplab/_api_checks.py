@@ -177,6 +177,8 @@ API: dict[str, dict[str, Check]] = {
     "run": {
         "scenario": scenario, "seed": integer(0, U64_MAX, optional=True, shown="in 0..2^64-1"), "overrides": overrides,
         "max_events": integer(0, U64_MAX, optional=True, shown="in 0..2^64-1"),
+        "pcap_dir": path(optional=True), "pcap_per": choice(("host", "interface", "link")),
+        "snaplen": integer(54, 2**32 - 1, optional=True),
     },
     "sweep": {
         "scenario": scenario, "grid": grid, "repeat": integer(), "jobs": integer(), "out": path(optional=True),

@@ -13,14 +13,22 @@ class ConfigError(ValueError):
     file: str | None
 
 def run(
-    scenario_json: str, seed: int | None = None, max_events: int | None = None
+    scenario_json: str,
+    seed: int | None = None,
+    max_events: int | None = None,
+    pcap_dir: str | None = None,
+    pcap_per: str = "host",
+    snaplen: int | None = None,
 ) -> tuple[str, list[tuple[str, str, str]], bytes, bytes, bytes]:
-    """Runs a scenario without holding the interpreter lock.
+    """Runs a scenario on a thread of its own, without holding the interpreter lock; the
+    calling thread keeps running signal handlers, so Ctrl-C raises KeyboardInterrupt at once.
 
     Returns (summary_json, series, time_s, series_index, value): `series` lists
     (entity_kind, entity, metric); the buffers are little-endian f64 seconds, u32 indices
     into `series`, and f64 values. Raises ConfigError for an invalid scenario, and
-    WorkBudgetExceeded when `max_events` is given and the run needs more events.
+    WorkBudgetExceeded when `max_events` is given and the run needs more events. With
+    `pcap_dir`, captures are written there (`pcap_per`: host, interface or link); a capture
+    that cannot be written raises OSError(errno, strerror, file), its files removed.
     """
 
 def check(scenario_json: str) -> str:

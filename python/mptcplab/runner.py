@@ -11,12 +11,13 @@ from typing import Any
 
 from mptcplab import _core
 from mptcplab._api_checks import check_arguments
+from mptcplab.capture import CaptureRequest
 from mptcplab.errors import ConfigError, config_error, with_file
 from mptcplab.outdir import PROBE_PREFIX, follow, is_empty
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
 
-__all__ = ["check_output_dir", "run"]
+__all__ = ["check_output_dir", "run", "run_capturing"]
 
 
 def run(
@@ -24,6 +25,10 @@ def run(
     seed: int | None = None,
     overrides: Overrides = None,
     max_events: int | None = None,
+    *,
+    pcap_dir: str | Path | None = None,
+    pcap_per: str = "host",
+    snaplen: int | None = None,
 ) -> RunResult:
     """Runs a scenario (file, bundled name, dict or :class:`Scenario`) to completion.
 
@@ -31,19 +36,47 @@ def run(
     ``overrides`` are key-path assignments as in :func:`load_scenario`. With
     ``max_events``, a run that needs more events (the engine's unit of work) raises
     ``mptcplab._core.WorkBudgetExceeded`` instead of running on. The simulation runs
-    without holding the interpreter lock.
+    without holding the interpreter lock, and Ctrl-C stops it at once (KeyboardInterrupt).
+
+    With ``pcap_dir``, packet captures (pcap, real TCP/MPTCP headers) are written into that
+    directory, which must be new or empty: ``pcap_per`` ``"host"`` (one file per host),
+    ``"interface"`` or ``"link"``, ``snaplen`` bytes kept per packet (headers always whole).
+    They appear there whole when the run succeeded, and nothing is left when it fails (a
+    full disk is a :class:`ConfigError` naming the file). A scenario cannot ask for captures.
     """
     check_arguments("run", locals())
+    capture = None if pcap_dir is None else CaptureRequest(Path(pcap_dir), pcap_per, snaplen)
+    return run_capturing(scenario, seed, overrides, max_events, capture)
+
+
+def run_capturing(
+    scenario: str | Path | Mapping[str, Any] | Scenario,
+    seed: int | None = None,
+    overrides: Overrides = None,
+    max_events: int | None = None,
+    capture: CaptureRequest | None = None,
+) -> RunResult:
+    """:func:`run`, with the captures as a :class:`CaptureRequest` (whose label the errors
+    name: the command line passes ``--pcap``)."""
     sc = load_scenario(scenario, overrides)
     if seed is not None and not 0 <= seed < 2**64:
-        from mptcplab.errors import config_error
-
         raise config_error("seed", f"{seed} is outside 0..2^64-1", sc.source)
+    if capture is None:
+        return RunResult(sc, *_run_core(sc, seed, max_events))
+    capture.check()
+    with capture.staged() as tmp:
+        try:
+            out = _run_core(sc, seed, max_events, str(tmp), capture.per, capture.snaplen)
+        except OSError as e:
+            raise capture.write_error(e, tmp) from None
+    return RunResult(sc, *out)
+
+
+def _run_core(sc: Scenario, seed: int | None, max_events: int | None, *capture: Any) -> tuple[Any, ...]:
     try:
-        out = _core.run(sc.to_json(), seed, max_events)
+        return _core.run(sc.to_json(), seed, max_events, *capture)
     except ConfigError as e:
         raise with_file(e, sc.source) from None
-    return RunResult(sc, *out)
 
 
 def check_output_dir(path: str | Path, label: str, *, marker: str | None = None, sibling: bool = True) -> None:

@@ -23,7 +23,7 @@
 
 use std::time::Instant;
 
-use mptcplab_core::Scenario;
+use mptcplab_core::{CaptureOptions, CapturePoint, RunOptions, Scenario};
 
 const VARIANTS: &[(&str, &str, &str, &str)] = &[
     // name, fast queue, slow queue, description
@@ -65,12 +65,15 @@ fn extras(name: &str) -> (String, String, String) {
             let (f, s) = traces();
             (format!("trace = \"{f}\""), format!("trace = \"{s}\""), String::new())
         }
-        "pcap" => {
-            let dir = std::env::temp_dir().join(format!("mptcplab-bench-pcap-{}", std::process::id()));
-            (String::new(), String::new(), format!("[output]\npcap = {{ dir = \"{}\", snaplen = 128 }}", dir.display()))
-        }
         _ => (String::new(), String::new(), String::new()),
     }
+}
+
+/// The captures of the `pcap` variant (one file per host, snap length 128 B), in a fresh
+/// temporary directory; captures are a run option, not part of the scenario.
+fn capture(name: &str) -> Option<CaptureOptions> {
+    let dir = std::env::temp_dir().join(format!("mptcplab-bench-pcap-{}", std::process::id()));
+    (name == "pcap").then_some(CaptureOptions { dir, per: CapturePoint::Host, snaplen: Some(128) })
 }
 
 fn scenario(name: &str, fast_q: &str, slow_q: &str, secs: f64, sched: &str, cc: &str) -> Scenario {
@@ -183,9 +186,19 @@ fn main() {
         );
         let mut runs = Vec::new();
         for r in 0..reps {
+            let capture = capture(name);
             let t0 = Instant::now();
-            let out = mptcplab_core::run(&sc);
+            let out = match &capture {
+                None => mptcplab_core::run(&sc),
+                Some(c) => {
+                    let opts = RunOptions { capture: Some(c.clone()), ..RunOptions::default() };
+                    mptcplab_core::run_with(&sc, &opts).unwrap_or_else(|e| panic!("bench capture: {e:?}"))
+                }
+            };
             let wall = t0.elapsed().as_secs_f64();
+            if let Some(c) = &capture {
+                std::fs::remove_dir_all(&c.dir).ok();
+            }
             let s = &out.summary;
             let fast = s.subflow("mp", "fast");
             let slow = s.subflow("mp", "slow");

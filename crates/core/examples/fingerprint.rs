@@ -191,7 +191,6 @@ fn prepare(toml_text: &str) -> Result<Scenario, String> {
     let output = v.entry("output").or_insert_with(|| toml::Value::Table(toml::Table::new()));
     if let Some(o) = output.as_table_mut() {
         o.insert("trace_hash".into(), toml::Value::Boolean(true));
-        o.remove("pcap");
     }
     let build = |v: &toml::Table| {
         Scenario::from_toml_str(&toml::to_string(v).map_err(|e| e.to_string())?).map_err(|e| e.to_string())

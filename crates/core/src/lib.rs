@@ -43,9 +43,17 @@ pub use results::{RunOutput, Summary, TimeSeries};
 /// The engine's version (results of different versions are not comparable run for run).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+pub use sim::{RunOptions, Stop};
+pub use trace::pcap::{CaptureError, CaptureOptions, CapturePoint};
+
 /// Runs a validated scenario to completion with the scenario's own seed.
 pub fn run(scenario: &Scenario) -> RunOutput {
     sim::Simulation::new(scenario).run()
+}
+
+/// Runs a validated scenario with the caller's options (work budget, captures, cancellation).
+pub fn run_with(scenario: &Scenario, opts: &RunOptions) -> Result<RunOutput, Stop> {
+    sim::Simulation::new(scenario).run_with(opts)
 }
 
 /// Parses, validates and runs a scenario given as JSON; `seed` overrides the scenario's.
@@ -54,7 +62,7 @@ pub fn run_json(scenario_json: &str, seed: Option<u64>) -> Result<RunOutput, Con
     Ok(run(&sc))
 }
 
-/// Why a run within a work budget produced no result.
+/// Why a run given as JSON produced no result.
 #[derive(Debug)]
 pub enum RunError {
     Config(ConfigError),
@@ -63,24 +71,33 @@ pub enum RunError {
         max_events: u64,
         reached_s: f64,
     },
+    /// A capture file could not be written (the run's capture files are removed).
+    Capture(CaptureError),
+    /// The caller's cancellation flag was set.
+    Cancelled,
 }
 
-/// As [`run_json`], giving up after `max_events` events (see [`sim::Simulation::run_within`]).
+/// As [`run_json`], giving up after `max_events` events (see [`sim::Simulation::run_with`]).
 pub fn run_json_within(scenario_json: &str, seed: Option<u64>, max_events: u64) -> Result<RunOutput, RunError> {
+    run_json_with(scenario_json, seed, &RunOptions { max_events: Some(max_events), ..RunOptions::default() })
+}
+
+/// As [`run_json`], with the caller's options (see [`sim::Simulation::run_with`]).
+pub fn run_json_with(scenario_json: &str, seed: Option<u64>, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let sc = prepare(scenario_json, seed).map_err(RunError::Config)?;
-    sim::Simulation::new(&sc)
-        .run_within(max_events)
-        .map_err(|t| RunError::Budget { max_events, reached_s: t.secs_f64() })
+    run_with(&sc, opts).map_err(|stop| match stop {
+        Stop::Budget(t) => {
+            RunError::Budget { max_events: opts.max_events.unwrap_or(u64::MAX), reached_s: t.secs_f64() }
+        }
+        Stop::Capture(e) => RunError::Capture(e),
+        Stop::Cancelled => RunError::Cancelled,
+    })
 }
 
 fn prepare(scenario_json: &str, seed: Option<u64>) -> Result<Scenario, ConfigError> {
     let mut sc = Scenario::from_json_str(scenario_json)?;
     if let Some(s) = seed {
         sc.seed = s;
-    }
-    if let Some(cap) = &sc.output.pcap {
-        // Refuse an unwritable capture directory before simulating anything.
-        trace::pcap::check_dir(std::path::Path::new(&cap.dir)).map_err(|e| ConfigError::new("output.pcap.dir", e))?;
     }
     Ok(sc)
 }

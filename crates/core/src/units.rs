@@ -52,14 +52,16 @@ impl Dur {
     pub const fn from_ns(ns: u64) -> Dur {
         Dur(ns)
     }
+    /// The conversions saturate (at `Dur::MAX`, "never") rather than wrap; values read from
+    /// user input are bounded by [`MAX_DUR_NS`] before they get here.
     pub const fn from_us(us: u64) -> Dur {
-        Dur(us * 1_000)
+        Dur(us.saturating_mul(1_000))
     }
     pub const fn from_ms(ms: u64) -> Dur {
-        Dur(ms * 1_000_000)
+        Dur(ms.saturating_mul(1_000_000))
     }
     pub const fn from_secs(s: u64) -> Dur {
-        Dur(s * 1_000_000_000)
+        Dur(s.saturating_mul(1_000_000_000))
     }
     pub fn from_secs_f64(s: f64) -> Dur {
         Dur((s * 1e9).round().max(0.0) as u64)
@@ -254,6 +256,11 @@ pub fn parse_dur(s: &str) -> Result<Dur, String> {
 /// Largest integer a parsed number keeps exactly (2^53): above it a decimal value would be
 /// silently rounded, so durations (ns), sizes (bytes) and packet counts are refused there.
 const MAX_EXACT: f64 = 9_007_199_254_740_992.0;
+
+/// Longest duration or point in time read from user input (2^53 ns, about 104 days): the
+/// bound of [`parse_dur`], applied as well to every timestamp of a trace file, so that the
+/// products and sums that convert and repeat them stay far inside 64 bits.
+pub const MAX_DUR_NS: u64 = 1 << 53;
 
 /// Fastest link rate accepted (1 Tbit/s): the engine's clock ticks in nanoseconds, and a
 /// full-sized 1500-byte packet's serialisation time (12 ns at 1 Tbit/s) must be resolved to

@@ -152,6 +152,10 @@ proptest! {
                     "the error's frame adds a line break: {e}");
             }
             Err(mptcplab_core::RunError::Budget { .. }) => {}
+            // No scenario writes a file or is cancelled: only the caller's options do.
+            Err(e @ (mptcplab_core::RunError::Capture(_) | mptcplab_core::RunError::Cancelled)) => {
+                prop_assert!(false, "{e:?} from a scenario alone: {text}");
+            }
         }
     }
 }

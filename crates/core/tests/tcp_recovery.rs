@@ -50,12 +50,14 @@ fn read_capture(path: &std::path::Path) -> Vec<Cap> {
     out
 }
 
-/// Runs `toml` (which must leave `[output]` open for the capture) capturing per link, and
-/// returns the run and the downlink capture of path `p`.
+/// Runs `toml` capturing per link, and returns the run and the downlink capture of path `p`.
 fn run_captured(name: &str, toml: &str) -> (mptcplab_core::RunOutput, Vec<Cap>) {
     let dir = std::env::temp_dir().join(format!("mptcplab-tcp-recovery-{}-{name}", std::process::id()));
-    let toml = format!("{toml}\npcap = {{ dir = \"{}\", per = \"link\" }}\n", dir.display());
-    let out = sim(&toml);
+    let capture =
+        mptcplab_core::CaptureOptions { dir: dir.clone(), per: mptcplab_core::CapturePoint::Link, snaplen: None };
+    let opts = mptcplab_core::RunOptions { capture: Some(capture), ..Default::default() };
+    let sc = scenario(toml);
+    let out = mptcplab_core::run_with(&sc, &opts).unwrap_or_else(|e| panic!("{e:?}"));
     let cap = read_capture(&dir.join("p.down.pcap"));
     std::fs::remove_dir_all(&dir).ok();
     (out, cap)

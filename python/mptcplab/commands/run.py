@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any
 
 import click
@@ -80,7 +81,9 @@ def _print_tables(summary: dict[str, Any]) -> None:
 @click.option("--out", type=click.Path(file_okay=False), help="Write the run directory here (replaced atomically; a symbolic link is followed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of tables.")
 @click.option("--pcap", "pcap_dir", type=click.Path(file_okay=False),
-              help="Write packet captures (pcap, real TCP/MPTCP headers) into this directory.")
+              help="Write packet captures (pcap, real TCP/MPTCP headers) into this directory, new or empty; "
+              "they appear there when the run succeeded (a failed or interrupted run leaves nothing). "
+              "The only way to ask for captures: a scenario cannot.")
 @click.option("--pcap-per", type=click.Choice(["host", "interface", "link"]), default="host", show_default=True,
               help="One capture per host (all its interfaces), per host interface, or per link.")
 @click.option("--snaplen", type=click.IntRange(54), help="Bytes kept per captured packet (headers always whole).")
@@ -96,7 +99,6 @@ def run(
     from pathlib import Path
 
     from mptcplab.runner import check_output_dir
-    from mptcplab.runner import run as run_scenario
 
     # Everything written is checked before the run starts, so a bad path costs no run.
     if out:
@@ -119,7 +121,7 @@ def run(
     if staged is not None:
         pcap_dir = str(staged)
     try:
-        result = _run_backend(run_scenario, scenario, seed, overrides, pcap_dir, pcap_per, snaplen, backend)
+        result = _run_backend(scenario, seed, overrides, pcap_dir, pcap_per, snaplen, backend, final_pcap)
         if out:
             result.to_dir(out)
         if staged is not None:
@@ -138,37 +140,28 @@ def run(
 
 
 def _run_backend(
-    run_scenario: Any, scenario: str, seed: int | None, overrides: tuple[str, ...], pcap_dir: str | None,
-    pcap_per: str, snaplen: int | None, backend: str,
+    scenario: str, seed: int | None, overrides: tuple[str, ...], pcap_dir: str | None,
+    pcap_per: str, snaplen: int | None, backend: str, shown: str | None = None,
 ) -> Any:
-    """Runs the scenario on ``backend``, the captures (if any) going to ``pcap_dir``."""
-    import shutil
+    """Runs the scenario on ``backend``, the captures (if any) going to ``pcap_dir``, shown
+    in messages as ``shown``. The simulator's captures are a run option of their own (never
+    a scenario key): written beside ``pcap_dir`` and moved into place once the run succeeded."""
     from pathlib import Path
 
     if backend == "linux":
         from mptcplab.kernel.backend import run_linux
 
         return run_linux(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir)
-    sets = list(overrides)
-    tmp = None
-    if pcap_dir:
-        target = Path(pcap_dir)
-        if target.exists() and (not target.is_dir() or any(target.iterdir())):
-            from mptcplab.errors import config_error
+    from mptcplab.capture import CaptureRequest
+    from mptcplab.runner import run_capturing
 
-            raise config_error("--pcap", "exists and is not an empty directory; refusing to overwrite it", str(target))
-        tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-        sets += [f"output.pcap.dir={tmp}", f"output.pcap.per={pcap_per}"]
-        if snaplen:
-            sets.append(f"output.pcap.snaplen={snaplen}")
+    capture = None
+    if pcap_dir:
+        capture = CaptureRequest(Path(pcap_dir), pcap_per, snaplen, label="--pcap", shown=Path(shown or pcap_dir))
     try:
-        result = run_scenario(scenario, seed=seed, overrides=sets)
-        if tmp is not None:
-            tmp.mkdir(parents=True, exist_ok=True)
-            if target.exists():
-                target.rmdir()
-            tmp.rename(target)
-    finally:
-        if tmp is not None and tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return result
+        return run_capturing(scenario, seed, list(overrides), capture=capture)
+    except KeyboardInterrupt:
+        # Ctrl-C stops the simulation at once and its captures are gone; one line, as the
+        # sweep says it (click would print an empty line and "aborted").
+        click.echo("interrupted", err=True)
+        sys.exit(130)

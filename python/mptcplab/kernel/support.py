@@ -94,8 +94,6 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
             if spec.get("queue_at") == "host":
                 return f"{at}.queue_at", ("the link emulator is a router between the namespaces; a queue in the sending "
                                           "host (with TCP small queues acting on it) is not emulated")
-    if (data.get("output") or {}).get("pcap"):
-        return "output.pcap", "the simulator's captures do not apply; use --pcap to capture the real interfaces"
     mptcp_sets: list[tuple[str, ...]] = []
     sysctl_values: dict[str, Any] = {}
     for c, rc in zip(data.get("connections", []), resolved["connections"], strict=True):

@@ -388,7 +388,9 @@ pub struct ConnCfg {
     pub tcp: TcpCfg,
 }
 
-/// What to record besides the summary.
+/// What to record besides the summary. No key here writes a file: where files go is the
+/// caller's choice alone (packet captures are a run option, [`crate::sim::RunOptions`]), so
+/// a scenario file a user was sent cannot write anywhere; `output.pcap` is refused by name.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputCfg {
@@ -401,33 +403,4 @@ pub struct OutputCfg {
     /// Hash every packet event into a trace digest (for determinism checks).
     #[serde(default)]
     pub trace_hash: bool,
-    /// Packet captures (pcap with real TCP/MPTCP headers), off when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pcap: Option<PcapCfg>,
-}
-
-/// Where captures are taken.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum CapturePoint {
-    /// One file per host of each connection, all its interfaces together:
-    /// `<connection>-<client|server>.pcap` (like `tcpdump -i any` on that host).
-    #[default]
-    Host,
-    /// One file per host interface: `<connection>-<client|server>-<path>.pcap`.
-    Interface,
-    /// One file per link: `<link>.pcap`, every packet offered to the link.
-    Link,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PcapCfg {
-    /// Directory to write the captures into (created if missing).
-    pub dir: String,
-    #[serde(default)]
-    pub per: CapturePoint,
-    /// Bytes kept of each packet (headers are kept whole; default: everything).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snaplen: Option<u32>,
 }

@@ -15,7 +15,7 @@ use crate::net::jitter::{Distribution, Jitter};
 use crate::net::link::{Capacity, LinkParams, ScheduledChange};
 use crate::net::qdisc::{DecidesAt, QueueLimit};
 use crate::net::service::{OppTrace, RateProfile};
-use crate::units::{Dur, Rate};
+use crate::units::{Dur, Rate, MAX_DUR_NS};
 
 /// Delay variation (netem-like).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -167,8 +167,18 @@ pub fn read_trace(path: &str) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))
 }
 
-/// Parses a `second,bytes_per_second` capacity trace (seconds 1, 2, ... in order).
+/// Most seconds of a capacity trace: second `k` covers [k - 1, k) s, so the trace's period,
+/// its last second, is at most [`MAX_DUR_NS`] (2^53 ns) like any duration.
+pub const MAX_RATE_TRACE_SECS: u64 = MAX_DUR_NS / 1_000_000_000;
+
+/// Parses a `second,bytes_per_second` capacity trace (seconds 1, 2, ... in order, at most
+/// [`MAX_RATE_TRACE_SECS`]).
 pub fn parse_rate_trace(text: &str) -> Result<RateProfile, String> {
+    parse_rate_trace_within(text, MAX_RATE_TRACE_SECS)
+}
+
+/// [`parse_rate_trace`] with at most `max_secs` seconds.
+fn parse_rate_trace_within(text: &str, max_secs: u64) -> Result<RateProfile, String> {
     let mut rates = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let l = line.trim();
@@ -190,6 +200,12 @@ pub fn parse_rate_trace(text: &str) -> Result<RateProfile, String> {
         }
         if sec != (rates.len() + 1) as f64 {
             return Err(format!("line {}: second {sec} out of sequence (expected {})", n + 1, rates.len() + 1));
+        }
+        if rates.len() as u64 >= max_secs {
+            return Err(format!(
+                "line {}: second {sec} ends beyond 2^53 ns (about 104 days), the longest time a scenario may give",
+                n + 1
+            ));
         }
         rates.push((bytes * 8.0).round() as u64);
     }
@@ -398,5 +414,23 @@ impl PathCfg {
         }
         check_aqm(Self::pick(&o.aqm, &self.aqm), &at)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_capacity_trace_ends_within_2_to_the_53_ns() {
+        // 2^53 ns = 9 007 199.25 s: second 9 007 199 ends inside, second 9 007 200 beyond.
+        assert_eq!(MAX_RATE_TRACE_SECS, 9_007_199);
+        assert!(Dur::from_secs(MAX_RATE_TRACE_SECS).0 <= MAX_DUR_NS);
+        assert!(Dur::from_secs(MAX_RATE_TRACE_SECS + 1).0 > MAX_DUR_NS);
+        // The same rule with a bound of 3 seconds: a fourth line is refused, naming it.
+        let p = parse_rate_trace_within("1,100\n2,100\n3,100\n", 3).unwrap();
+        assert_eq!(p.period, Some(Dur::from_secs(3)));
+        let e = parse_rate_trace_within("1,100\n2,100\n3,100\n4,100\n", 3).unwrap_err();
+        assert!(e.starts_with("line 4: second 4 ends beyond 2^53 ns"), "{e}");
     }
 }

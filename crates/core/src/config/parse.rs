@@ -63,11 +63,19 @@ fn path_string(p: &serde_path_to_error::Path) -> String {
     }
 }
 
+/// Why `output.pcap` (the key captures once had) is refused: a scenario says what to
+/// simulate, never where files are written.
+const CAPTURES_ARE_ASKED_BY_THE_CALLER: &str = "captures are not a scenario setting (a scenario must not choose \
+     where files are written); ask for them with `mptcplab run --pcap DIR` or `mptcplab.run(..., pcap_dir=DIR)`";
+
 impl Scenario {
     /// Parses and validates a scenario given as JSON.
     pub fn from_json_str(s: &str) -> Result<Scenario, ConfigError> {
         let mut value: serde_json::Value = serde_json::from_str(s)
             .map_err(|e| ConfigError::new("", format!("malformed JSON: {}", strip_position(&e.to_string()))))?;
+        if value.pointer("/output/pcap").is_some() {
+            return Err(ConfigError::new("output.pcap", CAPTURES_ARE_ASKED_BY_THE_CALLER));
+        }
         profile::apply_profiles(&mut value);
         let mut sc: Scenario = serde_path_to_error::deserialize(value).map_err(|e| {
             ConfigError::new(path_string(e.path()), improve_message(&strip_position(&e.inner().to_string())))

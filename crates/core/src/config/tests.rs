@@ -96,15 +96,18 @@ fn route_names_are_unique_within_a_connection() {
 }
 
 #[test]
-fn an_unwritable_capture_directory_is_refused_before_the_run() {
-    let dir = std::env::temp_dir().join(format!("mptcplab-pcap-check-{}", std::process::id()));
-    std::fs::write(&dir, b"a file, not a directory").unwrap();
-    let mut s = Scenario::from_toml_str(OK).unwrap();
-    s.output.pcap =
-        Some(PcapCfg { dir: dir.join("caps").display().to_string(), per: Default::default(), snaplen: None });
-    let Err(e) = crate::run_json(&s.to_json_pretty(), None) else { panic!("must be refused") };
-    std::fs::remove_file(&dir).unwrap();
-    assert_eq!(e.path, "output.pcap.dir");
+fn a_scenario_cannot_ask_for_captures() {
+    // The input: a scenario file naming a directory anywhere. Captures are the
+    // caller's option; the old key is refused by name whatever it holds, and before any
+    // directory is created.
+    let dir = std::env::temp_dir().join(format!("mptcplab-pcap-refused-{}", std::process::id()));
+    let text = format!("{OK}\n[output.pcap]\ndir = \"{}\"\n", dir.display());
+    let e = refused(&text);
+    assert_eq!(e.path, "output.pcap");
+    assert!(e.message.contains("--pcap") && e.message.contains("pcap_dir="), "{}", e.message);
+    assert!(!e.message.contains('\n'));
+    assert!(!dir.exists());
+    assert_eq!(refused(&format!("{OK}\n[output]\npcap = {{}}\n")).path, "output.pcap");
 }
 
 #[test]

@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use crate::units::{Dur, Rate, Time};
+use crate::units::{Dur, Rate, Time, MAX_DUR_NS};
 
 /// Bytes per Mahimahi delivery opportunity.
 pub const OPPORTUNITY_BYTES: u64 = 1500;
@@ -32,7 +32,8 @@ impl RateProfile {
         RateProfile { starts: vec![Dur::ZERO], rates: vec![r.bps()], period: None }
     }
 
-    /// Rate in effect at `t` and when it next changes.
+    /// Rate in effect at `t` and when it next changes (the sums saturate: a change past
+    /// the end of time is at `Time::MAX`).
     fn at(&self, t: Time) -> (u64, Option<Time>) {
         let (base, off) = match self.period {
             Some(p) if p.0 > 0 => (t.0 - t.0 % p.0, Dur(t.0 % p.0)),
@@ -40,8 +41,8 @@ impl RateProfile {
         };
         let i = self.starts.partition_point(|s| *s <= off).saturating_sub(1);
         let next = match self.starts.get(i + 1) {
-            Some(s) => Some(Time(base + s.0)),
-            None => self.period.filter(|p| p.0 > 0).map(|p| Time(base + p.0)),
+            Some(s) => Some(Time(base.saturating_add(s.0))),
+            None => self.period.filter(|p| p.0 > 0).map(|p| Time(base.saturating_add(p.0))),
         };
         (self.rates[i], next)
     }
@@ -56,6 +57,9 @@ impl RateProfile {
         let mut bits = bytes as u128 * 8 * 1_000_000_000; // bit·ns still to send
         let mut idle_segments = 0;
         loop {
+            if t == Time::MAX {
+                return Time::MAX;
+            }
             let (r, next) = self.at(t);
             let span = next.map(|n| n.0 - t.0);
             if r == 0 {
@@ -65,10 +69,10 @@ impl RateProfile {
                 }
             } else {
                 idle_segments = 0;
-                let need = bits.div_ceil(r as u128) as u64;
+                let need = u64::try_from(bits.div_ceil(r as u128)).unwrap_or(u64::MAX);
                 match span {
                     Some(s) if need > s => bits -= s as u128 * r as u128,
-                    _ => return Time(t.0 + need),
+                    _ => return Time(t.0.saturating_add(need)),
                 }
             }
             t = next.expect("span checked");
@@ -91,6 +95,11 @@ impl RateProfile {
     }
 }
 
+/// Latest timestamp of a Mahimahi trace (ms): [`MAX_DUR_NS`], the bound on every duration a
+/// scenario gives, in whole milliseconds. Converting a timestamp to nanoseconds and adding
+/// repetitions of the period then stays far inside 64 bits (a run lasts at most 2^53 ns).
+pub const MAX_TRACE_MS: u64 = MAX_DUR_NS / 1_000_000;
+
 /// Mahimahi delivery opportunities (ms offsets within one period).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OppTrace {
@@ -99,7 +108,8 @@ pub struct OppTrace {
 }
 
 impl OppTrace {
-    /// Parses a Mahimahi trace: one integer millisecond timestamp per line, non-decreasing.
+    /// Parses a Mahimahi trace: one integer millisecond timestamp per line, non-decreasing,
+    /// each at most [`MAX_TRACE_MS`].
     pub fn parse(text: &str) -> Result<OppTrace, String> {
         let mut ms = Vec::new();
         for (n, line) in text.lines().enumerate() {
@@ -107,8 +117,23 @@ impl OppTrace {
             if l.is_empty() {
                 continue;
             }
-            let v: u64 =
-                l.parse().map_err(|_| format!("line {}: `{l}` is not a whole number of milliseconds", n + 1))?;
+            let too_late = || {
+                format!(
+                    "line {}: timestamp {l} ms is beyond {MAX_TRACE_MS} ms (2^53 ns, about 104 days, the \
+                     longest time a scenario may give)",
+                    n + 1
+                )
+            };
+            let v: u64 = l.parse().map_err(|_| {
+                if l.bytes().all(|b| b.is_ascii_digit()) {
+                    too_late()
+                } else {
+                    format!("line {}: `{l}` is not a whole number of milliseconds", n + 1)
+                }
+            })?;
+            if v > MAX_TRACE_MS {
+                return Err(too_late());
+            }
             if ms.last().is_some_and(|&p| v < p) {
                 return Err(format!(
                     "line {}: timestamp {v} ms goes back in time (timestamps must not decrease)",
@@ -124,20 +149,22 @@ impl OppTrace {
         Ok(OppTrace { ms, period_ms })
     }
 
-    /// Absolute time of opportunity `k` (counting across repetitions).
+    /// Absolute time of opportunity `k` (counting across repetitions); `Time::MAX` (never)
+    /// past the end of time, never a wrapped product.
     fn time(&self, k: u64) -> Time {
         let n = self.ms.len() as u64;
-        Time(((k / n) * self.period_ms + self.ms[(k % n) as usize]) * 1_000_000)
+        let ms = (k / n).checked_mul(self.period_ms).and_then(|c| c.checked_add(self.ms[(k % n) as usize]));
+        ms.and_then(|ms| ms.checked_mul(1_000_000)).map_or(Time::MAX, Time)
     }
 
-    /// Index of the first opportunity at or after `t`.
+    /// Index of the first opportunity at or after `t` (saturating: `u64::MAX` is never).
     fn first_at_or_after(&self, t: Time) -> u64 {
         let ms = t.0.div_ceil(1_000_000);
         let cycle = ms / self.period_ms;
         let off = ms % self.period_ms;
         let n = self.ms.len() as u64;
         let i = self.ms.partition_point(|&x| x < off) as u64;
-        cycle * n + i
+        cycle.saturating_mul(n).saturating_add(i)
     }
 
     /// Mean capacity (bit/s).
@@ -204,7 +231,7 @@ impl Service {
                 let mut need = bytes;
                 while need > *left {
                     need -= *left;
-                    k += 1;
+                    k = k.saturating_add(1);
                     *left = OPPORTUNITY_BYTES;
                 }
                 *left -= need;
@@ -277,5 +304,40 @@ mod tests {
         assert!(OppTrace::parse("5\n3\n").unwrap_err().contains("back in time"));
         assert!(OppTrace::parse("\n").is_err());
         assert!(OppTrace::parse("0\n0\n").is_err());
+    }
+
+    #[test]
+    fn trace_timestamps_beyond_2_to_the_53_ns_are_refused() {
+        // The issue's trace: 18446744073710 ms × 10^6 ns/ms wraps 64 bits to 1 448 384 ns,
+        // which made a 1.58 Mbit/s link of one reported at 0 Mbit/s. 2^53 ns is 9 007 199 254
+        // whole ms: that timestamp is accepted, one more is refused with its line.
+        assert_eq!(MAX_TRACE_MS, 9_007_199_254);
+        let e = OppTrace::parse("0\n18446744073710\n").unwrap_err();
+        assert!(e.starts_with("line 2: timestamp 18446744073710 ms is beyond 9007199254 ms"), "{e}");
+        assert!(OppTrace::parse("0\n9007199255\n").unwrap_err().starts_with("line 2: "));
+        // Past u64 altogether: the same message, not "not a whole number".
+        let e = OppTrace::parse("99999999999999999999999\n").unwrap_err();
+        assert!(e.starts_with("line 1: timestamp 99999999999999999999999 ms is beyond"), "{e}");
+        let t = OppTrace::parse("0\n9007199254\n").unwrap();
+        assert_eq!(t.time(1), Time(9_007_199_254_000_000));
+    }
+
+    #[test]
+    fn opportunity_times_saturate_instead_of_wrapping() {
+        // 1 ms period, 1000 opportunities per period. Far-off indices and start times give
+        // "never" (Time::MAX), where the products used to wrap to a time in the past.
+        let text: String = (0..1000).map(|_| "1\n").collect();
+        let t = Arc::new(OppTrace::parse(&text).unwrap());
+        assert_eq!(t.time(1000), Time(2_000_000));
+        assert_eq!(t.time(u64::MAX), Time::MAX);
+        // The first opportunity at or after the end of time: 18446744073710 ms (rounded up)
+        // is cycle 18446744073710 of 1000; its time, 1 ms later, is past 64 bits of ns.
+        assert_eq!(t.first_at_or_after(Time::MAX), 18_446_744_073_710 * 1000);
+        assert_eq!(t.time(t.first_at_or_after(Time::MAX)), Time::MAX);
+        let mut s = Service::Opportunities { trace: t, cur: None, left: 0 };
+        assert_eq!(s.finish(Time(Time::MAX.0 - 1), 3000), Time::MAX);
+        // A rate profile whose next change lies past the end of time serves at its rate.
+        let p = RateProfile { starts: vec![Dur::ZERO, Dur::from_secs(1)], rates: vec![8, 0], period: Some(Dur(3)) };
+        assert_eq!(p.finish(Time(u64::MAX - 1), 1), Time::MAX);
     }
 }

@@ -2,10 +2,10 @@
 //! event-time order, samples time series, checks invariants and assembles results.
 
 pub mod host;
+mod options;
 pub mod queue;
 mod report;
 
-use crate::config::CapturePoint;
 use crate::config::Scenario;
 use crate::mptcp::connection::Endpoint;
 use crate::net::link::Offer;
@@ -16,8 +16,8 @@ use crate::trace::pcap::{Capture, Point};
 use crate::trace::{TraceDigest, TraceEvent};
 use crate::units::Time;
 use host::HostQueue;
+pub use options::{RunOptions, Stop, CHECK_EVERY};
 use queue::{Event, EventQueue};
-use std::collections::HashMap;
 
 /// One run of one scenario.
 pub struct Simulation {
@@ -144,30 +144,6 @@ impl Simulation {
         if sc.output.timeseries.is_some() {
             sim.register_series();
         }
-        if let Some(cfg) = &sc.output.pcap {
-            let mut names = HashMap::new();
-            for (c, conn) in sc.connections.iter().enumerate() {
-                for &(route, _) in &table.subflows[c] {
-                    let label = &table.routes[route].0;
-                    for (client, side) in [(true, "client"), (false, "server")] {
-                        let stem = match cfg.per {
-                            CapturePoint::Host => format!("{}-{side}", conn.name),
-                            CapturePoint::Interface => format!("{}-{side}-{label}", conn.name),
-                            CapturePoint::Link => continue,
-                        };
-                        names.insert(Point::Host(c as u32, client, route), stem);
-                    }
-                }
-            }
-            if cfg.per == CapturePoint::Link {
-                for (l, link) in sim.topo.links.iter().enumerate() {
-                    names.insert(Point::Link(l as u32), link.name.clone());
-                }
-            }
-            let cap = Capture::new(std::path::Path::new(&cfg.dir), cfg.snaplen, sc.seed, names)
-                .unwrap_or_else(|e| panic!("packet capture: {e}"));
-            sim.pcap = Some(cap);
-        }
         sim
     }
 
@@ -208,19 +184,49 @@ impl Simulation {
 
     /// Runs to the scenario's end (or until every download finished).
     pub fn run(self) -> RunOutput {
-        self.run_within(u64::MAX).expect("no budget")
+        self.run_with(&RunOptions::default()).expect("no budget, no capture, no cancellation")
     }
 
-    /// As [`Simulation::run`], but gives up once `max_events` events have been handled:
-    /// `Err` carries the simulated time reached. A bound on the work an arbitrary (e.g.
-    /// generated) scenario may take; the events are the engine's unit of work.
-    pub fn run_within(mut self, max_events: u64) -> Result<RunOutput, Time> {
+    /// As [`Simulation::run`], with the caller's options: gives up once `max_events` events
+    /// have been handled ([`Stop::Budget`] carries the simulated time reached: a bound on
+    /// the work an arbitrary, e.g. generated, scenario may take; the events are the engine's
+    /// unit of work), stops when `cancel` is set, and writes the captures asked for (a capture
+    /// that cannot be written stops the run; its files are removed).
+    pub fn run_with(mut self, opts: &RunOptions) -> Result<RunOutput, Stop> {
+        if let Some(c) = &opts.capture {
+            let table = self.sc.route_table().expect("routes validated when the scenario was loaded");
+            let names = options::capture_names(&self.sc, &table, &self.topo, c.per);
+            self.pcap = Some(Capture::new(c, self.sc.seed, names).map_err(Stop::Capture)?);
+        }
+        match self.simulate(opts) {
+            Ok(end) => {
+                self.now = end;
+                if let Some(cap) = self.pcap.take() {
+                    cap.finish().map_err(Stop::Capture)?;
+                }
+                self.check_invariants();
+                Ok(report::build(self, end))
+            }
+            Err(stop) => {
+                if let Some(cap) = self.pcap.take() {
+                    cap.discard();
+                }
+                Err(stop)
+            }
+        }
+    }
+
+    /// The event loop: returns the time the run ends, or why it stopped early. Every
+    /// [`CHECK_EVERY`] events (and at the budget's last event) it looks at the options.
+    fn simulate(&mut self, opts: &RunOptions) -> Result<Time, Stop> {
         for (c, cfg) in self.sc.connections.iter().enumerate() {
             self.q.push(Time::ZERO + cfg.start, Event::ConnStart(c as u32));
         }
         if self.sc.output.timeseries.is_some() {
             self.q.push(Time::ZERO, Event::Sample);
         }
+        // The event count after which the options are next looked at.
+        let mut look_at = opts.next_look(0);
         // A run with a connection that never ends (bulk, or periodic without a count) ends at
         // its duration: no need to ask after every event.
         let can_finish = self.eps.iter().all(|e| e[0].snd.app.size().is_some());
@@ -231,8 +237,8 @@ impl Simulation {
             if t > self.end {
                 break;
             }
-            if self.q.popped() > max_events {
-                return Err(self.now);
+            if self.q.popped() > look_at {
+                look_at = options::look(self.q.popped(), self.now, opts, self.pcap.as_mut())?;
             }
             self.now = t;
             match ev {
@@ -246,13 +252,7 @@ impl Simulation {
                 break;
             }
         }
-        let end = if self.all_done() { self.now } else { self.end };
-        self.now = end;
-        if let Some(cap) = self.pcap.as_mut() {
-            cap.finish().unwrap_or_else(|e| panic!("packet capture: {e}"));
-        }
-        self.check_invariants();
-        Ok(report::build(self, end))
+        Ok(if self.all_done() { self.now } else { self.end })
     }
 
     /// Connection `c`'s client sends its first SYN (once per connection: kept out of the

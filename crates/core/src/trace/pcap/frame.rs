@@ -1,37 +1,13 @@
-//! Packet captures that real tools read: pcap (nanosecond timestamps, Ethernet) with genuine
-//! IPv4, TCP and MPTCP headers built from the simulated segments.
-//!
-//! Encodings follow RFC 791 (IPv4), RFC 9293 (TCP), RFC 7323 (timestamps, window scale 7),
-//! RFC 2018 (SACK) and RFC 8684 (MPTCP v1): MP_CAPABLE with the 64-bit keys, MP_JOIN with the
-//! receiver's token, nonces and HMAC-SHA256 truncated as the RFC says, and DSS with 64-bit
-//! DATA_ACK, 64-bit data sequence numbers, relative subflow sequence numbers and data-level
-//! lengths. Keys, nonces and initial sequence numbers come from the run's seed; the initial
-//! data sequence number is derived from the key (SHA-256) as RFC 8684 §3.1 requires, so
-//! analysers can match mappings across subflows. Payload bytes are zeros; `snaplen` cuts
-//! records (the original length is kept). Files are streamed through buffered writers, so
-//! memory stays bounded; with full payloads the cost is the disk's (≈ 3 kB per data packet
-//! and hop end), with a header-only snap length it is small (see BENCHMARKS.md).
-//!
-//! Addresses: client `10.1.r.1`, server `10.2.r.1` on route `r` (so the subflows of a
-//! connection use different address pairs), client port 40000 + 64·connection + subflow,
-//! server port 5201.
-//!
-//! Deviations: TSecr echoes the latest TSval captured from the peer rather than the one of
-//! the segment being acknowledged; no IPv4 options, no ECN bits, the TCP window field carries the advertised
-//! window scaled by 2^7 (rounded up), no DATA_FIN / FIN (the engine models no teardown),
-//! no ADD_ADDR (the engine's hosts know every path).
-
-use std::collections::HashMap;
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+//! The bytes of a captured frame: Ethernet, IPv4 and TCP headers with their options (MPTCP
+//! included), built from a simulated segment, and the identities (keys, tokens, initial
+//! sequence numbers, nonces) both ends would have drawn. The encodings and deviations are
+//! described in the parent module.
 
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
 use crate::net::packet::{flags, MpOption, Packet};
 use crate::rng::Rng;
-use crate::units::Time;
 
 const WSCALE: u32 = 7;
 const SERVER_PORT: u16 = 5201;
@@ -68,81 +44,9 @@ fn token_idsn(key: u64) -> (u32, u64) {
     (u32::from_be_bytes(h[0..4].try_into().expect("4")), u64::from_be_bytes(h[24..32].try_into().expect("8")))
 }
 
-/// One capture file.
-struct Sink {
-    out: BufWriter<File>,
-}
-
-impl Sink {
-    fn create(path: &Path) -> std::io::Result<Sink> {
-        let mut out = BufWriter::with_capacity(1 << 16, File::create(path)?);
-        // pcap global header, nanosecond resolution, Ethernet.
-        out.write_all(&0xa1b2_3c4du32.to_le_bytes())?;
-        out.write_all(&2u16.to_le_bytes())?;
-        out.write_all(&4u16.to_le_bytes())?;
-        out.write_all(&0i32.to_le_bytes())?;
-        out.write_all(&0u32.to_le_bytes())?;
-        out.write_all(&65_535u32.to_le_bytes())?;
-        out.write_all(&1u32.to_le_bytes())?;
-        Ok(Sink { out })
-    }
-
-    /// Writes one record: `headers`, then zero payload bytes up to `incl_len` in all.
-    fn record(&mut self, t: Time, headers: &[u8], incl_len: usize, orig_len: usize) -> std::io::Result<()> {
-        static ZEROS: [u8; 4096] = [0; 4096];
-        let o = &mut self.out;
-        let mut head = [0u8; 16];
-        head[0..4].copy_from_slice(&((t.0 / 1_000_000_000) as u32).to_le_bytes());
-        head[4..8].copy_from_slice(&((t.0 % 1_000_000_000) as u32).to_le_bytes());
-        head[8..12].copy_from_slice(&(incl_len as u32).to_le_bytes());
-        head[12..16].copy_from_slice(&(orig_len as u32).to_le_bytes());
-        o.write_all(&head)?;
-        let h = headers.len().min(incl_len);
-        o.write_all(&headers[..h])?;
-        let mut zeros = incl_len - h;
-        while zeros > 0 {
-            let n = zeros.min(ZEROS.len());
-            o.write_all(&ZEROS[..n])?;
-            zeros -= n;
-        }
-        Ok(())
-    }
-}
-
-/// Where a capture point sits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Point {
-    /// A host's interface on a route: (connection, is client, route).
-    Host(u32, bool, usize),
-    /// A link, by index.
-    Link(u32),
-}
-
-/// Writes captures for a run; created only when captures are requested.
-pub struct Capture {
-    dir: PathBuf,
-    snaplen: usize,
-    seed: u64,
-    /// Capture point → file index (several points may share a file, e.g. a host's
-    /// interfaces), as tables indexed by the point's numbers: every packet looks its points
-    /// up, a capture or not.
-    points: Points,
-    files: Vec<String>,
-    sinks: Vec<Option<Sink>>,
-    /// By connection, computed on first use.
-    ids: Vec<Option<ConnIds>>,
-    /// By connection and subflow, drawn on first use.
-    subs: Vec<Vec<Option<SubIds>>>,
-    /// Latest TSval sent by each end of each subflow (zero before any), by connection,
-    /// subflow and sender (`[server, client]`).
-    last_tsval: Vec<Vec<[u32; 2]>>,
-    frame: Scratch<256>,
-    pub error: Option<String>,
-}
-
 /// Bytes built in place, without allocation or growth checks: a frame's headers (Ethernet,
 /// IPv4, TCP with its options) are far shorter than either capacity used here.
-struct Scratch<const N: usize> {
+pub(super) struct Scratch<const N: usize> {
     buf: [u8; N],
     len: usize,
 }
@@ -180,49 +84,6 @@ impl<const N: usize> std::ops::DerefMut for Scratch<N> {
     }
 }
 
-/// The file of each capture point.
-#[derive(Default)]
-struct Points {
-    /// `host[c][client][route]`.
-    host: Vec<[Vec<Option<usize>>; 2]>,
-    /// `link[l]`.
-    link: Vec<Option<usize>>,
-}
-
-impl Points {
-    fn insert(&mut self, at: Point, file: usize) {
-        let slot = match at {
-            Point::Host(c, client, route) => {
-                let c = c as usize;
-                if self.host.len() <= c {
-                    self.host.resize_with(c + 1, Default::default);
-                }
-                let routes = &mut self.host[c][usize::from(client)];
-                if routes.len() <= route {
-                    routes.resize(route + 1, None);
-                }
-                &mut routes[route]
-            }
-            Point::Link(l) => {
-                let l = l as usize;
-                if self.link.len() <= l {
-                    self.link.resize(l + 1, None);
-                }
-                &mut self.link[l]
-            }
-        };
-        *slot = Some(file);
-    }
-
-    #[inline]
-    fn get(&self, at: Point) -> Option<usize> {
-        match at {
-            Point::Host(c, client, route) => *self.host.get(c as usize)?[usize::from(client)].get(route)?,
-            Point::Link(l) => *self.link.get(l as usize)?,
-        }
-    }
-}
-
 /// `v[i]`, first growing `v` with defaults if needed.
 fn slot<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
     if v.len() <= i {
@@ -231,43 +92,23 @@ fn slot<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
     &mut v[i]
 }
 
-/// Creates `dir` if missing and checks that a file can be written in it (the probe is
-/// removed again).
-pub fn check_dir(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-    let probe = dir.join(format!(".write-probe-{}", std::process::id()));
-    std::fs::File::create(&probe).map_err(|e| format!("cannot write in `{}`: {e}", dir.display()))?;
-    std::fs::remove_file(&probe).map_err(|e| format!("cannot write in `{}`: {e}", dir.display()))
+/// Builds frames for one run: the identities are drawn from the run's seed on first use, and
+/// the latest timestamps seen per subflow feed TSecr.
+pub(super) struct Framer {
+    seed: u64,
+    /// By connection, computed on first use.
+    ids: Vec<Option<ConnIds>>,
+    /// By connection and subflow, drawn on first use.
+    subs: Vec<Vec<Option<SubIds>>>,
+    /// Latest TSval sent by each end of each subflow (zero before any), by connection,
+    /// subflow and sender (`[server, client]`).
+    last_tsval: Vec<Vec<[u32; 2]>>,
+    pub(super) frame: Scratch<256>,
 }
 
-impl Capture {
-    /// `names` gives each capture point its file stem.
-    pub fn new(dir: &Path, snaplen: Option<u32>, seed: u64, names: HashMap<Point, String>) -> Result<Capture, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
-        let mut files: Vec<String> = Vec::new();
-        let mut points = Points::default();
-        let mut sorted: Vec<_> = names.into_iter().collect();
-        sorted.sort_by(|a, b| a.1.cmp(&b.1));
-        for (p, n) in sorted {
-            let i = files.iter().position(|f| *f == n).unwrap_or_else(|| {
-                files.push(n);
-                files.len() - 1
-            });
-            points.insert(p, i);
-        }
-        Ok(Capture {
-            dir: dir.to_path_buf(),
-            snaplen: snaplen.map_or(usize::MAX, |s| s as usize),
-            seed,
-            sinks: (0..files.len()).map(|_| None).collect(),
-            points,
-            files,
-            ids: Vec::new(),
-            subs: Vec::new(),
-            last_tsval: Vec::new(),
-            frame: Scratch::new(),
-            error: None,
-        })
+impl Framer {
+    pub(super) fn new(seed: u64) -> Framer {
+        Framer { seed, ids: Vec::new(), subs: Vec::new(), last_tsval: Vec::new(), frame: Scratch::new() }
     }
 
     fn ids(&mut self, conn: u32) -> ConnIds {
@@ -292,44 +133,8 @@ impl Capture {
         })
     }
 
-    /// Records `p` at capture point `at`, seen at time `t`. `route` is the packet's route.
-    pub fn record(&mut self, at: Point, t: Time, p: &Packet, route: usize) {
-        if self.error.is_some() {
-            return;
-        }
-        let Some(file) = self.points.get(at) else { return };
-        self.build(p, route);
-        let len = self.frame.len() + p.payload as usize;
-        let cut = len.min(self.snaplen.max(self.frame.len()));
-        if self.sinks[file].is_none() {
-            let path = self.dir.join(format!("{}.pcap", self.files[file]));
-            match Sink::create(&path) {
-                Ok(s) => self.sinks[file] = Some(s),
-                Err(e) => {
-                    self.error = Some(format!("cannot write `{}`: {e}", path.display()));
-                    return;
-                }
-            }
-        }
-        let sink = self.sinks[file].as_mut().expect("created");
-        if let Err(e) = sink.record(t, &self.frame, cut, len) {
-            self.error = Some(format!("writing a capture failed: {e}"));
-        }
-    }
-
-    /// Flushes every file.
-    pub fn finish(&mut self) -> Result<(), String> {
-        for s in self.sinks.iter_mut().flatten() {
-            s.out.flush().map_err(|e| format!("writing a capture failed: {e}"))?;
-        }
-        match self.error.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
     /// Serialises `p`'s headers into `self.frame`: Ethernet, IPv4, TCP with options.
-    fn build(&mut self, p: &Packet, route: usize) {
+    pub(super) fn build(&mut self, p: &Packet, route: usize) {
         let ids = self.ids(p.conn);
         let sub = self.subs(p.conn, p.subflow);
         let from_client = p.to_server;
