@@ -23,6 +23,7 @@ from mptcplab.commands.run import run
 from mptcplab.commands.scenarios import check, presets, scenarios
 from mptcplab.commands.sweep import sweep
 from mptcplab.errors import ConfigError, describe, one_line
+from mptcplab.sweep import SweepInterrupted
 
 EXAMPLES = """
 Scenarios are TOML files with human units (see docs/scenarios.md); a bundled
@@ -89,8 +90,14 @@ def usage_error_line(e: click.UsageError) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs the command line, turning user errors into one line and exit code 2."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        code = cli.main(args=argv, prog_name="mptcplab", standalone_mode=False)
+        # make_context + invoke rather than cli.main: click's main turns Ctrl-C into an empty
+        # line and Abort, where every command's interruption is the one line below.
+        with cli.make_context("mptcplab", args) as ctx:
+            code = cli.invoke(ctx)
+    except click.exceptions.Exit as e:  # --help, --version
+        sys.exit(e.exit_code)
     except ConfigError as e:
         click.echo(describe(e), err=True)
         sys.exit(2)
@@ -106,6 +113,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as e:
         click.echo(one_line(f"error: {e.format_message()}"), err=True)
         sys.exit(2)
+    except SweepInterrupted as e:  # a reproduction's runs: those finished are kept, if it has a folder
+        kept = f"; the finished runs are kept in {e.out}/: run the same command again to finish" if e.out else ""
+        click.echo(one_line(f"{e}{kept}"), err=True)
+        sys.exit(130)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)

@@ -22,6 +22,7 @@ import math
 import os
 import re
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -204,15 +205,19 @@ RECORD_FORMAT = 2
 
 @cache
 def _linux_id() -> str:
-    """The kernel release and the link emulator's build, for runs on the Linux backend."""
-    from mptcplab.kernel.backend import linkemu_binary
+    """The kernel release and the link emulator's build, for runs on the Linux backend. The
+    emulator is compiled into the extension module, whose bytes :func:`_engine_id` already
+    hashes; a separately built one (``$MPTCPLAB_LINKEMU``) is hashed here."""
+    from mptcplab.kernel.backend import linkemu_command
 
     h = hashlib.sha256(os.uname().release.encode())
-    try:
-        with open(linkemu_binary(), "rb") as f:
-            h.update(f.read())
-    except OSError:
-        pass  # no emulator: the run itself says so
+    program = linkemu_command()[0]
+    if program != sys.executable:
+        try:
+            with open(program, "rb") as f:
+                h.update(f.read())
+        except OSError:
+            pass  # no emulator: the run itself says so
     return h.hexdigest()[:16]
 
 

@@ -151,7 +151,7 @@ def _run_backend(
     if backend == "linux":
         from mptcplab.kernel.backend import run_linux
 
-        return run_linux(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir)
+        return run_linux(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir, pcap_label="--pcap")
     from mptcplab.capture import CaptureRequest
     from mptcplab.runner import run_capturing
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mptcplab import _core
+from mptcplab.capture import CaptureRequest
 from mptcplab.errors import config_error
 from mptcplab.kernel import lifetime, netns
 from mptcplab.kernel.exact import check_exact, rto_min_route_ms
@@ -231,8 +232,10 @@ def run_linux(
     seed: int | None = None,
     overrides: Overrides = None,
     pcap_dir: str | Path | None = None,
+    pcap_label: str = "pcap_dir",
 ) -> RunResult:
-    """Runs a two-host path scenario on the Linux kernel (root, MPTCP enabled).
+    """Runs a two-host path scenario on the Linux kernel (root, MPTCP enabled), with captures
+    of the client's interfaces in ``pcap_dir`` (new or empty; errors name ``pcap_label``).
 
     Refuses with :class:`~mptcplab.ConfigError` (exit code 2 on the command line) a scenario
     setting the kernel cannot honour, or a machine that cannot run it. Takes the scenario's
@@ -252,7 +255,13 @@ def run_linux(
     netns.cleanup_stale()
     cleanup_stale_scratch()
     with _signals_interrupt():
-        result = _run(sc, seed if seed is not None else sc.seed, Path(pcap_dir) if pcap_dir else None)
+        if pcap_dir is None:
+            result = _run(sc, seed if seed is not None else sc.seed, None)
+        else:
+            # As the simulator's: written beside the target and moved into place only when the
+            # run succeeded, so a failed or interrupted run leaves no partial capture.
+            with CaptureRequest(Path(pcap_dir), label=pcap_label).staged() as tmp:
+                result = _run(sc, seed if seed is not None else sc.seed, tmp)
     warn_unreliable(result.summary.get("emulator") or {}, sc.source)
     return result
 
