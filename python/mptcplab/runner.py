@@ -7,15 +7,16 @@ import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mptcplab import _core
 from mptcplab._api_checks import check_arguments
-from mptcplab.capture import CaptureRequest
 from mptcplab.errors import ConfigError, config_error, with_file
-from mptcplab.outdir import PROBE_PREFIX, follow, is_empty
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
+
+if TYPE_CHECKING:  # imported when captures are asked for: `import mptcplab` stays as fast
+    from mptcplab.capture import CaptureRequest
 
 __all__ = ["check_output_dir", "run", "run_capturing"]
 
@@ -45,7 +46,11 @@ def run(
     full disk is a :class:`ConfigError` naming the file). A scenario cannot ask for captures.
     """
     check_arguments("run", locals())
-    capture = None if pcap_dir is None else CaptureRequest(Path(pcap_dir), pcap_per, snaplen)
+    capture = None
+    if pcap_dir is not None:
+        from mptcplab.capture import CaptureRequest
+
+        capture = CaptureRequest(Path(pcap_dir), pcap_per, snaplen)
     return run_capturing(scenario, seed, overrides, max_events, capture)
 
 
@@ -95,6 +100,8 @@ def check_output_dir(path: str | Path, label: str, *, marker: str | None = None,
     another command creates meanwhile is taken as found (and left to it), and a parent that
     another command's check removes meanwhile is checked again.
     """
+    from mptcplab.outdir import follow
+
     shown = str(path)
     if os.path.islink(path) and not os.path.exists(path):
         raise config_error(label, f"{shown} is a broken symbolic link")
@@ -109,6 +116,8 @@ def check_output_dir(path: str | Path, label: str, *, marker: str | None = None,
 
 
 def _check_once(target: Path, shown: str, label: str, marker: str | None, sibling: bool) -> None:
+    from mptcplab.outdir import PROBE_PREFIX, is_empty
+
     try:
         try:
             exists, is_dir = True, stat.S_ISDIR(os.stat(target).st_mode)  # one look: another command may change it

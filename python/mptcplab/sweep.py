@@ -34,11 +34,9 @@ from typing import TYPE_CHECKING, Any
 from mptcplab import _core
 from mptcplab._api_checks import check_arguments
 from mptcplab.errors import ConfigError, config_error
-from mptcplab.outdir import atomic_path, follow, write_atomic
 from mptcplab.results import flat_metrics
 from mptcplab.runner import check_output_dir
 from mptcplab.scenario import Scenario, load_scenario, parse_value
-from mptcplab.sweep_store import inputs_digest, load_record, open_sweep_dir, refuse_other_sweep, sweep_spec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -227,6 +225,8 @@ def run_key(resolved_json: str, seed: int, backend: str = "sim") -> str:
     (:func:`~mptcplab.sweep_store.inputs_digest`: a rewritten trace is a new run), the seed
     and the backend, with for the Linux backend the kernel release and the emulator's build
     (a kernel run never stands in for a simulator run, nor a run on another kernel)."""
+    from mptcplab.sweep_store import inputs_digest
+
     text = (f"{_engine_id()}\nformat={RECORD_FORMAT}\n{resolved_json}\nfiles:\n{inputs_digest(resolved_json)}\n"
             f"seed={seed}\nbackend={backend}")
     if backend != "sim":
@@ -341,6 +341,8 @@ def _table(records: Iterable[dict[str, Any]], keys: list[str]) -> pd.DataFrame:
 
 def _write_tables(df: pd.DataFrame, out: Path, shown: Path) -> None:
     """Writes both tables, each whole or not at all (an earlier one kept on failure)."""
+    from mptcplab.outdir import atomic_path
+
     with atomic_path(out / "results.parquet", shown / "results.parquet") as tmp:
         df.to_parquet(tmp, index=False)
     with atomic_path(out / "results.csv", shown / "results.csv") as tmp:
@@ -382,6 +384,9 @@ def sweep(
     sweep raises :class:`ConfigError` for ``--address`` after the finished runs are stored.
     """
     check_arguments("sweep", locals())
+    from mptcplab.outdir import follow
+    from mptcplab.sweep_store import load_record, open_sweep_dir, refuse_other_sweep, sweep_spec
+
     from mptcplab.cluster import ENGINES
 
     if engine not in ENGINES:
@@ -441,6 +446,8 @@ def _execute(
     finishes; returns the table of every finished run of ``tasks``."""
     if progress:
         progress(len(done), total)
+
+    from mptcplab.outdir import write_atomic
 
     def finish(rec: dict[str, Any]) -> None:
         done[rec["run_key"]] = rec
