@@ -74,8 +74,9 @@ def flat_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     ``conn.<connection>.<field>`` (e.g. ``conn.mptcp.goodput_bps``,
     ``conn.mptcp.ooo_delay.p99_s``), ``sf.<connection>.<path>.<field>`` (e.g.
     ``sf.mptcp.wifi.share``), ``link.<path>.<up|down>.<field>`` for a path's links and
-    ``link.<link>.<field>`` for a ``[[links]]`` link, and the run's own ``end_s``, ``events``
-    and ``data_packets``. Booleans become 0/1; text is left out. Where a connection opens
+    ``link.<link>.<field>`` for a ``[[links]]`` link, the run's own ``end_s``, ``events``
+    and ``data_packets``, and for a Linux-backend run ``emulator.<field>`` (``emulator.reliable``
+    0 when the link emulator fell behind). Booleans become 0/1; text is left out. Where a connection opens
     several subflows over one path (``paths = ["p", "p"]``, as ndiffports), the second and
     later are ``sf.<connection>.<path>#2``, ``#3``, ... in subflow order. Names are written
     with :func:`metric_name` (``%``, ``.`` and ``#`` escaped), so no two numbers ever share
@@ -99,6 +100,8 @@ def flat_metrics(summary: dict[str, Any]) -> dict[str, Any]:
         else:
             name = metric_name(link["name"])
         _flatten(f"link.{name}", link, out, ("name", "path", "direction"))
+    if isinstance(summary.get("emulator"), dict):  # Linux backend: whether the link emulator kept up
+        _flatten("emulator", summary["emulator"], out, ("reason",))
     return out
 
 

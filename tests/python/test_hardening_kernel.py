@@ -308,3 +308,13 @@ def test_cleanup_leaves_another_users_entry(tmp_path: Path) -> None:
         assert other.is_dir()
     finally:
         other.rmdir()
+
+
+def test_a_kernel_sweeps_table_says_which_runs_are_unreliable() -> None:
+    # The verdict rides along in every stored run, so a sweep's table marks each run (0 when
+    # the emulator fell behind), with the measured counts beside it; the reason (text) does not.
+    health = emulator_health([_link("p.down", 1000, 101), _link("p.up", 1000, 0)])
+    metrics = mptcplab.flat_metrics({"end_s": 5.0, "emulator": health})
+    assert metrics["emulator.reliable"] == 0
+    assert metrics["emulator.late_frames"] == 101 and metrics["emulator.frames"] == 2000
+    assert not any(k.startswith("emulator.reason") for k in metrics)
