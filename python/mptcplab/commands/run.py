@@ -89,7 +89,8 @@ def _print_tables(summary: dict[str, Any]) -> None:
 @click.option("--snaplen", type=click.IntRange(54), help="Bytes kept per captured packet (headers always whole).")
 @click.option("--backend", type=click.Choice(["sim", "linux"]), default="sim", show_default=True,
               help="sim: the simulator; linux: this machine's MPTCP stack in namespaces of its own, "
-              "through emulated links, in real time (root).")
+              "through emulated links, in real time (root); a run whose link emulator fell behind is marked "
+              "(emulator.reliable = false in its summary) and says so in a warning line.")
 def run(
     scenario: str, overrides: tuple[str, ...], seed: int | None, out: str | None, as_json: bool,
     pcap_dir: str | None, pcap_per: str, snaplen: int | None, backend: str,
