@@ -9,6 +9,7 @@ nothing behind (neither the files nor the directories made for them).
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import secrets
 import shutil
@@ -17,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mptcplab.errors import ConfigError, config_error
+from mptcplab.outdir import follow, is_empty
 
-__all__ = ["CAPTURE_POINTS", "CaptureRequest"]
+__all__ = ["CAPTURE_POINTS", "CaptureRequest", "file_component"]
 
 #: Where captures are taken: one file per host, per host interface, or per link.
 CAPTURE_POINTS = ("host", "interface", "link")
@@ -26,6 +28,18 @@ CAPTURE_POINTS = ("host", "interface", "link")
 #: Smallest snap length: Ethernet, IPv4 and TCP headers without options (14 + 20 + 20 B);
 #: headers are kept whole whatever the snap length.
 MIN_SNAPLEN = 54
+
+
+def file_component(name: str) -> str:
+    """A user-given name as part of one file name inside the capture folder, as the engine
+    writes it (``trace::pcap::file_component``): ``%``, ``/`` and control characters, and a
+    leading ``.``, percent-encoded per UTF-8 byte, so a name cannot leave the folder or hide."""
+    return "".join(
+        "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+        if ch in "%/" or ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or (i == 0 and ch == ".")
+        else ch
+        for i, ch in enumerate(name)
+    )
 
 
 @dataclass(frozen=True)
@@ -53,23 +67,27 @@ class CaptureRequest:
         if self.per not in CAPTURE_POINTS:
             raise config_error(self._option("pcap_per"), f"{self.per!r} is not one of {', '.join(CAPTURE_POINTS)}")
         s = self.snaplen
-        if s is not None and (isinstance(s, bool) or not isinstance(s, int) or not MIN_SNAPLEN <= s < 2**32):
-            raise config_error(self._option("snaplen"), f"{s!r} is not a whole number of bytes from {MIN_SNAPLEN} to 2^32-1")
-        target = self.dir
         try:
-            taken = target.exists() and (not target.is_dir() or any(target.iterdir()))
+            n = None if s is None or isinstance(s, bool) else operator.index(s)  # numpy's integers too
+        except TypeError:
+            n = None
+        if s is not None and (n is None or not MIN_SNAPLEN <= n < 2**32):
+            raise config_error(self._option("snaplen"), f"{s!r} is not a whole number of bytes from {MIN_SNAPLEN} to 2^32-1")
+        target = follow(self.dir)
+        try:
+            taken = target.exists() and (not target.is_dir() or not is_empty(target))
         except OSError as e:
-            raise config_error(self.label, f"cannot use {target}: {e.strerror}") from None
+            raise config_error(self.label, f"cannot use {self.dir}: {e.strerror}") from None
         if taken:
-            raise config_error(self.label, "exists and is not an empty directory; refusing to overwrite it", str(target))
-        check_output_dir(target, self.label, sibling=True)
+            raise config_error(self.label, "exists and is not an empty directory; refusing to overwrite it", str(self.dir))
+        check_output_dir(self.dir, self.label, sibling=True)
 
     @contextlib.contextmanager
     def staged(self) -> Iterator[Path]:
         """A fresh directory beside the target for the engine to write into, moved into place
         when the block ends normally; on any exception (KeyboardInterrupt included) it is
         removed with whatever it holds, and so are the parent directories made for it."""
-        target = self.dir
+        target = follow(self.dir)  # the folder a symbolic link names, as for --out
         made: list[Path] = []
         tmp: Path | None = None
         try:
@@ -83,7 +101,7 @@ class CaptureRequest:
                     tmp = candidate
         except OSError as e:
             _remove(None, made)
-            raise config_error(self.label, f"cannot create {target}: {e.strerror}") from None
+            raise config_error(self.label, f"cannot create {self.dir}: {e.strerror}") from None
         try:
             yield tmp
             try:

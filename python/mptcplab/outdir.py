@@ -67,9 +67,10 @@ def is_empty(folder: Path) -> bool:
 
 
 def follow(path: str | Path) -> Path:
-    """``path``, or the path a symbolic link there points to (followed to the end)."""
+    """``path`` made absolute (``.`` and ``..`` resolved as written), or the path a symbolic
+    link there points to (followed to the end)."""
     p = Path(path)
-    return Path(os.path.realpath(p)) if os.path.islink(p) else p
+    return Path(os.path.realpath(p)) if os.path.islink(p) else Path(os.path.abspath(p))
 
 
 def _unlink_quietly(path: str | Path) -> None:

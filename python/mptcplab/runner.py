@@ -106,6 +106,11 @@ def check_output_dir(path: str | Path, label: str, *, marker: str | None = None,
     if os.path.islink(path) and not os.path.exists(path):
         raise config_error(label, f"{shown} is a broken symbolic link")
     target = follow(Path(path))
+    if os.path.realpath(target) == os.path.realpath(os.getcwd()):
+        raise config_error(label, f"{shown} is the current directory, which an output cannot replace or share; "
+                           "name a folder for it, e.g. out")
+    if sibling and os.path.ismount(target):
+        raise config_error(label, f"{shown} is a mount point, which cannot be replaced; name a folder inside it")
     for _ in range(50):
         try:
             _check_once(target, shown, label, marker, sibling)

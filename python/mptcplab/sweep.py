@@ -323,17 +323,30 @@ def _plan(scenario: Scenario, points: list[dict[str, Any]], repeat: int, backend
     return tasks
 
 
+#: A run's own columns beside its parameters and metrics.
+RUN_COLUMNS = ("repeat", "seed", "run_key", "wall_s")
+
+
+def param_column(key: str) -> str:
+    """The table column of grid key ``key``: the key itself, or ``grid.<key>`` for a key that
+    names one of the run's own columns (``--vary seed=1,2``: ``grid.seed`` is the point's seed,
+    ``seed`` the seed its run used, derived from it and the repeat), so neither hides the other.
+    (Metric names start with ``conn.``, ``sf.``, ``link.`` or ``emulator.``, which no scenario
+    key does, or are ``end_s``, ``events`` and ``data_packets``, which no scenario key is.)"""
+    return f"grid.{key}" if key in RUN_COLUMNS else key
+
+
 def _table(records: Iterable[dict[str, Any]], keys: list[str]) -> pd.DataFrame:
     import pandas as pd
 
     rows = []
     for rec in records:
-        row: dict[str, Any] = {k: rec["params"][k] for k in keys}
+        row: dict[str, Any] = {param_column(k): rec["params"][k] for k in keys}
         row.update(repeat=rec["repeat"], seed=rec["seed"], run_key=rec["run_key"], wall_s=rec["wall_s"])
         row.update(rec["metrics"])
         rows.append(row)
     df = pd.DataFrame(rows)
-    for k in keys:
+    for k in map(param_column, keys):
         if k in df and not all(isinstance(v, int | float) and not isinstance(v, bool) for v in df[k]):
             df[k] = df[k].map(lambda v: v if isinstance(v, str) else json.dumps(v))
     return df

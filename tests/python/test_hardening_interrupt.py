@@ -78,6 +78,8 @@ def test_ctrl_c_during_a_reproduction_is_one_line_and_keeps_its_runs(tmp_path: P
     took, err = _interrupt_when(proc, lambda: any((out / "league").rglob("runs/*.json")))
     assert proc.returncode == 130, err
     lines = [line for line in err.strip().splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("interrupted after "), err
-    assert "run the same command again" in lines[0], err
+    # "interrupted after N of M runs; ... kept in ..." within a sweep of its runs; a plain
+    # "interrupted" if the signal came between two of its sweeps or while it drew.
+    assert len(lines) == 1 and lines[0].startswith("interrupted"), err
+    assert lines[0] == "interrupted" or "run the same command again" in lines[0], err
     assert took < EXIT_BOUND_S, took

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from typing import Any
 
 import click
@@ -97,6 +96,7 @@ def run(
 ) -> None:
     """Run SCENARIO (a file or a bundled name) and print a summary per connection, subflow and link."""
     import shutil
+    import tempfile
     from pathlib import Path
 
     from mptcplab.runner import check_output_dir
@@ -105,30 +105,42 @@ def run(
     if out:
         check_output_dir(out, "--out", marker="run.json")
     if pcap_dir:
-        check_output_dir(pcap_dir, "--pcap", sibling=backend == "sim")
+        check_output_dir(pcap_dir, "--pcap")
+    if backend == "linux" and (pcap_per != "host" or snaplen is not None):
+        from mptcplab.errors import config_error
+
+        option = "--pcap-per" if pcap_per != "host" else "--snaplen"
+        raise config_error(option, "the Linux backend captures each client interface whole (tcpdump, 160 B per packet); "
+                           "this option is the simulator's")
     # Captures inside the output directory (`--out D --pcap D/pcap`) are written to a staging
     # directory beside D and moved in once D holds the results, since D is replaced whole.
-    staged = None
+    # Both places are compared as the file system resolves them (either may be a link).
+    staged, final_pcap = None, pcap_dir
     if out and pcap_dir:
-        out_abs, pcap_abs = Path(out).absolute(), Path(pcap_dir).absolute()
-        if pcap_abs == out_abs:
-            from mptcplab.errors import config_error
+        from mptcplab.errors import config_error
+        from mptcplab.results import RUN_FILES
 
+        out_real, pcap_real = Path(os.path.realpath(out)), Path(os.path.realpath(pcap_dir))
+        if pcap_real == out_real:
             raise config_error("--pcap", f"{pcap_dir} is the --out directory; give the captures a directory of their own, e.g. {Path(out) / 'pcap'}")
-        if out_abs in pcap_abs.parents:
-            staged = out_abs.parent / f".{out_abs.name}.pcap-{os.getpid()}"
-            shutil.rmtree(staged, ignore_errors=True)
-    final_pcap = pcap_dir
-    if staged is not None:
-        pcap_dir = str(staged)
+        if out_real in pcap_real.parents:
+            inside = pcap_real.relative_to(out_real)
+            if inside.parts[0] in RUN_FILES:
+                raise config_error("--pcap", f"{pcap_dir} is inside the run's own file {Path(out) / inside.parts[0]}; "
+                                   f"give the captures a directory of their own, e.g. {Path(out) / 'pcap'}")
+            staged = Path(tempfile.mkdtemp(prefix=f".{out_real.name}.pcap-", dir=out_real.parent))
+            pcap_dir = str(staged)
     try:
         result = _run_backend(scenario, seed, overrides, pcap_dir, pcap_per, snaplen, backend, final_pcap)
         if out:
             result.to_dir(out)
         if staged is not None:
-            target = Path(final_pcap)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            staged.rename(target)
+            target = Path(os.path.realpath(out)) / inside
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(staged, target)
+            except OSError as e:
+                raise config_error("--pcap", f"cannot move the captures into {final_pcap}: {e.strerror}") from None
     finally:
         if staged is not None and staged.exists():
             shutil.rmtree(staged, ignore_errors=True)
@@ -159,10 +171,6 @@ def _run_backend(
     capture = None
     if pcap_dir:
         capture = CaptureRequest(Path(pcap_dir), pcap_per, snaplen, label="--pcap", shown=Path(shown or pcap_dir))
-    try:
-        return run_capturing(scenario, seed, list(overrides), capture=capture)
-    except KeyboardInterrupt:
-        # Ctrl-C stops the simulation at once and its captures are gone; one line, as the
-        # sweep says it (click would print an empty line and "aborted").
-        click.echo("interrupted", err=True)
-        sys.exit(130)
+    # Ctrl-C stops the simulation at once and its captures are gone; the entry point says so
+    # in one line.
+    return run_capturing(scenario, seed, list(overrides), capture=capture)

@@ -73,9 +73,14 @@ def sweep(
     # The bar starts with the first report, after the stored runs were read: a note about
     # one (on stderr) is not drawn over.
     bar = Progress(*columns, transient=False)
+
+    def stop() -> None:
+        if first:  # a bar never started would still print an empty line when stopped
+            bar.stop()
+
+    first: list[int] = []
     try:
         task = bar.add_task("runs", total=None)
-        first: list[int] = []
 
         def progress(done: int, total: int) -> None:
             if not first:
@@ -91,14 +96,14 @@ def sweep(
             df = run_sweep(base, grid, repeat=repeat, jobs=jobs, out=out, progress=progress, backend=backend, engine=engine,
                            address=address, replace=replace)
         except SweepInterrupted as e:
-            bar.stop()
+            stop()
             click.echo(f"interrupted: {e.done} of {e.total} runs finished and kept in {out}/; "
                        "run the same command again to finish", err=True)
             sys.exit(130)
         except RunFailed as e:
-            bar.stop()
+            stop()
             click.echo(f"error: {e} (finished runs are kept in {out}/)", err=True)
             sys.exit(1)
     finally:
-        bar.stop()
+        stop()
     click.echo(f"{len(df)} runs: wrote {out}/results.parquet and {out}/results.csv")

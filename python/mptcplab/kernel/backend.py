@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mptcplab import _core
-from mptcplab.capture import CaptureRequest
+from mptcplab.capture import CaptureRequest, file_component
 from mptcplab.errors import config_error
 from mptcplab.kernel import lifetime, netns
 from mptcplab.kernel.exact import check_exact, rto_min_route_ms
@@ -252,6 +252,8 @@ def run_linux(
     missing = linkemu_missing()
     if missing is not None:
         raise config_error("--backend linux", missing, sc.source)
+    if pcap_dir is not None:  # refused before anything is built, not after a real-time run
+        CaptureRequest(Path(pcap_dir), label=pcap_label).check()
     netns.cleanup_stale()
     cleanup_stale_scratch()
     with _signals_interrupt():
@@ -367,7 +369,7 @@ def _traffic(
     if pcap_dir is not None:
         pcap_dir.mkdir(parents=True, exist_ok=True)
         for i, name in enumerate(paths):
-            cap = _popen(_ns_cmd(net.client, "tcpdump", "-i", f"c{i}", "-s", "160", "-U", "-w", str(pcap_dir / f"{name}.pcap")))
+            cap = _popen(_ns_cmd(net.client, "tcpdump", "-i", f"c{i}", "-s", "160", "-U", "-w", str(pcap_dir / f"{file_component(name)}.pcap")))
             procs.append(cap)
             captures.append(cap)
         time.sleep(0.5)

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::{RouteTable, Scenario};
 use crate::net::Topology;
-use crate::trace::pcap::{Capture, CaptureError, CaptureOptions, CapturePoint, Point};
+use crate::trace::pcap::{file_component, Capture, CaptureError, CaptureOptions, CapturePoint, Point};
 use crate::units::Time;
 
 /// Events handled between two looks at the cancellation flag and the capture's health.
@@ -81,17 +81,18 @@ pub(super) fn capture_names(
     let mut names = HashMap::new();
     if per == CapturePoint::Link {
         for (l, link) in topo.links.iter().enumerate() {
-            names.insert(Point::Link(l as u32), link.name.clone());
+            names.insert(Point::Link(l as u32), file_component(&link.name));
         }
         return names;
     }
     for (c, conn) in sc.connections.iter().enumerate() {
         for &(route, _) in &table.subflows[c] {
-            let label = &table.routes[route].0;
+            let label = file_component(&table.routes[route].0);
+            let conn_name = file_component(&conn.name);
             for (client, side) in [(true, "client"), (false, "server")] {
                 let stem = match per {
-                    CapturePoint::Interface => format!("{}-{side}-{label}", conn.name),
-                    _ => format!("{}-{side}", conn.name),
+                    CapturePoint::Interface => format!("{conn_name}-{side}-{label}"),
+                    _ => format!("{conn_name}-{side}"),
                 };
                 names.insert(Point::Host(c as u32, client, route), stem);
             }

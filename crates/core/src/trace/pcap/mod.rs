@@ -210,6 +210,25 @@ pub struct Capture {
 
 /// Opens `path` as a new file; an existing file is never overwritten (the directory is the
 /// caller's fresh one).
+/// A user-given name (a connection's, a path's, a link's) as part of one file name inside the
+/// capture directory: `%`, `/` and control characters are written as `%XX` per UTF-8 byte (RFC
+/// 3986's percent-encoding), and so is a leading `.`. A name can then neither leave the
+/// directory (`../x`, `/etc/x`) nor hide in it (`.x`); ordinary names are unchanged.
+pub fn file_component(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for (i, ch) in name.chars().enumerate() {
+        if ch == '%' || ch == '/' || ch.is_control() || (i == 0 && ch == '.') {
+            let mut buf = [0u8; 4];
+            for b in ch.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
 fn open_file(path: &Path) -> std::io::Result<Box<dyn Write + Send>> {
     Ok(Box::new(File::create_new(path)?))
 }
@@ -391,6 +410,22 @@ mod tests {
             ack64: true,
             sent_at: Time::ZERO,
             ts_echo: Time::ZERO,
+        }
+    }
+
+    #[test]
+    fn names_stay_one_file_name_inside_the_directory() {
+        // Ordinary names are kept; what could name another place or hide the file is escaped.
+        assert_eq!(file_component("mptcp"), "mptcp");
+        assert_eq!(file_component("wifi.up"), "wifi.up");
+        assert_eq!(file_component("../../escaped"), "%2E.%2F..%2Fescaped");
+        assert_eq!(file_component("/tmp/x"), "%2Ftmp%2Fx");
+        assert_eq!(file_component(".hidden"), "%2Ehidden");
+        assert_eq!(file_component("a\nb%"), "a%0Ab%25");
+        assert_eq!(file_component("\u{85}"), "%C2%85");
+        for name in ["..", ".", "/", "a/../../b", "\0"] {
+            let c = file_component(name);
+            assert!(!c.contains('/') && c != "." && c != ".." && !c.starts_with('.'), "{name:?} -> {c:?}");
         }
     }
 
