@@ -14,6 +14,10 @@ Three properties, each over generated cases (Hypothesis):
    --out`` with the same arguments) started together on the same new folder each succeed or
    are refused in one line; afterwards the folder is one complete output and nothing
    temporary is left beside it.
+7. **A name cannot take a capture elsewhere.** Connections and paths named with ``/``,
+   ``..``, leading dots, ``%`` and control characters, captured through the API, either run
+   with every file inside the capture folder (one file name each) or are refused in one
+   line; nothing appears anywhere else.
 6. **A cache is never older than its inputs.** A sweep over a rate trace, resumed after the
    trace was rewritten with other rates, gives the rows of a fresh sweep; a cached run file
    replaced by garbage (random bytes, truncated JSON, JSON of another shape) is run again
@@ -269,10 +273,42 @@ def test_a_resumed_sweep_is_never_older_than_its_inputs(rates, damage, junk, tmp
     _count("cache", f"{damage}: recomputed")
 
 
+NAME_CHARS = st.sampled_from(list("/.%-_ab\x01\n\x7f\u0085é~"))
+
+
+@_settings(ci_default=30)
+@given(conn=st.text(NAME_CHARS, min_size=1, max_size=12), path=st.text(NAME_CHARS, min_size=1, max_size=12),
+       per=st.sampled_from(["host", "interface", "link"]))
+def test_a_name_cannot_take_a_capture_elsewhere(conn, path, per, tmp_path_factory):
+    import tomllib
+
+    import mptcplab
+
+    root = tmp_path_factory.mktemp("names")
+    doc = tomllib.loads(TWO_PATH.read_text())
+    doc["duration"] = "200ms"
+    doc["connections"][0]["name"] = conn
+    doc["paths"][0]["name"] = path
+    doc["connections"][0]["paths"][0] = path
+    caps = root / "in" / "caps"
+    try:
+        mptcplab.run(doc, pcap_dir=caps, pcap_per=per)
+    except mptcplab.ConfigError as e:
+        assert "\n" not in str(e)
+        assert _tree(root) == {}, _tree(root)
+        _count("capture-names", f"{per}: refused")
+        return
+    files = _tree(root)
+    outside = [k for k in files if not k.startswith("in/caps/") and k not in ("in", "in/caps")]
+    assert not outside, outside
+    assert all("/" not in k[len("in/caps/"):] and not Path(k).name.startswith(".") for k in files if k.startswith("in/caps/"))
+    _count("capture-names", f"{per}: inside")
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _report_files():
     yield
     out = os.environ.get("MPTCPLAB_FUZZ_REPORT_FILES")
     if out:
-        Path(out).write_text(json.dumps({k: dict(v) for k, v in OUTCOMES.items() if k in ("files", "race", "cache")},
+        Path(out).write_text(json.dumps({k: dict(v) for k, v in OUTCOMES.items() if k in ("files", "race", "cache", "capture-names")},
                                         indent=2) + "\n")
