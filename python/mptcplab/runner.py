@@ -156,9 +156,14 @@ def _check_once(target: Path, shown: str, label: str, marker: str | None, siblin
                 d.mkdir()
                 created.append(d)
             except FileExistsError:
-                if not os.path.lexists(d):
-                    raise FileNotFoundError(d) from None  # made and removed by another command: again
-                if not d.is_dir():  # not another command's directory: a file or a broken link
+                # One look at what is there (another command may be making and removing it):
+                # gone again means look again; a directory (or a link to one) is another
+                # command's; anything else is in the way.
+                try:
+                    mode = os.lstat(d).st_mode
+                except FileNotFoundError:
+                    raise FileNotFoundError(d) from None
+                if not (stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and d.is_dir())):
                     raise
     except FileExistsError:
         raise config_error(label, f"cannot create {shown}: {d} is in the way (a file or a broken link)") from None
