@@ -11,14 +11,13 @@ from __future__ import annotations
 import contextlib
 import operator
 import os
-import secrets
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from mptcplab.errors import ConfigError, config_error
-from mptcplab.outdir import follow, is_empty
+from mptcplab.outdir import follow, is_empty, new_temp_dir
 
 __all__ = ["CAPTURE_POINTS", "CaptureRequest", "file_component"]
 
@@ -89,19 +88,17 @@ class CaptureRequest:
         removed with whatever it holds, and so are the parent directories made for it."""
         target = follow(self.dir)  # the folder a symbolic link names, as for --out
         made: list[Path] = []
-        tmp: Path | None = None
         try:
             for d in reversed([p for p in [target.absolute().parent, *target.absolute().parent.parents] if not p.exists()]):
                 d.mkdir()
                 made.append(d)
-            while tmp is None:
-                candidate = target.absolute().parent / f".{target.name}.pcap-{os.getpid()}-{secrets.token_hex(4)}"
-                with contextlib.suppress(FileExistsError):
-                    candidate.mkdir()
-                    tmp = candidate
+            tmp = new_temp_dir(target)  # unique beside the target, as every output's is
         except OSError as e:
             _remove(None, made)
             raise config_error(self.label, f"cannot create {self.dir}: {e.strerror}") from None
+        except ConfigError as e:
+            _remove(None, made)
+            raise config_error(self.label, f"cannot create {self.dir}: {e.message}") from None
         try:
             yield tmp
             try:
