@@ -34,61 +34,55 @@ def _run(name: str, out: Path, monkeypatch: pytest.MonkeyPatch, reps: tuple[int,
 
 def test_fig3_ablation_table_and_bounds_from_the_queue(tmp_path, monkeypatch) -> None:
     import mptcplab
+    from mptcplab.experiments import _chen_towsley_fig3_ablation as ablation
     from mptcplab.experiments import _chen_towsley_links as links
 
     mod, res = _run("chen-towsley-fig3", tmp_path, monkeypatch, (2, 2))
     abl = pd.read_csv(res.tables["ablation"])
-    by = pd.read_csv(res.tables["ablation by size"])
+    sprint = pd.read_csv(res.tables["Sprint traces"])
     assert {"variant", "carrier", "capacity", "queue_packets", "rtt_min_ms", "rtt_max_ms", "size_max", "gamma_max",
-            "drop_pct", "runs"} <= set(abl.columns)
-    assert {"variant", "carrier", "file_size", "mean_rtt_s", "n", "queue_drops", "arrived_packets"} <= set(by.columns)
+            "loss_pct", "runs"} <= set(abl.columns)
     nets = [net for _, net in mod.CARRIERS]
-    assert list(abl["variant"]) == [v[0] for v in mod.ABLATIONS for _ in nets]
-    assert len(by) == len(mod.ABLATIONS) * len(nets) * len(mod.SIZES) and by["n"].between(1, 2).all()
+    assert list(abl["variant"]) == [v[0] for v in ablation.ABLATIONS for _ in nets]
     # The as-run variant re-runs the claims' own runs (same starts, same seeds): it gives their numbers.
-    as_run = abl[abl["variant"] == mod.AS_RUN].set_index("carrier")
+    as_run = abl[abl["variant"] == ablation.AS_RUN].set_index("carrier")
     for key, net in mod.CARRIERS:
         assert as_run.loc[net, "rtt_max_ms"] == pytest.approx(res.measured[f"{key}-max"].value, rel=1e-9)
         assert as_run.loc[net, "rtt_min_ms"] == pytest.approx(res.measured[f"{key}-min"].value, rel=1e-9)
     assert as_run["gamma_max"].max() == pytest.approx(res.measured["gamma-high"].value, rel=1e-9)
+    # Sprint: one row per downlink trace of the data directory, the as-run one the only EVDO trace.
+    assert list(sprint["variant"]) == [n.removesuffix(".down") for n in sorted(p.name for p in TRACES.glob("*.down"))]
+    assert list(sprint.loc[sprint["as_run"], "variant"]) == ["Verizon-EVDO-driving"]
+    assert sprint.loc[sprint["as_run"], "rtt_max_ms"].iloc[0] == pytest.approx(res.measured["sprint-max"].value)
+    assert not any("sprint" in p.name.lower() for p in TRACES.iterdir())
 
     for net in nets:
         one_way = parse_duration(links.CARRIERS[net][1])
-        rows = by[by["carrier"] == net]
+        rows = abl[abl["carrier"] == net]
         # Lower bound, every variant: an RTT sample contains the propagation delay both ways.
-        assert (rows["mean_rtt_s"] >= 2 * one_way).all(), net
+        assert (rows["rtt_min_ms"] / 1e3 >= 2 * one_way).all(), net
         # Upper bound, constant-rate variants (rate C = the trace's mean, a queue of Q packets on the
         # downlink): a data packet waits behind at most Q packets and is itself serialised, (Q + 1)·1500·8/C;
         # its ACK leaves at the latest when the delayed-ACK timer fires; a pure ACK (40 B of headers + at
         # most 40 B of options) takes ≤ 80·8/C_up on the uplink and never waits behind another ACK, since
-        # ACKs are spaced by at least one downlink packet time (1500·8/C ≥ 2.39 ms here, against 80·8/C_up
-        # ≤ 0.64 ms; asserted below). Every sample is below base + all of that, hence so is every mean.
+        # ACKs are spaced by at least one downlink packet time (asserted below). Every sample is below
+        # base + all of that, hence so is every mean and the largest of them.
         t = np.loadtxt(TRACES / links.CARRIERS[net][0])
         rate = len(t) * PACKET_BITS / (t[-1] / 1e3)
-        sc = mod.ablation_scenario(net, "mean", 50, {})
-        delack = parse_duration(mptcplab.load_scenario(sc).resolved["connections"][0]["tcp"]["delack_timeout"])
+        sc = ablation.variant_scenario(mod.scenario(net), net, "mean", 50, {})
+        conn = mptcplab.load_scenario(sc).resolved["connections"][0]
+        delack = parse_duration(conn["tcp"]["delack_timeout"])
         up = parse_rate(links.CARRIERS[net][2])
         assert 80 * 8 / up < PACKET_BITS / rate
         const = rows[rows["capacity"] == "mean"]
-        assert set(const["queue_packets"]) == {mod.AS_RUN_QUEUE, *mod.QUEUE_SCAN}
+        assert set(const["queue_packets"]) == {ablation.AS_RUN_QUEUE, *ablation.QUEUE_SCAN}
         bound = 2 * one_way + (const["queue_packets"] + 1) * PACKET_BITS / rate + delack + 80 * 8 / up
-        assert (const["mean_rtt_s"] <= bound).all(), (net, (const["mean_rtt_s"] / bound).max())
-        # A receive buffer fixed at 87 380 B caps the flight at ⌈87 380 / 1448⌉ = 61 segments, and the
-        # downlink queue holds the as-run 1000 packets: nothing can overflow it, whatever the trace does.
-        fixed = rows[rows["variant"] == mod.FIXED_RCVBUF]
-        assert -(-mod.RCVBUF_DEFAULT_B // 1448) < mod.AS_RUN_QUEUE
-        assert (fixed["queue_drops"] == 0).all() and (fixed["arrived_packets"] > 0).all()
-        # Constant rate, as-run queue: the storage is F = Q + C·2d/(1500·8) packets and the 6 MB receive
-        # window (6e6 / 1448 ≈ 4 100 segments) is larger, so nothing but a drop stops the window. With no
-        # random loss and no delay spike (hence no spurious RTO), per-ACK slow start grows it by ψ = 1.5 per
-        # round, so it passes F after at most F·(1 + 1/ψ + 1/ψ² + …) = 3F segments: a download of more
-        # than 3F segments must lose at least one packet at the queue.
-        storage = mod.AS_RUN_QUEUE + rate * 2 * one_way / PACKET_BITS
-        assert 6e6 / 1448 > storage
-        for size in ("8MB", "32MB"):
-            assert float(size.removesuffix("MB")) * 1e6 / 1448 > 3 * storage
-            row = const[(const["queue_packets"] == mod.AS_RUN_QUEUE) & (const["file_size"] == size)]
-            assert len(row) == 1 and (row["queue_drops"] > 0).all(), (net, size)
+        assert (const["rtt_max_ms"] / 1e3 <= bound).all(), (net, (const["rtt_max_ms"] / 1e3 / bound).max())
+        # A receive buffer fixed at 87 380 B caps the connection's flight at ⌈87 380 / 1448⌉ = 61
+        # segments; even every one of them sent twice (a timeout's go-back-N) fits the 1000-packet queue.
+        fixed = rows[rows["variant"] == ablation.FIXED_RCVBUF]
+        assert 2 * -(-ablation.RCVBUF_DEFAULT_B // 1448) < ablation.AS_RUN_QUEUE
+        assert (fixed["loss_pct"] == 0).all()
 
 
 def test_fig2_ablation_table_and_bounds_from_the_links(tmp_path, monkeypatch) -> None:
