@@ -223,6 +223,13 @@ def test_fig6_the_srtt_lag_not_alphas_update_causes_the_underestimation(tmp_path
         # The SRTT averages RTT samples that each left one RTT ago, so on a growing queue it is
         # below the true RTT (base + queue now) all through the ramp, apart from its first samples.
         assert (g["R2_srtt_s"] < g["R2_true_s"]).iloc[len(g) // 4:].all()
+    # The claim is the underestimation where the paper computes its 61 %: the ramp's last sample,
+    # true γ ≥ 8 (rule (3) of the section), averaged over the Linux-policy runs.
+    linux = r[r["policy"] == "per_rtt"]
+    assert res.measured["under"].value == pytest.approx(linux["underestimation_at_end"].mean())
+    last = s[s["policy"] == "per_rtt"].groupby("seed").tail(1)
+    assert (1 - last["eff_used"] / last["eff_true"]).to_numpy() == pytest.approx(
+        linux.sort_values("seed")["underestimation_at_end"].to_numpy())
     # The split is exact: (1 − total) = (1 − by SRTT lag)(1 − by α's update), Σ used/Σ true =
     # Σ used/Σ fresh · Σ fresh/Σ true.
     assert (1 - r["underestimation"]).to_numpy() == pytest.approx(
