@@ -55,6 +55,13 @@ def test_fig3_ablation_table_and_bounds_from_the_queue(tmp_path, monkeypatch) ->
     assert list(sprint.loc[sprint["as_run"], "variant"]) == ["Verizon-EVDO-driving"]
     assert sprint.loc[sprint["as_run"], "rtt_max_ms"].iloc[0] == pytest.approx(res.measured["sprint-max"].value)
     assert not any("sprint" in p.name.lower() for p in TRACES.iterdir())
+    # WiFi's open facts: the as-run row re-runs the claims' runs; every WiFi RTT contains the
+    # 2 × 15 ms propagation delay.
+    wabl = pd.read_csv(res.tables["WiFi ablation"])
+    wifi = pd.read_csv(res.tables["WiFi subflow"])
+    assert list(wabl["variant"]) == [v[0] for v in ablation.WIFI_ABLATIONS]
+    assert wabl["wifi_rtt_max_ms"].iloc[0] == pytest.approx(1e3 * wifi["mean_rtt_s"].max(), rel=1e-9)
+    assert (wabl["wifi_rtt_min_ms"] >= 30).all()
 
     for net in nets:
         one_way = parse_duration(links.CARRIERS[net][1])

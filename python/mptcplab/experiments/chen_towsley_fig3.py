@@ -305,15 +305,18 @@ def run(ctx: Context) -> Result:
                      .assign(carrier=net) for _, net in CARRIERS], ignore_index=True)
     table, wifi = _table(raw), _wifi_table(raw)
     abl, sprint = ablation.run_ablation(ctx, scenario, pts, SIZES, CARRIERS)
+    wabl = ablation.run_wifi_ablation(ctx, scenario, pts, SIZES, CARRIERS)
     tables = {"RTT vs file size": ctx.path("rtt_vs_file_size.csv"), "WiFi subflow": ctx.path("wifi_subflow.csv"),
-              "ablation": ctx.path("ablation.csv"), "Sprint traces": ctx.path("sprint_traces.csv")}
-    for key, df in (("RTT vs file size", table), ("WiFi subflow", wifi), ("ablation", abl), ("Sprint traces", sprint)):
+              "ablation": ctx.path("ablation.csv"), "Sprint traces": ctx.path("sprint_traces.csv"),
+              "WiFi ablation": ctx.path("wifi_ablation.csv")}
+    for key, df in (("RTT vs file size", table), ("WiFi subflow", wifi), ("ablation", abl), ("Sprint traces", sprint),
+                    ("WiFi ablation", wabl)):
         df.to_csv(tables[key], index=False)
     figs = _figure(ctx, table, wifi)
     measured = _measured(raw, table, wifi)
-    discussion = _discussion(ctx, table, wifi, measured, abl, sprint)
+    discussion = _discussion(ctx, table, wifi, measured, abl, sprint) + "\n\n" + ablation.wifi_text(wabl)
     setup = (f"{__doc__.strip()}\n\nRepetitions per point: {reps}. An ablation (not counted) re-runs the downloads "
-             "with one cellular assumption changed at a time, and Sprint's link with every available trace, at the "
-             "same start times and seeds.")
+             "with one cellular assumption changed at a time, Sprint's link with every available trace, and WiFi's "
+             "queue or rate changed, at the same start times and seeds.")
     return Result(NAME, TITLE, SOURCE, setup, CLAIMS, measured, discussion, tables, figs,
                   assumptions=links.ASSUMPTIONS)

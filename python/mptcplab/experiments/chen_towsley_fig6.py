@@ -29,7 +29,8 @@ from the last one with an empty cellular queue to the first one with true γ ≥
 by 4× "as more packets are in-flight" is a fourfold cellular window: it happens in the cellular
 subflow's first slow start (in congestion avoidance a drop-tail cycle only halves the window,
 so the queued RTT moves by at most a factor of 2, never from 2 to 8 times WiFi's), so β cannot
-"remain fixed" over it; the ``beta`` claim reports its median over the ramp. Over it,
+"remain fixed" over it; the ``beta`` claim reports its median over the ramp, as a calibration target
+(the cellular rate's rule aims at it), never counted. Over it,
 WiFi's increase is underestimated by 1 − Σ applied / Σ true (the paper: 61 %), and the two
 causes the paper names split it exactly: the SRTT lag, 1 − Σ fresh / Σ true, and α's
 update timing, 1 − Σ applied / Σ fresh. A cause "reduces" WiFi's increase when the 95 %
@@ -126,7 +127,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("cause-alpha", "simulation", "cause 2, α updated once per RTT: effect on WiFi's increase", "", REDUCES,
           _TEXT, _CAUSE, printed="the slow responsiveness of α"),
     Claim("beta", "simulation", "window ratio β = w₂/w₁ during the ramp (median)", "ratio", _C6["beta"].value,
-          _FIG, DEFAULT_TOLERANCE, printed="if we assume the window ratio β remains fixed at 2", headline=False),
+          _FIG, DEFAULT_TOLERANCE, printed="if we assume the window ratio β remains fixed at 2", headline=False,
+          calibration=True),
     Claim("better-flow", "simulation", "the better flow (the max term of Eq. (11)) during the ramp", "", "WiFi",
           _FIG, Tolerance.same("a category: the flow in the majority of the ramp's samples"),
           printed="flow 1 is currently the better flow", headline=False),
@@ -263,8 +265,8 @@ def _ablation(seeds: int) -> pd.DataFrame:
         frames = [f for f in (ramp("per_rtt", s, wifi, rate) for s in range(1, seeds + 1)) if len(f)]
         r = per_run(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame()
         row: dict[str, Any] = {"variant": label, "cell_rate_mbps": rate, "runs_reaching_gamma_8": len(r)}
-        for col in ("underestimation", "by_srtt_lag", "by_alpha_update", "beta_median", "srtt_over_true_R2",
-                    "cell_slow_start_fraction", "ramp_length_s", "gamma_at_start"):
+        for col in ("underestimation_at_end", "underestimation", "by_srtt_lag", "by_alpha_update", "beta_median",
+                    "srtt_over_true_R2", "cell_slow_start_fraction", "ramp_length_s", "gamma_at_start"):
             row[col] = float(r[col].mean()) if len(r) else float("nan")
         g1, beta, lag = _C6["gamma_to"].value, row["beta_median"], row["srtt_over_true_R2"]
         row["eq12_at_these"] = (1 - ct.increment_efficiency(beta, lag * g1) / ct.increment_efficiency(beta, g1)
@@ -276,18 +278,22 @@ def _ablation(seeds: int) -> pd.DataFrame:
 def _ablation_text(abl: pd.DataFrame) -> str:
     """The ablation paragraph: each variant's numbers, then what they say about β and the 61 %."""
     text = "**Ablation** (not counted; α per RTT): " + "; ".join(
-        f"{r.variant}: underestimation {fmt(100 * r.underestimation)} % (SRTT lag {fmt(100 * r.by_srtt_lag)} %, "
+        f"{r.variant}: underestimation at γ = 8 {fmt(100 * r.underestimation_at_end)} %, over the ramp "
+        f"{fmt(100 * r.underestimation)} % (SRTT lag {fmt(100 * r.by_srtt_lag)} %, "
         f"α's timing {fmt(100 * r.by_alpha_update)} %), β {fmt(r.beta_median)}, cellular SRTT at "
         f"{fmt(r.srtt_over_true_R2)} of the true RTT, γ at the ramp's start {fmt(r.gamma_at_start)}, cellular slow "
         f"start in {fmt(100 * r.cell_slow_start_fraction)} % of the ramp, Eq. (12) at this β and lag "
         f"{fmt(100 * r.eq12_at_these)} % ({r.runs_reaching_gamma_8} runs)" for r in abl.itertuples()) + "."
     rates = abl[abl["variant"].str.startswith(("as run", "cellular"))].sort_values("cell_rate_mbps")
     if len(rates) > 1:
-        u = rates["underestimation"]
+        u = rates["underestimation_at_end"]
         text += (f" Over cellular rates of {fmt(rates['cell_rate_mbps'].min())}–{fmt(rates['cell_rate_mbps'].max())} "
                  f"Mbit/s β's median over the ramp runs from {fmt(rates['beta_median'].min())} to "
-                 f"{fmt(rates['beta_median'].max())} and the underestimation from {fmt(100 * u.min())} to "
-                 f"{fmt(100 * u.max())} %: no rate of the grid gives the paper's 61 %.")
+                 f"{fmt(rates['beta_median'].max())} and the underestimation at γ = 8 from {fmt(100 * u.min())} to "
+                 f"{fmt(100 * u.max())} %" + (": no rate of the grid gives the paper's 61 % within "
+                                              f"{DEFAULT_TOLERANCE.describe()}." if not any(
+                                                  DEFAULT_TOLERANCE.holds(_C6['underestimation'].value, x)
+                                                  for x in u) else "."))
     lossless = abl.iloc[-1]
     if abs(lossless["beta_median"] - _C6["beta"].value) <= 0.5 * _C6["beta"].value:
         text += (f" Without WiFi's random loss β is {fmt(lossless['beta_median'])}, near the paper's assumed 2, so "
