@@ -260,6 +260,11 @@ def test_fig6_the_srtt_lag_not_alphas_update_causes_the_underestimation(tmp_path
     # median over the ramp falls with the rate (the rule that picks the as-run rate).
     rates = abl[abl.index.str.startswith(("as run", "cellular"))].sort_values("cell_rate_mbps")
     assert rates["beta_median"].is_monotonic_increasing
+    # The rule: the as-run rate is the slowest of the grid whose ramp starts at the stated γ = 2
+    # (within the ±15 % default); every slower one starts above it (its initial window queues).
+    start_ok = rates["gamma_at_start"] <= 2 * 1.15
+    assert start_ok[rates["cell_rate_mbps"] == mod6.CELL_RATE_MBPS].all()
+    assert not start_ok[rates["cell_rate_mbps"] < mod6.CELL_RATE_MBPS].any()
     assert abl["beta_median"].iloc[0] > abl["beta_median"].iloc[-1]
     assert "**Ablation** (not counted" in res.discussion
 

@@ -182,7 +182,7 @@ def wifi_text(wabl: pd.DataFrame) -> str:
           if DEFAULT_TOLERANCE.holds(want, r.wifi_rtt_max_ms) and DEFAULT_TOLERANCE.holds(want, r.wifi_rtt_min_ms)]
     return ("**WiFi's open facts** (not counted; the seed gives WiFi's RTT and loss only): "
             + "; ".join(f"{r.variant}: WiFi subflow {_ms(r.wifi_rtt_min_ms)}–{_ms(r.wifi_rtt_max_ms)} (largest at "
-                        f"{r.size_max})" for r in wabl.itertuples())
+                        f"{r.size_max.replace('KB', ' KB').replace('MB', ' MB')})" for r in wabl.itertuples())
             + f". Flat within {DEFAULT_TOLERANCE.describe()} of 30 ms at every size with: "
             + (and_list(ok) if ok else "none") + ". The WiFi subflow's excess over its 30 ms base RTT is its "
             "own queue at the home router, which a loss-free slow start can fill before WiFi's random loss stops it.")
@@ -197,7 +197,7 @@ def _paper_ms(key: str, end: str) -> float:
 
 
 def ablation_text(abl: pd.DataFrame, sprint: pd.DataFrame, carriers: tuple[tuple[str, str], ...],
-                  data: str | Path | None) -> str:
+                  data: str | Path | None, extra: str = "") -> str:
     """The ablation paragraphs: each variant's numbers, then what they show about the tops,
     the loss rate and the trace standing for Sprint, stated only where the rows support it."""
     tol, band = DEFAULT_TOLERANCE, DEFAULT_TOLERANCE.describe()
@@ -245,13 +245,6 @@ def ablation_text(abl: pd.DataFrame, sprint: pd.DataFrame, carriers: tuple[tuple
                                 ("AT&T", "Verizon"))
                  + " on average, so no buffer common to the carriers gives both LTE tops.")
     parts.append(text)
-    parts.append(
-        "**Unexplained.** " + (f"No variant puts all three tops within {band}" if not all_tops else
-                               f"Only {and_list(all_tops)} put all three tops within {band}")
-        + (f", and none with the seed's loss rates ({pv.CT_SETUP['p_cellular_max'].printed})"
-           if not [v for v in all_tops if v not in lossy] else "")
-        + ". The paper gives neither its carriers' buffers nor their rates; choosing them per carrier would be "
-          "fitting, so the failed tops stay failed with this explanation.")
     s = sprint.set_index("variant")
     as_run = s[s["as_run"]].index[0]
     ok = [v for v in s.index if tol.holds(_paper_ms("sprint", "max"), s.loc[v, "rtt_max_ms"])]
@@ -265,4 +258,13 @@ def ablation_text(abl: pd.DataFrame, sprint: pd.DataFrame, carriers: tuple[tuple
         + f". Within {band} of the paper's top ({pv.CT_FIG3['sprint_rtt_max'].printed}): "
         + (and_list(ok) if ok else "none") + f"; of its low end ({pv.CT_FIG3['sprint_rtt_min'].printed}): "
         + (and_list(ok_min) if ok_min else "none") + ".")
+    if extra:
+        parts.append(extra)
+    parts.append(
+        "**Unexplained.** " + (f"No variant puts all three tops within {band}" if not all_tops else
+                               f"Only {and_list(all_tops)} put all three tops within {band}")
+        + (f", and none with the seed's loss rates ({pv.CT_SETUP['p_cellular_max'].printed})"
+           if not [v for v in all_tops if v not in lossy] else "")
+        + ". The paper gives neither its carriers' buffers nor their rates; choosing them per carrier would be "
+          "fitting, so the failed tops stay failed with this explanation.")
     return "\n\n".join(parts)
