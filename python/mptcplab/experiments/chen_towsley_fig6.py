@@ -15,8 +15,9 @@ drop (assumed; bufferbloat, §V-A). Its rate is the one value the seed leaves op
 β: the slower the link, the smaller the cellular window when its queue starts to fill, the
 nearer β to 2. Rule: the slowest rate of the grid in ``RATE_GRID`` whose ramp still starts
 from an empty queue at γ = 2 (below it the initial window alone queues, and the ramp starts
-above the stated 2): 2 Mbit/s (assumed by this rule; the ablation shows every rate of the grid). WiFi's increment
-efficiency is LIA's increase α/w relative to TCP's 1/w₁, min(1, α·w₁/w), evaluated with
+above the stated 2): 2 Mbit/s (assumed by this rule; the ablation shows every rate of the
+grid). WiFi's increment efficiency is LIA's increase α/w relative to TCP's 1/w₁,
+min(1, α·w₁/w), evaluated with
 
 - the α LIA applies (``per_rtt``: Linux's policy, recomputed on every slow-start ACK and on
   every congestion-avoidance window increment; ``per_ack``: before every increase);
@@ -29,11 +30,12 @@ from the last one with an empty cellular queue to the first one with true γ ≥
 by 4× "as more packets are in-flight" is a fourfold cellular window: it happens in the cellular
 subflow's first slow start (in congestion avoidance a drop-tail cycle only halves the window,
 so the queued RTT moves by at most a factor of 2, never from 2 to 8 times WiFi's), so β cannot
-"remain fixed" over it; the ``beta`` claim reports its median over the ramp, as a calibration target
-(the cellular rate's rule aims at it), never counted. Over it,
-WiFi's increase is underestimated by 1 − Σ applied / Σ true (the paper: 61 %), and the two
-causes the paper names split it exactly: the SRTT lag, 1 − Σ fresh / Σ true, and α's
-update timing, 1 − Σ applied / Σ fresh. A cause "reduces" WiFi's increase when the 95 %
+"remain fixed" over it; the ``beta`` claim reports its median over the ramp, as a
+calibration target (the cellular rate's rule aims at it), never counted. WiFi's increase is
+underestimated by 1 − applied / true efficiency at the ramp's last sample (the claim, rule (3)
+below; the paper: 61 %) and by 1 − Σ applied / Σ true over the ramp, which the two causes the
+paper names split exactly: the SRTT lag, 1 − Σ fresh / Σ true, and α's update timing,
+1 − Σ applied / Σ fresh. A cause "reduces" WiFi's increase when the 95 %
 confidence interval of its mean over the runs lies above zero.
 
 Verdict rules. (1) α's update timing: Linux's coupled controller (``mptcp_ccc_cong_avoid``,
