@@ -61,8 +61,8 @@ def test_fig8_starts_spread_over_the_bloated_phase() -> None:
 
     starts = [fig8.start_time(r, 40) for r in range(1, 41)]
     assert starts[0] == 20.0 and starts[-1] == pytest.approx(31.7) and all(20 <= s < 32 for s in starts)
-    # The ablation's 8 starts are every fifth of the figure's 40.
-    assert [fig8.start_time(r, 8) for r in range(1, 9)] == pytest.approx(starts[::5])
+    # The ablation's starts are every tenth of the figure's 40.
+    assert [fig8.start_time(r, fig8.ABLATION_SEEDS) for r in range(1, 5)] == pytest.approx(starts[::10])
     sc = fig8.scenario(True, True, 23.0)
     assert sc["connections"][0]["start"] == "23s" and sc["duration"] == "223s"
 

@@ -231,3 +231,24 @@ def bloat_paths() -> list[dict[str, Any]]:
 
 #: The assumptions block of Figs. 7-8 (their links differ from the other sections').
 BLOAT_ASSUMPTIONS = ("chen-towsley-bloat", "Links and buffers of Chen & Towsley's Figs. 7-8", BLOAT_DOC)
+
+
+def wifi_shallow(queue: int) -> dict[str, Any]:
+    """The WiFi link with another shallow queue of ``queue`` packets and the same storage F (so the
+    seed's loss model still gives 0.9 %): the queue assumption's ablation."""
+    return {"rate": f"{round(wifi_shallow_rate_bps(queue=queue))}bit", "delay": "15ms", "queue": f"{queue} packets"}
+
+
+def bloated_finite(rate_bps: float) -> dict[str, Any]:
+    """The cellular link at another rate, its buffer and dip refitted to the seed's 800 ms and
+    3.5 s (base RTT + B / μ): the rate assumption's ablation."""
+    buf = round((CELL_FULL_RTT_S - CELL_BASE_RTT_S) * rate_bps / PACKET_BITS)
+    dip = buf * PACKET_BITS / (CELL_DIP_RTT_S - CELL_BASE_RTT_S)
+    return {
+        "delay": BLOATED_FINITE["delay"],
+        "queue": f"{buf} packets",
+        "up": dict(BLOATED_FINITE["up"]),
+        "down": {"rate": f"{rate_bps:.0f}bit",
+                 "schedule": [{"at": f"{BLOAT_DIP[0]:g}s", "rate": f"{round(dip)}bit"},
+                              {"at": f"{BLOAT_DIP[1]:g}s", "rate": f"{rate_bps:.0f}bit"}]},
+    }
