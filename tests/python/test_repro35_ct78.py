@@ -94,3 +94,46 @@ def test_fig7_claims_separate_inputs_fit_and_predictions() -> None:
     assert [x.id for x in fig7.CLAIMS if x.calibration] == ["rtt-early"]
     assert c["rtt-after"].counted and c["starvation"].counted
     assert c["starvation"].tolerance.holds(12.0, 12.0) and not c["starvation"].tolerance.holds(12.0, 11.9)
+
+
+def _restart_run(period: str, idle_restart: bool = True) -> pd.DataFrame:
+    import mptcplab
+
+    tcp = {**links.TCP_LINUX_311, "idle_restart": idle_restart}
+    sc = {"name": "restart", "duration": "4s",
+          "paths": [{"name": "p", "rate": "10Mbit", "delay": "15ms", "queue": "1000 packets"}],
+          "connections": [{"name": "t", "kind": "tcp", "paths": ["p"], "tcp": tcp,
+                           "app": {"kind": "periodic", "size": "300KB", "period": period}}],
+          "output": {"timeseries": "10ms"}}
+    ts = mptcplab.run(sc, seed=1).timeseries
+    ts = ts[ts["metric"].isin(["cwnd_bytes", "dsn_sent_bytes", "rto_s"])]
+    return ts.pivot_table(index="time_s", columns="metric", values="value")
+
+
+@pytest.mark.parametrize("period", [1.0, 3.0])
+def test_idle_restart_is_linux_311_tcp_cwnd_restart(period: float) -> None:
+    """Seed 000 footnote 5 names ``tcp_cwnd_restart()``: after an idle period longer than the
+    RTO the window is halved once per whole RTO of idle time since the last transmission
+    (``while ((delta -= rto) > 0 && cwnd > restart_cwnd) cwnd >>= 1``), never below
+    min(cwnd, I_w). A 300 KB write on a 10 Mbit/s, 30 ms path ends its slow start with a
+    window far above I_w = 10; the next write comes at ``period``. The expected number of
+    halvings, ceil(idle / RTO) − 1, is computed from the samples (the last transmission known
+    to 10 ms) and must be the same at both ends of that uncertainty; at 3 s the idle time is
+    about 9 RTOs, enough to bring any window here to I_w. With idle restart off the window is
+    kept."""
+    import math
+
+    w = _restart_run(f"{period}s")
+    pre = w.loc[: period - 0.005]
+    before, rto = pre["cwnd_bytes"].iloc[-1], pre["rto_s"].iloc[-1]
+    sent = pre["dsn_sent_bytes"]
+    last_send = sent.index[sent < sent.iloc[-1]][-1]  # the last sample before the final send
+    after = w.loc[period:, "cwnd_bytes"].iloc[0]
+    k = {math.ceil((period - t) / rto) - 1 for t in (last_send, last_send + 0.01)}
+    assert len(k) == 1 and before > 10 * 1448
+    expected = max(int(before) >> k.pop(), 10 * 1448)
+    assert after == expected
+    if period == 3.0:
+        assert after == 10 * 1448
+    kept = _restart_run(f"{period}s", idle_restart=False)
+    assert kept.loc[period:, "cwnd_bytes"].iloc[0] == kept.loc[: period - 0.005, "cwnd_bytes"].iloc[-1]
