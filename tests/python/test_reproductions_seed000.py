@@ -30,7 +30,8 @@ def _run(name: str, out: Path, monkeypatch: pytest.MonkeyPatch, reps: tuple[int,
         monkeypatch.setattr(mod, "REPS", reps)
     res = mod.run(Context(out=out / name, quick=True, jobs=1))
     assert res.claims is mod.CLAIMS and res.discussion.strip()
-    assert res.assumptions is not None and res.assumptions[0] == "chen-towsley"
+    # Figs. 7-8 have their own links (congestion loss, a finite cellular buffer): their own block.
+    assert res.assumptions is not None and res.assumptions[0] in ("chen-towsley", "chen-towsley-bloat")
     for f in res.figures:
         assert f.exists() and f.stat().st_size > 0
     assert {f.suffix for f in res.figures} >= {".png", ".svg"}
@@ -292,118 +293,58 @@ def test_fig7_restart_events_are_read_from_idle_spans_longer_than_the_rto() -> N
     assert (e["cwnd_before"], e["cwnd_after"], bool(e["lowered"])) == (20, 10, True)
 
 
-def test_fig7_opportunistic_retransmission_keeps_wifi_from_idling_into_restarts(tmp_path, monkeypatch) -> None:
-    """Finding under the paper's stack (v0.88, opportunistic retransmission on by default):
-    while the writer waits on a send buffer held by cellular data, the WiFi subflow, which has
-    room, re-sends the oldest un-DATA_ACKed segment whenever cellular holds it and cellular's
-    SRTT exceeds 4 × WiFi's (`mptcp_rcv_buf_optimization`). The copy arrives one WiFi round
-    trip later (at most 100 ms: 30 ms of propagation, 30 ms of a full 50-packet queue at
-    20 Mbit/s, a 40 ms delayed ACK), DATA_ACK advances and the next segment is copied: WiFi
-    never stays idle for its RTO (at least 200 ms), so it never restarts its window, where
-    the paper saw 3 restarts. The run's series must agree with the engine's counters, and the
-    restart claims must follow: not reproduced, and nothing to read their effect from."""
-    from mptcplab.experiments.base import NOT_REPRODUCED, NOT_TESTABLE
-
-    res = _run("chen-towsley-fig7", tmp_path, monkeypatch, (2, 2))
-    t, ev, runs = _table(res, "time series"), _table(res, "idle restarts"), _table(res, "per run")
-    assert {"time_s", "wifi_cwnd_packets", "wifi_cwnd_packets_no_restart", "cell_srtt_s"} <= set(t.columns)
-    assert not res.tick_overlaps
-    v = res.verdicts()
-    assert (runs["restarts"] == runs["restarts_engine"]).all()
-    assert (runs["restarts"] == 0).all() and ev.empty and v["restarts"] == NOT_REPRODUCED
-    assert v["restart-effect"] == NOT_TESTABLE
-    # The connection is send-buffer-limited (WiFi starved) for part of every run: the
-    # condition under which the optimisation is called.
-    assert (runs["starvation_s"] > 0).all()
-    # The ablation names the mechanism: without opportunistic retransmission WiFi idles into
-    # restarts; with it (as run) it does not.
-    abl = _table(res, "ablation (seed 1)").set_index("variant")
-    assert abl.loc["v0.88 (as run)", "wifi_idle_restarts"] == 0 and abl.loc["v0.88 (as run)", "m1"] > 0
-    assert abl.loc["opportunistic retransmission and penalisation off", "wifi_idle_restarts"] > 0
-
-
-def test_fig8_download_times_per_configuration(tmp_path, monkeypatch) -> None:
-    from mptcplab.experiments.base import NOT_REPRODUCED, REPRODUCED
-    from mptcplab.experiments.chen_towsley_fig8 import IDENTICAL, SHORTER
-
-    res = _run("chen-towsley-fig8", tmp_path, monkeypatch, (8, 8))
-    t = _table(res, "download times")
-    assert {"config", "download_time_s", "wifi_idle_restarts", "penalisations_wifi", "penalisations_cell"} <= set(
-        t.columns)
-    assert set(t["config"]) == {"RST w/o penl.", "RST w/ penl.", "no RST w/o penl.", "no RST w/ penl."}
-    assert t["completed"].all() and t["download_time_s"].notna().all()
-    # A 16 MB download cannot beat both links together (10 + 20 Mbit/s: 4.3 s) and the cellular
-    # link alone would take 12.8 s; WiFi adds a little.
-    assert (t["download_time_s"] > 16e6 * 8 / 30e6).all() and (t["download_time_s"] < 16).all()
-    assert not res.tick_overlaps
-    v, m = res.verdicts(), res.measured
-    # Under v0.88's test (the holder's cwnd/SRTT below the caller's) the bloated cellular
-    # subflow, whose window covers at least its 10 Mbit/s link, is never slower than the
-    # loss-limited WiFi one (about 5.0 Mbit/s: 1.22 · 1448 B · 8 / (30 ms · √0.009)): a
-    # halving can hit WiFi only, as the paper describes. The claim follows the counts.
-    pen = t[t["penalisation"]]
-    assert (pen["penalisations_cell"] == 0).all() and (t[~t["penalisation"]][["penalisations_wifi"]] == 0).all().all()
-    if pen["penalisations_wifi"].sum() > 0:
-        assert m["penl-subflow"].value == "WiFi" and v["penl-subflow"] == REPRODUCED
-    else:
-        assert m["penl-subflow"].value == "neither" and v["penl-subflow"] == NOT_REPRODUCED
-    assert m["penl-helps"].value != SHORTER and v["penl-helps"] == NOT_REPRODUCED
-
-
-def test_fig8_idle_restart_is_a_no_op_when_the_starved_wifi_window_is_below_iw(tmp_path, monkeypatch) -> None:
-    """Finding, not the paper's claim: seed 000 Fig. 8 reports 30 % shorter 16 MB downloads
-    without idle restart. In the simulator the bufferbloat-starved WiFi flow (LIA coupled to
-    a huge cellular window, 0.9 % loss) has a window at or below I_w whenever it goes idle, and
-    RFC 2861 / `tcp_cwnd_restart` restarts to min(I_w, cwnd) = cwnd, so restart on and off give
-    identical downloads, seed by seed. The reproduction reports the 30 % as "not reproduced"."""
-    from mptcplab.experiments.base import NOT_REPRODUCED
+def test_fig7_cellular_rtt_is_bounded_by_the_finite_buffer_and_m1_keeps_wifi_busy(tmp_path, monkeypatch) -> None:
+    """Seed 000 §V-C as the seed describes it: the cellular RTT is an outcome of a finite
+    buffer. A full buffer of B = 600 packets of 1500 B adds B / μ to the 80 ms base RTT, so no
+    RTT sample, and no SRTT (an average of samples), can exceed 80 ms + (B + 1) · 12000 bit / μ
+    plus one delayed-ACK timeout (40 ms): 0.8 s at 10 Mbit/s, 3.5 s in the dip. Under v0.88
+    (opportunistic retransmission on) WiFi re-sends the segment that blocks the full send
+    buffer whenever it has room, so it never stays idle for its RTO; with M1 and M2 off it
+    does. A restart lowers only a window above I_w (``tcp_cwnd_restart``)."""
+    from mptcplab.experiments import _chen_towsley_links as links
+    from mptcplab.experiments.base import CALIBRATION, NOT_TESTABLE
     from mptcplab.experiments.chen_towsley_fig7 import IW
-    from mptcplab.experiments.chen_towsley_fig8 import IDENTICAL
 
-    res = _run("chen-towsley-fig8", tmp_path, monkeypatch, (4, 4))
-    t, ev = _table(res, "download times"), _table(res, "idle restarts")
-    assert t.loc[t["restart"], "wifi_idle_restarts"].sum() > 0
-    assert t.loc[~t["restart"], "wifi_idle_restarts"].sum() == 0
-    on = ev[ev["restart_on"]]
-    assert len(on) and (on["cwnd_before"] <= IW).all() and not on["lowered"].any()
-    by = t.pivot_table(index="seed", columns="config", values="download_time_s")
-    assert (by["no RST w/ penl."] == by["RST w/ penl."]).all()
-    assert (by["no RST w/o penl."] == by["RST w/o penl."]).all()
-    m, v = res.measured, res.verdicts()
-    assert m["gain"].value == 0 and v["gain"] == NOT_REPRODUCED
-    assert m["no-rst-vanilla"].value == IDENTICAL and v["no-rst-vanilla"] == NOT_REPRODUCED
+    res = _run("chen-towsley-fig7", tmp_path, monkeypatch, (1, 1))
+    t, runs = _table(res, "time series"), _table(res, "per run")
+    assert {"time_s", "wifi_cwnd_packets", "wifi_cwnd_packets_no_restart", "cell_srtt_s"} <= set(t.columns)
+    bound = lambda rate: 0.080 + (links.CELL_BUFFER_PACKETS + 1) * 12000 / rate + 0.040  # noqa: E731
+    assert (runs["rtt_early_peak_s"] <= bound(links.CELL_RATE_BPS)).all()
+    assert (runs["rtt_dip_peak_s"] <= bound(links.CELL_DIP_RATE_BPS)).all()
+    v = res.verdicts()
+    assert v["rtt-start"] == NOT_TESTABLE and v["rtt-dip"] == NOT_TESTABLE and v["rtt-early"] == CALIBRATION
+    assert (runs["restarts"] == runs["restarts_engine"]).all()
+    abl = _table(res, "ablation").set_index("variant")
+    assert abl.loc["as run", "wifi_idle_restarts"] == 0 and abl.loc["as run", "m1"] > 0
+    assert abl.loc["opportunistic retransmission and penalisation off", "wifi_idle_restarts"] > 0
+    assert (abl["restarts_lowering"] <= abl["wifi_idle_restarts"]).all()
+    ev = _table(res, "idle restarts")
+    assert (ev.loc[ev["lowered"], "cwnd_before"] > IW).all()
+    assert res.measured["starvation"].value == pytest.approx(float(runs["starvation_s"].mean()))
 
 
-def test_fig8_ablation_names_what_stops_the_restart_gain(tmp_path, monkeypatch) -> None:
-    """The ablation (every configuration re-run under one change) against rules that hold
-    whatever the numbers:
-    - its "as run" row is the figure's own runs (same scenario, same seeds);
-    - a penalisation that never halves a window changes nothing, so with opportunistic
-      retransmission off and no halving, "penl." downloads are vanilla's, run for run;
-    - opportunistic retransmission re-sends the segment that holds the full send buffer on
-      WiFi whenever WiFi has window room, so WiFi idles less with it (fewer restarts);
-    - without random loss WiFi's window leaves slow start from I_w = 10 and can only be cut by
-      its own queue overflowing (50 packets of queue over a 50-packet BDP: a window of about
-      100) or by a restart, so it holds more than I_w when it first goes idle and the restarts
-      lower it."""
+def test_fig8_downloads_in_the_bloated_phase(tmp_path, monkeypatch) -> None:
+    """Seed 000 Fig. 8 with downloads started inside the bloated phase (20-32 s). A 16 MB
+    download cannot beat both links at their full rates (10 Mbit/s cellular + the WiFi rate);
+    a setting that never acts changes nothing: where WiFi had no idle period longer than its
+    RTO with idle restart on, switching it off gives the same download, run for run; the
+    ablation's "as run" row is the figure's own runs (same starts with 4 repeats)."""
+    from mptcplab.experiments import _chen_towsley_links as links
     from mptcplab.experiments.chen_towsley_fig8 import ABLATIONS
 
     res = _run("chen-towsley-fig8", tmp_path, monkeypatch, (4, 4))
-    t, abl = _table(res, "download times"), _table(res, "ablation").set_index("variant")
+    t = _table(res, "download times")
+    assert {"config", "download_time_s", "wifi_idle_restarts", "penalisations_wifi", "penalisations_cell",
+            "start_s"} <= set(t.columns)
+    assert t["completed"].all() and ((t["start_s"] >= 20) & (t["start_s"] < 32)).all()
+    assert (t["download_time_s"] > 16e6 * 8 / (links.CELL_RATE_BPS + links.wifi_shallow_rate_bps())).all()
+    by = t.pivot_table(index="repeat", columns="config", values=["download_time_s", "wifi_idle_over_rto"])
+    quiet = by[("wifi_idle_over_rto", "RST w/ penl.")] == 0
+    assert (by.loc[quiet, ("download_time_s", "RST w/ penl.")]
+            == by.loc[quiet, ("download_time_s", "no RST w/ penl.")]).all()
+    abl = _table(res, "ablation").set_index("variant")
     assert list(abl.index) == [a[0] for a in ABLATIONS] and (abl["runs_per_config"] == 4).all()
     own = t.groupby("config")["download_time_s"].mean()
     assert abl.loc["as run", "rst_vanilla_s"] == pytest.approx(own["RST w/o penl."], rel=1e-12)
     assert abl.loc["as run", "no_rst_penl_s"] == pytest.approx(own["no RST w/ penl."], rel=1e-12)
-    m2_only = [v for v in abl.index if "penalisation alone" in v]
-    assert len(m2_only) == 2
-    for v in m2_only:
-        r = abl.loc[v]
-        if r["penalisations_per_download"] == 0:
-            assert r["rst_penl_s"] == r["rst_vanilla_s"] and r["restarts_penl"] == r["restarts_vanilla"]
-    for v in ("as run", "WiFi without random loss"):
-        assert abl.loc[v, "restarts_penl"] < abl.loc[v, "restarts_vanilla"]
-    lossless = abl.loc["WiFi without random loss"]
-    assert lossless["restarts_lowering_pct"] > 0 and lossless["gain_vanilla"] > 0
-    assert lossless["wifi_share_pct"] > abl.loc["as run", "wifi_share_pct"]
-    # The discussion reports the table and never counts it.
     assert "**Ablation** (not counted" in res.discussion

@@ -125,3 +125,130 @@ def save_figure(ctx: Any, fig: Any, stem: str) -> list[Path]:
 
 #: The block every Chen & Towsley section shares: the report prints it once and links to it.
 ASSUMPTIONS = ("chen-towsley", "Links and TCP settings of the Chen & Towsley sections", __doc__ or "")
+
+
+# --- §V-C as the seed describes it (Figs. 7-8): congestion loss, a finite cellular buffer ---
+
+BLOAT_DOC = """Links of Figs. 7-8 (seed 000 §V), built from what the seed states.
+
+- WiFi loses packets by congestion at a shallow queue, not at random. Seed 000 §IV: "WiFi
+  exhibits a higher loss rate (0.9 ± 0.2%) than cellular (< 0.03% for all carriers)"; §V-A:
+  "WiFi exhibits a stable average connection RTT of approximately 30 ms" and "bufferbloat is
+  less prominent in most wired/WiFi networks". The seed's own loss model (§V-A: "if we assume
+  packets are dropped only due to the filled network buffer, then within one congestion
+  avoidance cycle, the loss rate is 1/N", N ≈ 3b/8·(F+1)² + F, b = 2) gives the network
+  storage F at which 1/N = 0.9 %: F ≈ 10.6 packets. The WiFi path holds that: a 2-packet
+  drop-tail queue (assumed: "shallow", so the RTT stays near 30 ms) and the rest as its
+  bandwidth-delay product over the 30 ms RTT: (F − 2) × 1500 B × 8 / 30 ms ≈ 3.4 Mbit/s. No
+  random loss. (Ablation: the earlier 20 Mbit/s link with 0.9 % random loss, and a deeper
+  20 Mbit/s / 50-packet WiFi.)
+- Cellular: periodic loss-driven RTT inflation (§V-A, Fig. 4: "When a packet loss is
+  detected, TCP enters fast recovery, and the congestion window is then halved ... the
+  maximum RTT is also reduced by half") needs a finite buffer that the cellular window fills.
+  Base RTT 80 ms (§V-C: "the cellular RTT inflates quickly from 80 ms to 800 ms"); rate
+  10 Mbit/s (assumed: the rate of the seed's own bufferbloat example, §V-A "Given a network
+  bandwidth μ = 10 Mbps"; the seed does not give the carrier's). A full buffer of B packets
+  adds B / μ to the RTT, so the buffer is fitted to the 800 ms the seed reports:
+  B = (0.8 − 0.08) s × 10 Mbit/s / 1500 B = 600 packets (a calibration: that claim is then
+  not counted). The seed's 3.5 s between 20 and 32 s ("the cellular RTTs inflate
+  dramatically up to 3.5 seconds") cannot come from the same buffer at the same rate; the
+  one cause consistent with Fig. 4's model is a lower capacity, so the rate drops between 20
+  and 32 s to μ' with 0.08 s + B / μ' = 3.5 s: μ' ≈ 2.1 Mbit/s (a second calibration; the
+  seed names no cause). Uplink (ACKs) 5 Mbit/s, assumed.
+- Buffers auto-tuned as on the seed's hosts (§V-C: "We do not disable TCP auto-tuning";
+  "the MPTCP's receive buffer is set to the default maximum size of 6 MB"): Linux 3.11's
+  ``tcp_init`` sets ``tcp_rmem`` = {4096, 87380, max(87380, min(6 MiB, limit))} and
+  ``tcp_wmem`` = {4096, 16384, max(64 KiB, min(4 MiB, limit))}, ``limit`` being 1/128 of
+  free memory: 6 MiB and 4 MiB on the seed's 8 GB hosts (§III: "Both the server and the
+  client have 8 GB of memory"). The receive buffer grows by the engine's dynamic
+  right-sizing (Linux 6.x's rule; 3.11's differs in the per-segment overhead and has no
+  slow-start term: a deviation), the send buffer as v0.9x's ``mptcp_update_sndbuf``.
+- Idle restart: the engine's RFC 2861 rule is Linux 3.11's ``tcp_cwnd_restart`` (seed
+  footnote 5): when a subflow sends with nothing in flight and more than its RTO since its
+  last transmission, cwnd is halved once per RTO of idle time down to min(cwnd, I_w),
+  ssthresh kept at least ¾ of the old cwnd. It can lower only a window above I_w = 10.
+"""
+
+#: Seed 000 §IV: WiFi's loss rate; §V-A: its RTT; delayed ACKs b = 2 (§IV).
+WIFI_LOSS = 0.009
+WIFI_RTT_S = 0.030
+#: The shallow WiFi queue (packets), assumed.
+WIFI_SHALLOW_QUEUE = 2
+PACKET_BITS = 1500 * 8
+
+
+def storage_for_loss(p: float, b: int = 2) -> float:
+    """The network storage F (packets) at which seed 000's loss model gives loss rate ``p``:
+    the root of 3b/8·(F+1)² + F = 1/p (§V-A, N packets per congestion-avoidance cycle)."""
+    a = 3 * b / 8
+    # a(F+1)² + (F+1) − 1 − 1/p = 0 in x = F + 1.
+    c = -(1 + 1 / p)
+    x = (-1 + (1 + 4 * a * -c) ** 0.5) / (2 * a)
+    return x - 1
+
+
+def wifi_shallow_rate_bps(p: float = WIFI_LOSS, queue: int = WIFI_SHALLOW_QUEUE, rtt_s: float = WIFI_RTT_S) -> float:
+    """The WiFi rate whose bandwidth-delay product plus ``queue`` is the storage of loss ``p``."""
+    return (storage_for_loss(p) - queue) * PACKET_BITS / rtt_s
+
+
+#: Base RTT, the RTT with the buffer full, and the peak between 20 and 32 s (seed §V-C).
+CELL_BASE_RTT_S = 0.080
+CELL_FULL_RTT_S = 0.800
+CELL_DIP_RTT_S = 3.5
+CELL_RATE_BPS = 10e6
+CELL_BUFFER_PACKETS = round((CELL_FULL_RTT_S - CELL_BASE_RTT_S) * CELL_RATE_BPS / PACKET_BITS)
+CELL_DIP_RATE_BPS = CELL_BUFFER_PACKETS * PACKET_BITS / (CELL_DIP_RTT_S - CELL_BASE_RTT_S)
+
+WIFI_SHALLOW: dict[str, Any] = {"rate": f"{round(wifi_shallow_rate_bps())}bit", "delay": "15ms",
+                                "queue": f"{WIFI_SHALLOW_QUEUE} packets"}
+BLOATED_FINITE: dict[str, Any] = {
+    "delay": f"{CELL_BASE_RTT_S / 2 * 1e3:g}ms",
+    "queue": f"{CELL_BUFFER_PACKETS} packets",
+    "up": {"rate": "5Mbit"},
+    "down": {
+        "rate": f"{CELL_RATE_BPS:.0f}bit",
+        "schedule": [{"at": f"{BLOAT_DIP[0]:g}s", "rate": f"{round(CELL_DIP_RATE_BPS)}bit"},
+                     {"at": f"{BLOAT_DIP[1]:g}s", "rate": f"{CELL_RATE_BPS:.0f}bit"}],
+    },
+}
+#: Linux 3.11 ``tcp_init`` on an 8 GB host: ``tcp_rmem`` and ``tcp_wmem``.
+TCP_RMEM_311: dict[str, int] = {"min": 4096, "default": 87380, "max": 6 * 1024 * 1024}
+TCP_WMEM_311: dict[str, int] = {"min": 4096, "default": 16384, "max": 4 * 1024 * 1024}
+
+
+def mptcp_autotuned(app: dict[str, Any], tcp: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """:func:`mptcp` with both socket buffers auto-tuned within Linux 3.11's defaults."""
+    return mptcp(app, tcp=tcp, **{"rcvbuf": dict(TCP_RMEM_311), "sndbuf": dict(TCP_WMEM_311), **extra})
+
+
+def bloat_paths() -> list[dict[str, Any]]:
+    """The two paths of Figs. 7-8 (fresh copies)."""
+    import copy
+
+    return [path("wifi", copy.deepcopy(WIFI_SHALLOW)), path("cell", copy.deepcopy(BLOATED_FINITE))]
+
+
+#: The assumptions block of Figs. 7-8 (their links differ from the other sections').
+BLOAT_ASSUMPTIONS = ("chen-towsley-bloat", "Links and buffers of Chen & Towsley's Figs. 7-8", BLOAT_DOC)
+
+
+def wifi_shallow(queue: int) -> dict[str, Any]:
+    """The WiFi link with another shallow queue of ``queue`` packets and the same storage F (so the
+    seed's loss model still gives 0.9 %): the queue assumption's ablation."""
+    return {"rate": f"{round(wifi_shallow_rate_bps(queue=queue))}bit", "delay": "15ms", "queue": f"{queue} packets"}
+
+
+def bloated_finite(rate_bps: float) -> dict[str, Any]:
+    """The cellular link at another rate, its buffer and dip refitted to the seed's 800 ms and
+    3.5 s (base RTT + B / μ): the rate assumption's ablation."""
+    buf = round((CELL_FULL_RTT_S - CELL_BASE_RTT_S) * rate_bps / PACKET_BITS)
+    dip = buf * PACKET_BITS / (CELL_DIP_RTT_S - CELL_BASE_RTT_S)
+    return {
+        "delay": BLOATED_FINITE["delay"],
+        "queue": f"{buf} packets",
+        "up": dict(BLOATED_FINITE["up"]),
+        "down": {"rate": f"{rate_bps:.0f}bit",
+                 "schedule": [{"at": f"{BLOAT_DIP[0]:g}s", "rate": f"{round(dip)}bit"},
+                              {"at": f"{BLOAT_DIP[1]:g}s", "rate": f"{rate_bps:.0f}bit"}]},
+    }

@@ -1,0 +1,139 @@
+"""Issue 35, Chen & Towsley (seed 000) Figs. 7-8: the links derived from the seed's own numbers
+and the verdict rules, each checked against the derivation written beside it."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from mptcplab.experiments import _chen_towsley_links as links
+
+
+def test_wifi_storage_follows_the_seeds_loss_model() -> None:
+    """§V-A: N ≈ 3b/8·(F+1)² + F packets per cycle, loss 1/N, b = 2. The root for 0.9 % solves
+    the equation; the seed's own example (μ = 10 Mbit/s, τ = 15 ms: BDP ≈ 12.5 packets of
+    1500 B, B = 0) gives 0.7 %, so the storage for 0.7 % is that BDP within half a packet."""
+    f = links.storage_for_loss(0.009)
+    assert 0.75 * (f + 1) ** 2 + f == pytest.approx(1 / 0.009, rel=1e-12)
+    assert links.storage_for_loss(0.007) == pytest.approx(10e6 * 0.015 / 12000, abs=0.5)
+    # The WiFi path holds F: its 2-packet queue plus its BDP over 30 ms.
+    bdp = links.wifi_shallow_rate_bps() * 0.030 / 12000
+    assert bdp + links.WIFI_SHALLOW_QUEUE == pytest.approx(f, rel=1e-9)
+    assert links.WIFI_SHALLOW["queue"] == "2 packets" and "loss" not in links.WIFI_SHALLOW
+
+
+def test_cellular_buffer_and_dip_follow_from_the_seeds_rtts() -> None:
+    """A full buffer of B packets adds B · 12000 bit / μ to the 80 ms base RTT (§V-A, Fig. 4):
+    800 ms at 10 Mbit/s gives B = 600; 3.5 s with the same buffer needs μ' = 600 · 12000 / 3.42."""
+    assert links.CELL_BUFFER_PACKETS == 600
+    assert 0.080 + 600 * 12000 / links.CELL_RATE_BPS == pytest.approx(0.800)
+    assert 0.080 + 600 * 12000 / links.CELL_DIP_RATE_BPS == pytest.approx(3.5)
+    down = links.BLOATED_FINITE["down"]
+    assert links.BLOATED_FINITE["queue"] == "600 packets" and links.BLOATED_FINITE["delay"] == "40ms"
+    assert [x["at"] for x in down["schedule"]] == ["20s", "32s"]
+
+
+def test_buffers_are_linux_311_defaults_on_an_8gb_host() -> None:
+    """``tcp_init`` (3.x): limit = free pages << (PAGE_SHIFT − 7), over 6 MiB on 8 GB, so
+    tcp_rmem[2] = min(6 MiB, limit) and tcp_wmem[2] = min(4 MiB, limit); the seed's "default
+    maximum size of 6 MB" is that 6 MiB (6 291 456 B, 4.9 % above 6e6)."""
+    assert links.TCP_RMEM_311 == {"min": 4096, "default": 87380, "max": 6291456}
+    assert links.TCP_WMEM_311 == {"min": 4096, "default": 16384, "max": 4194304}
+    conn = links.mptcp_autotuned({"kind": "bulk"})
+    assert conn["rcvbuf"] == links.TCP_RMEM_311 and conn["sndbuf"] == links.TCP_WMEM_311
+    assert conn["stack"] == "linux-v0.9x" and conn["sched_params"]["minrtt"]["penalisation_rule"] == "v0.88"
+
+
+def test_fig7_scenario_is_deterministic_so_one_run_is_the_result() -> None:
+    """No random loss is left in Figs. 7-8, so the seed changes nothing (the reason Fig. 7 runs
+    once and Fig. 8's repeats differ by their start)."""
+    import mptcplab
+    from mptcplab.experiments import chen_towsley_fig7 as fig7
+
+    sc = fig7.scenario(True)
+    sc["duration"] = "8s"
+    a, b = mptcplab.run(sc, seed=1), mptcplab.run(sc, seed=5)
+    assert a.timeseries.equals(b.timeseries) and fig7.REPS == (1, 1)
+
+
+def test_fig8_starts_spread_over_the_bloated_phase() -> None:
+    from mptcplab.experiments import chen_towsley_fig8 as fig8
+
+    starts = [fig8.start_time(r, 40) for r in range(1, 41)]
+    assert starts[0] == 20.0 and starts[-1] == pytest.approx(31.7) and all(20 <= s < 32 for s in starts)
+    # The ablation's starts are every tenth of the figure's 40.
+    assert [fig8.start_time(r, fig8.ABLATION_SEEDS) for r in range(1, 5)] == pytest.approx(starts[::10])
+    sc = fig8.scenario(True, True, 23.0)
+    assert sc["connections"][0]["start"] == "23s" and sc["duration"] == "223s"
+
+
+@pytest.mark.parametrize(("wifi", "cell", "expected"), [
+    ([0, 0, 0, 0], [0, 0, 0, 0], "neither"),
+    ([1, 0, 0, 1], [0, 0, 0, 0], "not material"),      # 0.5 per download < 1
+    ([1, 1, 2, 0], [0, 0, 0, 0], "WiFi"),              # 1.0 per download
+    ([0, 1, 0, 0], [3, 1, 1, 0], "cellular"),
+])
+def test_penalisation_claim_needs_a_material_effect(wifi, cell, expected) -> None:
+    """The rule declared before the run: the most-halved subflow counts only with at least
+    MATERIAL_HALVINGS (1) halvings per "penl." download on average; 2 halvings in 80 downloads
+    (the old verdict's evidence) are not material."""
+    from mptcplab.experiments import chen_towsley_fig8 as fig8
+
+    assert fig8.MATERIAL_HALVINGS == 1.0
+    got = fig8.penalised_subflow(pd.Series(wifi), pd.Series(cell))
+    assert got.value == expected
+    old = fig8.penalised_subflow(pd.Series([1, 1] + [0] * 78), pd.Series([0] * 80))
+    assert old.value == fig8.NOT_MATERIAL
+
+
+def test_fig7_claims_separate_inputs_fit_and_predictions() -> None:
+    from mptcplab.experiments import chen_towsley_fig7 as fig7
+
+    c = {x.id: x for x in fig7.CLAIMS}
+    assert c["rtt-start"].not_testable and c["rtt-dip"].not_testable and c["rtt-early"].calibration
+    assert [x.id for x in fig7.CLAIMS if x.calibration] == ["rtt-early"]
+    assert c["rtt-after"].counted and c["starvation"].counted
+    assert c["starvation"].tolerance.holds(12.0, 12.0) and not c["starvation"].tolerance.holds(12.0, 11.9)
+
+
+def _restart_run(period: str, idle_restart: bool = True) -> pd.DataFrame:
+    import mptcplab
+
+    tcp = {**links.TCP_LINUX_311, "idle_restart": idle_restart}
+    sc = {"name": "restart", "duration": "4s",
+          "paths": [{"name": "p", "rate": "10Mbit", "delay": "15ms", "queue": "1000 packets"}],
+          "connections": [{"name": "t", "kind": "tcp", "paths": ["p"], "tcp": tcp,
+                           "app": {"kind": "periodic", "size": "300KB", "period": period}}],
+          "output": {"timeseries": "10ms"}}
+    ts = mptcplab.run(sc, seed=1).timeseries
+    ts = ts[ts["metric"].isin(["cwnd_bytes", "dsn_sent_bytes", "rto_s"])]
+    return ts.pivot_table(index="time_s", columns="metric", values="value")
+
+
+@pytest.mark.parametrize("period", [1.0, 3.0])
+def test_idle_restart_is_linux_311_tcp_cwnd_restart(period: float) -> None:
+    """Seed 000 footnote 5 names ``tcp_cwnd_restart()``: after an idle period longer than the
+    RTO the window is halved once per whole RTO of idle time since the last transmission
+    (``while ((delta -= rto) > 0 && cwnd > restart_cwnd) cwnd >>= 1``), never below
+    min(cwnd, I_w). A 300 KB write on a 10 Mbit/s, 30 ms path ends its slow start with a
+    window far above I_w = 10; the next write comes at ``period``. The expected number of
+    halvings, ceil(idle / RTO) − 1, is computed from the samples (the last transmission known
+    to 10 ms) and must be the same at both ends of that uncertainty; at 3 s the idle time is
+    about 9 RTOs, enough to bring any window here to I_w. With idle restart off the window is
+    kept."""
+    import math
+
+    w = _restart_run(f"{period}s")
+    pre = w.loc[: period - 0.005]
+    before, rto = pre["cwnd_bytes"].iloc[-1], pre["rto_s"].iloc[-1]
+    sent = pre["dsn_sent_bytes"]
+    last_send = sent.index[sent < sent.iloc[-1]][-1]  # the last sample before the final send
+    after = w.loc[period:, "cwnd_bytes"].iloc[0]
+    k = {math.ceil((period - t) / rto) - 1 for t in (last_send, last_send + 0.01)}
+    assert len(k) == 1 and before > 10 * 1448
+    expected = max(int(before) >> k.pop(), 10 * 1448)
+    assert after == expected
+    if period == 3.0:
+        assert after == 10 * 1448
+    kept = _restart_run(f"{period}s", idle_restart=False)
+    assert kept.loc[period:, "cwnd_bytes"].iloc[0] == kept.loc[: period - 0.005, "cwnd_bytes"].iloc[-1]
