@@ -202,3 +202,63 @@ fn check_tbf(
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tbf(limit: Option<u64>, latency: Option<u64>, peak: Option<(u64, Option<u64>)>) -> Aqm {
+        Aqm::Tbf {
+            burst: ByteSize(15_000),
+            limit: limit.map(ByteSize),
+            latency: latency.map(Dur::from_ms),
+            peakrate: peak.map(|(r, _)| Rate(r)),
+            mtu: peak.and_then(|(_, m)| m.map(ByteSize)),
+        }
+    }
+
+    fn check(aqm: Aqm) -> Result<(), String> {
+        check_aqm(Some(aqm), &|k| format!("paths[0].{k}")).map_err(|e| format!("{}: {}", e.path, e.message))
+    }
+
+    /// The schema builds tc's TBF: `latency` stays a latency (converted at the link's rate by
+    /// the discipline), `limit` a byte count, and `queue` the hard limit beneath both.
+    #[test]
+    fn a_tbf_aqm_builds_the_discipline_with_its_limit_kind() {
+        let hard = QueueLimit::Packets(1000);
+        let QdiscParams::Tbf(p) = qdisc(hard, Some(tbf(None, Some(75), None))) else { panic!("not TBF") };
+        assert_eq!((p.hard, p.burst, p.limit, p.peak), (hard, 15_000, TbfLimit::Latency(Dur::from_ms(75)), None));
+        // 2 Mbit/s × 75 ms / 8 + 15 000 B (tc-tbf).
+        assert_eq!(p.limit_bytes(2e6), 33_750);
+        let QdiscParams::Tbf(p) = qdisc(hard, Some(tbf(Some(30_000), None, Some((4_000_000, Some(1500)))))) else {
+            panic!("not TBF")
+        };
+        assert_eq!((p.limit, p.peak), (TbfLimit::Bytes(30_000), Some((Rate(4_000_000), 1500))));
+    }
+
+    /// tc's rules: exactly one of `limit` and `latency`, `mtu` with `peakrate` and only then.
+    #[test]
+    fn tbf_input_is_checked_as_tc_checks_it() {
+        assert!(check(tbf(None, Some(75), None)).is_ok());
+        assert!(check(tbf(Some(30_000), None, Some((4_000_000, Some(1500))))).is_ok());
+        for (bad, key) in [
+            (tbf(None, None, None), "paths[0].aqm"),
+            (tbf(Some(30_000), Some(75), None), "paths[0].aqm.latency"),
+            (tbf(None, Some(0), None), "paths[0].aqm.latency"),
+            (tbf(Some(0), None, None), "paths[0].aqm.limit"),
+            (tbf(None, Some(75), Some((4_000_000, None))), "paths[0].aqm.mtu"),
+            (tbf(None, Some(75), Some((0, Some(1500)))), "paths[0].aqm.peakrate"),
+        ] {
+            let e = check(bad).unwrap_err();
+            assert!(e.starts_with(&format!("{key}:")), "{e}");
+        }
+        let no_peak = Aqm::Tbf {
+            burst: ByteSize(15_000),
+            limit: None,
+            latency: Some(Dur::from_ms(75)),
+            peakrate: None,
+            mtu: Some(ByteSize(1500)),
+        };
+        assert!(check(no_peak).unwrap_err().starts_with("paths[0].aqm.mtu:"));
+    }
+}
