@@ -35,7 +35,7 @@ def _setup(reps: int) -> str:
         "16384 and 4096 87380; assumed). The buffers grow to what the transfer needs (the meta socket's send buffer to "
         "the sum of its subflows' auto-tuned buffers, `mptcp_update_sndbuf`), so the connection-level window can bind, "
         "as the slides say it does (\"When ACK of slow path returns, MP-level send window slides, fill the CWND space "
-        "of fast path\"). A fixed 6 MB, the earlier reading, holds about 1.96 MB of data at any time and never binds; "
+        "of fast path\"). A fixed 6 MB, the earlier reading, holds about 1.96 MB of data and almost never binds; "
         "it is an ablation row. Schedulers: minRTT with M1 + M2 (the "
         "default of Linux MPTCP v0.92, the slides' \"Default\"), ECF (β = 0.25), STMS with the gap calculated from "
         "cwnd and SRTT, and STMS with the gap adjusted from DATA_ACK bursts. \"SPTCP fast\" is single-path Reno over "

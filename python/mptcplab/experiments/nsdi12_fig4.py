@@ -243,6 +243,9 @@ def _ablation(base: Any) -> Any:
 TBF_ABLATION: dict[str, tuple[Any, Any]] = {
     **{r: tuple({"queue": "1000 packets", "aqm": {"kind": "tbf", "burst": TBF_BURST, "latency": lat}} for lat in lats)
        for r, lats in TBF_READINGS.items()},
+    "latency = the links' delays, one-packet bucket (1500 B)": tuple(
+        {"queue": "1000 packets", "aqm": {"kind": "tbf", "burst": "1500B", "latency": lat}}
+        for lat in TBF_READINGS["latency = the links' delays (as run)"]),
     "netem's 1000-packet queue only (TBF's fifo replaced)": ("1000 packets", "1000 packets"),
 }
 TBF_ABLATION_CONFIGS = ("TCP over 3G", "MPTCP regular", "MPTCP + M1", "MPTCP + M1 + M2")
