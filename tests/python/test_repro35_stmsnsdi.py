@@ -119,7 +119,7 @@ def test_nsdi12_tbf_as_run_lowers_the_loaded_3g_rtt(nsdi: Any) -> None:
     """Seed 003: under TBF "the RTT under load was much lower" than the 2 s it saw with HTB.
     With latency = 75 ms the 3G queue holds at most 33 750 B = 135 ms at 2 Mbit/s, so TCP over 3G
     sees at most 150 + 135 + 6 ms; with latency = 2 s (the paper's buffer) 515 000 B = 2.06 s."""
-    abl = pd.read_csv(nsdi.tables["TBF readings"])
+    abl = pd.read_csv(nsdi.tables["TBF readings (ablation)"])
     rtt = abl[(abl["config"] == "TCP over 3G") & (abl["rcvbuf_kb"] == 600)].set_index("reading")["mean_rtt_3g_ms"]
     assert rtt["latency = the links' delays (as run)"] < 150 + 135 + 6
     assert rtt["latency = the paper's buffers"] > 3 * rtt["latency = the links' delays (as run)"]

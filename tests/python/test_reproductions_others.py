@@ -56,7 +56,7 @@ EXPECTED_COLUMNS = {
     ("stms", "ablation"): {"variant", "minrtt_aggregate_30kb_mbps", "minrtt_fast_30kb_mbps", "minrtt_fast_loss_30kb_pct",
                            "stms_gain_30kb_pct"},
     ("stms", "free window space"): {"scheduler", "slow_rtt", "repeat", "free_share", "sndbuf_limited_s"},
-    ("nsdi12-fig4", "TBF readings"): {"reading", "config", "rcvbuf_kb", "goodput_mbps", "mean_rtt_3g_ms"},
+    ("nsdi12-fig4", "TBF readings (ablation)"): {"reading", "config", "rcvbuf_kb", "goodput_mbps", "mean_rtt_3g_ms"},
     ("nsdi12-fig4", "ablation"): {"variant", "rcvbuf_kb", "share_of_links_pct", "mean_rtt_3g_s", "penalisations"},
     ("nsdi12-fig4", "goodput vs receive buffer"): {"variant", "config", "rcvbuf_kb", "goodput_mbps", "goodput_mbps_ci95"},
     ("olia", "per-user throughput"): {"scenario", "config", "cc", "users", "per_user_mbps", "paper_lia_mbps",

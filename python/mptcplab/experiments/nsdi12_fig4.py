@@ -521,4 +521,4 @@ def run(ctx: Context) -> Result:
     )
     return Result(NAME, TITLE, SOURCE, setup, CLAIMS, measured, discussion,
                   {"goodput vs receive buffer": csv, f"penalisation series ({FULL_USE_KB} KB)": pen_csv,
-                   "ablation": abl_csv, "TBF readings": tbf_csv}, figs)
+                   "ablation": abl_csv, "TBF readings (ablation)": tbf_csv}, figs)
