@@ -91,7 +91,7 @@ def test_nsdi12_tbf_limits_follow_tc_from_the_links_delays() -> None:
 
 
 def test_nsdi12_key_result_is_judged_on_the_buffers_the_replication_ran(nsdi: Any) -> None:
-    """Seed 003's graphs end at 1 MB; the claim is the lowest share of the 10 Mbit/s over 600 KB
+    """The 2 and 4 MB points are this project's additions; the claim is the lowest share of the 10 Mbit/s over 600 KB
     to 1 MB (queues as time), recomputed here from the table; 2 and 4 MB do not enter it."""
     n = load("nsdi12-fig4")
     assert max(n.RAN_KB) == 1000 and 2000 in n.RCVBUFS_KB
