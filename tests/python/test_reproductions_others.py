@@ -194,7 +194,7 @@ def test_nsdi12_packet_and_time_queues_bound_the_same_backlog(results: dict) -> 
 
 
 NSDI_NOT_SHOWN = {
-    "high-jitter": "with high jitter (TBF as run) MPTCP + M1 + M2 gets 1.00× TCP over WiFi at 600 KB: jitter slows TCP as "
+    "high-jitter": "with high jitter (TBF as run) MPTCP + M1 + M2 gets 0.99× TCP over WiFi at 600 KB: jitter slows TCP as "
                    "much",
     "no-dip-time-queues": "with TBF as seed 003 ran it (25 000 / 33 750 B limits) regular MPTCP reaches 0.74× TCP over "
                           "WiFi at 100–200 KB (0.47× at 100 KB), up from 0.39× with the buffers as time",
