@@ -175,8 +175,10 @@ def run(ctx: Context) -> Result:
                                                         note=f"buffer on the fast path only: {fmt(alt.aggregate_mbps)}")
         measured[f"rtt{rtt}-fast"] = measured_mean(g["fast_mbps"].tolist(),
                                                    note=f"buffer on the fast path only: {fmt(alt.fast_mbps)}")
-        measured[f"rtt{rtt}-loss"] = measured_mean(g["fast_loss_pct"].tolist(),
-                                                   note=f"buffer on the fast path only: {fmt(alt.fast_loss_pct)}")
+        qd = (100 * g["link.fast.down.queue_drops"] / g["link.fast.down.arrived_packets"]).mean()
+        measured[f"rtt{rtt}-loss"] = measured_mean(
+            g["fast_loss_pct"].tolist(), note=f"queue drops {fmt(qd)} %, random loss {fmt(g['fast_loss_pct'].mean() - qd)} %; "
+                                              f"buffer on the fast path only: {fmt(alt.fast_loss_pct)}")
     util: dict[str, dict[int, float]] = {rd: {} for rd in READINGS}
     for reading in READINGS:
         for kb in BUFFERS_KB:
