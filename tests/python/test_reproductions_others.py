@@ -53,7 +53,10 @@ EXPECTED_COLUMNS = {
     ("stms", "tables"): {"reading", "in_network_buffer", "slow_rtt", "scheduler", "aggregate_mbps", "fast_mbps",
                          "fast_loss_pct", "ooo_p99_ms", "fast_utilisation"},
     ("stms", "host-buffer sweep"): {"in_network_buffer", "host_buffer", "scheduler", "aggregate_mbps"},
-    ("stms", "ablation"): {"variant", "minrtt_aggregate_30kb_mbps", "minrtt_fast_30kb_mbps", "stms_gain_host_pct"},
+    ("stms", "ablation"): {"variant", "minrtt_aggregate_30kb_mbps", "minrtt_fast_30kb_mbps", "minrtt_fast_loss_30kb_pct",
+                           "stms_gain_30kb_pct"},
+    ("stms", "free window space"): {"scheduler", "slow_rtt", "repeat", "free_share", "sndbuf_limited_s"},
+    ("nsdi12-fig4", "TBF readings (ablation)"): {"reading", "config", "rcvbuf_kb", "goodput_mbps", "mean_rtt_3g_ms"},
     ("nsdi12-fig4", "ablation"): {"variant", "rcvbuf_kb", "share_of_links_pct", "mean_rtt_3g_s", "penalisations"},
     ("nsdi12-fig4", "goodput vs receive buffer"): {"variant", "config", "rcvbuf_kb", "goodput_mbps", "goodput_mbps_ci95"},
     ("olia", "per-user throughput"): {"scenario", "config", "cc", "users", "per_user_mbps", "paper_lia_mbps",
@@ -175,28 +178,27 @@ def test_nsdi12_packet_and_time_queues_bound_the_same_backlog(results: dict) -> 
     """At a constant link rate a queue of 80 ms holds 8 Mbit/s × 80 ms = 80 kB ≈ 53 packets of
     1500 B, and 2 s at 2 Mbit/s = 500 kB ≈ 333 packets, so graphs a and a-htb differ only by
     that rounding (500 B of queue): the engine cannot show seed 003's TBF/HTB difference, and
-    the section's two dip claims get opposite verdicts. The rounding can move a single drop,
-    after which a deterministic run follows another trajectory, so single points may differ;
-    the claims' quantity, regular MPTCP over TCP on WiFi averaged over 100–200 KB, must agree
-    to 1 %, and most points to 1 %."""
+    graph a's claim is read on TBF as seed 003 ran it instead. The rounding can move a single
+    drop, after which a deterministic run follows another trajectory, so single points may
+    differ; the dip quantity, regular MPTCP over TCP on WiFi averaged over 100–200 KB, must
+    agree to 1 %, and most points to 1 %."""
     res = results["nsdi12-fig4"][0]
     df = pd.read_csv(res.tables["goodput vs receive buffer"])
     w = df.pivot_table(index=["config", "rcvbuf_kb"], columns="variant", values="goodput_mbps")
     rel = ((w["queue as time"] - w["queue as packets"]).abs() / w["queue as packets"])
     assert (rel < 0.01).mean() > 0.9
-    m = res.measured
-    assert m["no-dip-time-queues"].value == pytest.approx(m["dip-packet-queues"].value, rel=0.01)
-    v = results["nsdi12-fig4"][0].verdicts()
-    assert (v["dip-packet-queues"], v["no-dip-time-queues"]) == ("reproduced", "not reproduced")
+    g = _nsdi(results)
+    dip_time = sum(g.loc[kb, "MPTCP regular"] / g.loc[kb, "TCP over WiFi"] for kb in (100, 150, 200)) / 3
+    assert dip_time == pytest.approx(res.measured["dip-packet-queues"].value, rel=0.01)
+    assert res.verdicts()["dip-packet-queues"] == "reproduced"
 
 
 NSDI_NOT_SHOWN = {
-    "fills-both-links": "MPTCP + M1 + M2 reaches 92–94.5 % of the 10 Mbit/s from 200 KB to 1 MB but 76 % at the 2 "
-                        "and 4 MB the reproduction adds: there the 4 MiB send buffer, charged in skbs (1.37 MB of "
-                        "data), holds 3G's 2 s queue and WiFi gets 5.8 of 8 Mbit/s",
-    "high-jitter": "with high jitter MPTCP + M1 + M2 gets 0.99× TCP over WiFi at 600 KB: jitter slows TCP as much",
-    "no-dip-time-queues": "time-limited queues hold the same backlog as packet limits, so regular MPTCP dips to "
-                          "0.39× TCP over WiFi at 100–200 KB as with HTB; TBF's lower loaded RTT is not modelled",
+    "high-jitter": "with high jitter (TBF as run) MPTCP + M1 + M2 gets 0.99× TCP over WiFi at 600 KB: jitter slows TCP as "
+                   "much",
+    "no-dip-time-queues": "with TBF as seed 003 ran it (25 000 / 33 750 B limits) regular MPTCP reaches 0.74× TCP over "
+                          "WiFi at 100–200 KB (0.47× at 100 KB), up from 0.39× with the buffers as time",
+    "no-dip-graph-b": "with TBF as run MPTCP + M1 reaches 0.79× TCP over WiFi at 100–200 KB (0.50× at 100 KB)",
 }
 
 
@@ -209,14 +211,15 @@ def test_nsdi12_headline_claim_is_reproduced(results: dict, claim: str) -> None:
 
 
 def test_stms_host_buffer_claim_is_read_at_the_rule_not_at_a_sweep_point() -> None:
-    """The slides do not state the host buffer of "20 % when the host buffer is limited"; it is
-    fixed by NSDI '12's Σ BW_i × RTT_max with the slides' rates and RTTs: (30 + 30) Mbit/s ×
-    200 ms / 8 = 1 500 000 B, not at 1 MB, the sweep point that happened to agree before."""
+    """The slides do not state the host buffer of "20 % when the host buffer is limited"; the
+    value shown is read at NSDI '12's Σ BW_i × RTT_max with the slides' rates and RTTs: (30 + 30)
+    Mbit/s × 200 ms / 8 = 1 500 000 B, not at 1 MB, the sweep point that happened to agree
+    before. The claim itself is declared not testable (its deciding setup value is missing)."""
     stms = load("stms")
     assert stms.HOST_LIMITED_BYTES == 1_500_000 and stms.HOST_LIMITED == "1500KB"
     assert stms.HOST_LIMITED in stms.HOST_BUFFERS
     claim = next(c for c in stms.CLAIMS if c.id == "gain-host")
-    assert "1.5 MB" in claim.quantity and claim.paper == 20.0 and not claim.calibration
+    assert "1.5 MB" in claim.quantity and claim.paper == 20.0 and not claim.calibration and claim.not_testable
     assert sum(c.calibration for c in stms.CLAIMS) == 0
 
 
@@ -242,12 +245,11 @@ def test_stms_reduces_out_of_order_delay(results: dict) -> None:
 
 
 STMS_NOT_SHOWN = {
-    "util-30KB": "minRTT uses 96 % of the fast path's single-path throughput at 30 KB with 6 MB host buffers (slides "
-                 "42.6 %): the connection-level window never binds, so there is no burst to overflow the queue",
-    "gain-in-network": "STMS with gap adjustment changes the aggregate by -0.3 % at 30 KB with 6 MB host buffers "
-                       "(slides +25 %)",
-    "gain-host": "at 1.5 MB (Σ BW × RTT_max) STMS with gap adjustment gains 11.6 % (slides +20 %, tolerance from "
-                 "12 %): the skb-charged send buffer turned the earlier -14 % into a gain (ablation)",
+    "rtt200ms-aggregate": "with the connection-level window binding (host buffers auto-tuned up to 6M) minRTT's slow "
+                          "subflow carries about 1 Mbit/s at 30 KB: 11 Mbit/s aggregate (slides 33.1)",
+    "overall-30KB": "11 Mbit/s (slides 31): the slow path starves while the window binds",
+    "gain-in-network": "STMS with gap adjustment gains about +100 % at 30 KB (slides +25 %): minRTT starves the slow "
+                       "path",
 }
 
 
@@ -261,7 +263,7 @@ def test_stms_headline_claim_is_reproduced(results: dict, claim: str) -> None:
 
 @pytest.mark.xfail(strict=True, reason=(
     "finding (seed 002 not reproduced; full-mode numbers): with the buffer on the fast path only, STMS with gap adjustment changes the "
-    "aggregate by +1.1 % at 30 KB (slides +25 %); strict, so it fails loudly once the engine shows the gain"))
+    "aggregate by about -28 % at 30 KB (slides +25 %); strict, so it fails loudly once the engine shows the gain"))
 def test_stms_gain_with_the_buffer_on_the_fast_path_only_lies_within_tolerance(results: dict) -> None:
     res = results["stms"][0]
     claim = next(c for c in res.claims if c.id == "gain-in-network-fast-only")

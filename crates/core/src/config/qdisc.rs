@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::{ConfigError, Prob};
 use crate::net::qdisc::codel::CodelParams;
 use crate::net::qdisc::red::{RedParams, AVPKT};
+use crate::net::qdisc::tbf::{TbfLimit, TbfParams};
 use crate::net::qdisc::{QdiscParams, QueueLimit};
-use crate::units::{self, Amount, Dur};
+use crate::units::{self, Amount, ByteSize, Dur, Rate};
 
 fn parse_queue(s: &str) -> Result<QueueLimit, String> {
     match units::parse_amount(s) {
@@ -64,6 +65,21 @@ pub enum Aqm {
         #[serde(default)]
         gentle: bool,
     },
+    /// TBF (Linux `sch_tbf` as tc configures it): a bucket of `burst` bytes and a byte
+    /// `limit`, or tc's `latency` (converted to `rate · latency + burst`); optional
+    /// `peakrate` with the `mtu` tc requires beside it. The shaping rate is the link's;
+    /// `queue` stays the hard limit.
+    Tbf {
+        burst: ByteSize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<ByteSize>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        latency: Option<Dur>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        peakrate: Option<Rate>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mtu: Option<ByteSize>,
+    },
 }
 
 /// Floyd & Jacobson's recommended maximum drop probability.
@@ -90,6 +106,16 @@ pub fn qdisc(queue: QueueLimit, aqm: Option<Aqm>) -> QdiscParams {
         Some(Aqm::Red { min, max, max_p, weight, gentle }) => {
             QdiscParams::Red(RedParams { limit: queue, min, max, max_p: max_p.0, w_q: weight, gentle })
         }
+        Some(Aqm::Tbf { burst, limit, latency, peakrate, mtu }) => QdiscParams::Tbf(TbfParams {
+            hard: queue,
+            burst: burst.0,
+            // check_aqm refuses a TBF with neither or both.
+            limit: match (limit, latency) {
+                (Some(b), _) => TbfLimit::Bytes(b.0),
+                (None, l) => TbfLimit::Latency(l.unwrap_or(Dur::ZERO)),
+            },
+            peak: peakrate.map(|r| (r, mtu.map_or(0, |m| m.0))),
+        }),
     }
 }
 
@@ -140,7 +166,99 @@ pub(super) fn check_aqm(aqm: Option<Aqm>, at: &dyn Fn(&str) -> String) -> Result
                 return Err(ConfigError::new(at("aqm.weight"), format!("{weight} must lie in (0, 1]")));
             }
         }
+        Some(Aqm::Tbf { burst, limit, latency, peakrate, mtu }) => check_tbf(burst, limit, latency, peakrate, mtu, at)?,
         Some(Aqm::Codel { .. }) | None => {}
     }
     Ok(())
+}
+
+/// tc's checks of a TBF (`q_tbf.c`): a bucket, exactly one of `limit` and `latency`, and an
+/// `mtu` with a `peakrate` (and only then).
+fn check_tbf(
+    burst: ByteSize,
+    limit: Option<ByteSize>,
+    latency: Option<Dur>,
+    peakrate: Option<Rate>,
+    mtu: Option<ByteSize>,
+    at: &dyn Fn(&str) -> String,
+) -> Result<(), ConfigError> {
+    if burst.0 == 0 {
+        return Err(ConfigError::new(at("aqm.burst"), "TBF's bucket must be > 0 bytes"));
+    }
+    match (limit, latency) {
+        (None, None) => return Err(ConfigError::new(at("aqm"), "TBF needs either `limit` or `latency`")),
+        (Some(_), Some(_)) => {
+            return Err(ConfigError::new(at("aqm.latency"), "TBF takes `limit` or `latency`, not both"));
+        }
+        (Some(ByteSize(0)), None) => return Err(ConfigError::new(at("aqm.limit"), "must be > 0")),
+        (None, Some(Dur::ZERO)) => return Err(ConfigError::new(at("aqm.latency"), "must be > 0")),
+        _ => {}
+    }
+    match (peakrate, mtu) {
+        (Some(Rate(0)), _) => Err(ConfigError::new(at("aqm.peakrate"), "must be > 0")),
+        (Some(_), None) => Err(ConfigError::new(at("aqm.mtu"), "tc requires `mtu` with `peakrate`")),
+        (Some(_), Some(ByteSize(0))) => Err(ConfigError::new(at("aqm.mtu"), "must be > 0")),
+        (None, Some(_)) => Err(ConfigError::new(at("aqm.mtu"), "`mtu` belongs to `peakrate`, which is not set")),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tbf(limit: Option<u64>, latency: Option<u64>, peak: Option<(u64, Option<u64>)>) -> Aqm {
+        Aqm::Tbf {
+            burst: ByteSize(15_000),
+            limit: limit.map(ByteSize),
+            latency: latency.map(Dur::from_ms),
+            peakrate: peak.map(|(r, _)| Rate(r)),
+            mtu: peak.and_then(|(_, m)| m.map(ByteSize)),
+        }
+    }
+
+    fn check(aqm: Aqm) -> Result<(), String> {
+        check_aqm(Some(aqm), &|k| format!("paths[0].{k}")).map_err(|e| format!("{}: {}", e.path, e.message))
+    }
+
+    /// The schema builds tc's TBF: `latency` stays a latency (converted at the link's rate by
+    /// the discipline), `limit` a byte count, and `queue` the hard limit beneath both.
+    #[test]
+    fn a_tbf_aqm_builds_the_discipline_with_its_limit_kind() {
+        let hard = QueueLimit::Packets(1000);
+        let QdiscParams::Tbf(p) = qdisc(hard, Some(tbf(None, Some(75), None))) else { panic!("not TBF") };
+        assert_eq!((p.hard, p.burst, p.limit, p.peak), (hard, 15_000, TbfLimit::Latency(Dur::from_ms(75)), None));
+        // 2 Mbit/s × 75 ms / 8 + 15 000 B (tc-tbf).
+        assert_eq!(p.limit_bytes(2e6), 33_750);
+        let QdiscParams::Tbf(p) = qdisc(hard, Some(tbf(Some(30_000), None, Some((4_000_000, Some(1500)))))) else {
+            panic!("not TBF")
+        };
+        assert_eq!((p.limit, p.peak), (TbfLimit::Bytes(30_000), Some((Rate(4_000_000), 1500))));
+    }
+
+    /// tc's rules: exactly one of `limit` and `latency`, `mtu` with `peakrate` and only then.
+    #[test]
+    fn tbf_input_is_checked_as_tc_checks_it() {
+        assert!(check(tbf(None, Some(75), None)).is_ok());
+        assert!(check(tbf(Some(30_000), None, Some((4_000_000, Some(1500))))).is_ok());
+        for (bad, key) in [
+            (tbf(None, None, None), "paths[0].aqm"),
+            (tbf(Some(30_000), Some(75), None), "paths[0].aqm.latency"),
+            (tbf(None, Some(0), None), "paths[0].aqm.latency"),
+            (tbf(Some(0), None, None), "paths[0].aqm.limit"),
+            (tbf(None, Some(75), Some((4_000_000, None))), "paths[0].aqm.mtu"),
+            (tbf(None, Some(75), Some((0, Some(1500)))), "paths[0].aqm.peakrate"),
+        ] {
+            let e = check(bad).unwrap_err();
+            assert!(e.starts_with(&format!("{key}:")), "{e}");
+        }
+        let no_peak = Aqm::Tbf {
+            burst: ByteSize(15_000),
+            limit: None,
+            latency: Some(Dur::from_ms(75)),
+            peakrate: None,
+            mtu: Some(ByteSize(1500)),
+        };
+        assert!(check(no_peak).unwrap_err().starts_with("paths[0].aqm.mtu:"));
+    }
 }

@@ -3,7 +3,7 @@
 //!
 //! A discipline decides; the link keeps the packets. Each discipline says where it takes
 //! its decisions ([`DecidesAt`]):
-//! - at enqueue ([`droptail`], [`red`]): service order is fixed, so the link computes a
+//! - at enqueue ([`droptail`], [`red`], [`tbf`]): service order is fixed, so the link computes a
 //!   packet's transmission start, end and arrival the moment it is admitted, and only keeps
 //!   a ledger of the packets waiting for the transmitter (the FIFO fast path);
 //! - at dequeue ([`codel`]): the decision needs the packet's sojourn time, so the link keeps
@@ -18,6 +18,7 @@
 pub mod codel;
 pub mod droptail;
 pub mod red;
+pub mod tbf;
 
 pub use droptail::QueueLimit;
 
@@ -194,6 +195,8 @@ disciplines! {
     Red(red::Red),
     /// CoDel (RFC 8289) behind the hard limit.
     Codel(codel::Codel),
+    /// TBF (Linux `sch_tbf`): its byte limit and largest packet, the link's rate as its rate.
+    Tbf(tbf::Tbf),
 }
 
 #[cfg(test)]
