@@ -92,9 +92,9 @@ def test_kato_per_subflow_penalisations_sum_to_the_connection_count(kato: Any) -
 
 
 def _halved_without_loss(ts: pd.DataFrame, subflow: str) -> pd.Series:
-    """10 ms intervals in which the subflow's window fell below 0.6 × the previous sample while
+    """Sampling intervals in which the subflow's window fell below 0.6 × the previous sample while
     it retransmitted nothing: a halving (0.5, plus at most a few segments of growth within
-    10 ms) that no loss response explains, hence M2's (the engine's only other reductions are
+    one 1 ms sample) that no loss response explains, hence M2's (the engine's only other reductions are
     loss responses and idle restarts, and a bulk sender with a full buffer never idles)."""
     w = ts[ts["subflow"] == subflow].pivot(index="time_s", columns="metric", values="value")
     return (w["cwnd_bytes"] < 0.6 * w["cwnd_bytes"].shift(1)) & (w["retransmitted_segments"].diff() == 0)
