@@ -37,6 +37,8 @@ ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
      {"connections.mptcp.stack": "linux", "connections.mptcp.cc": "cubic",
       "connections.mptcp.sndbuf": {"min": 1 << 20, "default": 1 << 20, "max": 1 << 20}}),
 )
+#: The hosts' mean timing noise of the spread's sensitivity (the assumed 33 µs first).
+JITTERS = ("33us", "100us", "330us")
 #: Queue sizes of the sensitivity scan at 1 MiB (packets, both paths).
 QUEUE_SCAN = (10, 20, 50, 100, 200, 500, 1000)
 #: Regime labels, in the paper's order (§III, first paragraph).
