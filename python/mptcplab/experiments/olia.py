@@ -15,6 +15,13 @@ user, one connection each, downloads over ``[[links]]`` with explicit routes.
 - C: N1 multipath users own a link of N1·C1 and share a link of N2·C2 with N2 single-path
   TCP users.
 
+From the slides (seed 004), quoted: "C_1=C_2=1 Mbps", "N_1=10 ... N_2=10" and "N_1=30 ...
+N_2=10" (A and C); "15 blue and 15 red users, C_X=27 and C_T=36 Mbps" (B); "a min probing
+traffic of 1 MSS/RTT is sent over each path" (the optimum with probing cost); OLIA
+"implemented in the MPTCP release supported on the Linux kernel 3.0.0". The topologies are
+drawn on the slides and absent from their text: the reconstruction above is an assumption,
+and what rests on it is said where it matters (scenario C's self-check below).
+
 Stack: the measurements ran the MPTCP release for Linux 3.0.0, older than the kernels the
 ``linux-v0.9x`` profile describes (no PRR before 3.2, no TCP small queues before 3.6), so the
 scenarios keep the ``classic`` model (RFC 6675 recovery, where 3.0 had rate halving;
@@ -27,7 +34,9 @@ Assumptions (the scenarios', none on the slides): bottleneck queues hold 100 ms 
 runs with the first 20 s excluded (60 s in quick mode). Users start at random times within
 the first 2 s, the runs' only randomness (simultaneous starts make every repetition
 identical); repetition r draws the same start times in every variant of a scenario, so
-variants are compared pairwise per repetition.
+variants are compared pairwise per repetition. Their effect is in the ablation (scenarios A
+and B): the buffers (25 ms), RED, delayed ACKs, uncoupled Reno and the stack profile, one at a
+time; the run length, the start spread and the topologies are not varied.
 
 Calibration (the one open parameter): the slides' "optimal algorithm with probing cost"
 sends at least 1 MSS per RTT on every path and gives neither MSS nor RTT. The probe rate x is
