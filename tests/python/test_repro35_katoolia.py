@@ -57,6 +57,32 @@ def test_seed_and_project_claims_are_totalled_apart(tmp_path: Path) -> None:
     assert summary["seed"]["simulation"]["testable"] == 5 and summary["project"]["simulation"]["testable"] == 9
 
 
+def test_run_one_takes_the_origin_from_the_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module declaring ``ORIGIN = "project"`` gets a project result, in result.json too; one
+    without the attribute is a seed section; a wrong value is refused."""
+    import sys
+    import types
+
+    from mptcplab.experiments import REGISTRY
+    from mptcplab.experiments.report import run_one
+
+    res = _result("fake", 1, 1)
+    mod = types.ModuleType("mptcplab.experiments._fake35")
+    mod.CLAIMS = tuple(res.claims)
+    mod.run = lambda ctx: Result("fake", "fake", SRC, "", mod.CLAIMS, dict(res.measured), "")
+    monkeypatch.setitem(sys.modules, "mptcplab.experiments._fake35", mod)
+    monkeypatch.setitem(REGISTRY, "fake35", "_fake35")
+    r = run_one("fake35", tmp_path, True, 1, None)
+    got = json.loads((tmp_path / "fake35" / "result.json").read_text())
+    assert r.origin == got["origin"] == "seed" and got["reproduced_by_simulation"] is False
+    mod.ORIGIN = "project"
+    assert run_one("fake35", tmp_path, True, 1, None).origin == "project"
+    assert json.loads((tmp_path / "fake35" / "result.json").read_text())["origin"] == "project"
+    mod.ORIGIN = "elsewhere"
+    with pytest.raises(ValueError, match="origin"):
+        run_one("fake35", tmp_path, True, 1, None)
+
+
 def test_the_project_checks_are_marked_and_the_seed_sections_are_ten() -> None:
     origins = {n: getattr(load(n), "ORIGIN", "seed") for n in names()}
     assert sorted(n for n, o in origins.items() if o == "project") == ["kernel-agreement", "league"]

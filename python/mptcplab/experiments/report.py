@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mptcplab.experiments import load
-from mptcplab.experiments.base import ClaimRow, Context, Result
+from mptcplab.experiments.base import ORIGINS, ClaimRow, Context, Result
 
 __all__ = ["run_reproductions", "totals", "write_index"]
 
@@ -36,7 +36,8 @@ def run_one(
         raise RuntimeError(f"{name}: the result's claims are not the module's declared CLAIMS")
     res.tick_overlaps = list(ctx.tick_overlaps)
     res.origin = getattr(mod, "ORIGIN", res.origin)
-    res.__post_init__()
+    if res.origin not in ORIGINS:
+        raise ValueError(f"{name}: origin {res.origin!r} is not one of {ORIGINS}")
     ctx.path("claims.csv")
     res.claim_frame().to_csv(ctx.out / "claims.csv", index=False)
     (ctx.out / "section.md").write_text(res.markdown())
