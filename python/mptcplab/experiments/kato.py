@@ -367,11 +367,11 @@ def run(ctx: Context) -> Result:
         "slow-penalisations": Measured(pen4["slow"], note=f"{_same(main['sf.mptcp.slow.penalisations'])}; the fast "
                                                           f"subflow's: {fmt(pen4['fast'])}"),
         "slow-cwnd-drops": Measured(float(cwnd_drops["slow"]),
-                                    note=f"{SERIES_STEP} samples below {fmt(DROP_FACTOR)} × the previous; fast "
+                                    note=f"{SERIES_STEP[:-2]} ms samples below {fmt(DROP_FACTOR)} × the previous; fast "
                                          f"subflow: {cwnd_drops['fast']}"),
-        "slow-cwnd-peak": Measured(slow_peak, note=f"from the {SERIES_STEP} time series; fast subflow's peak "
+        "slow-cwnd-peak": Measured(slow_peak, note=f"from the {SERIES_STEP[:-2]} ms time series; fast subflow's peak "
                                                    f"{fmt(max(cwnd_pk['fast']))}"),
-        "fast-cwnd-drops": Measured(float(cwnd_drops["fast"]), note=f"{SERIES_STEP} samples below "
+        "fast-cwnd-drops": Measured(float(cwnd_drops["fast"]), note=f"{SERIES_STEP[:-2]} ms samples below "
                                                                     f"{fmt(DROP_FACTOR)} × the previous"),
         "fast-cwv": Measured(cwv_effect(fast_mean["on"], fast_mean["off"]),
                              note=f"fast window's time mean {fmt(fast_mean['on'])} packets with the decay, "
@@ -383,7 +383,7 @@ def run(ctx: Context) -> Result:
                                              "writer sleeps until the free space reaches half of what is queued, as "
                                              "Linux's sk_stream_write_space wakes sk_stream_wait_memory"),
         "throughput-sd": Measured(gp_sd, n=len(gp), note="the hosts' mean timing noise against the s.d. over five "
-                                  "runs (mean): " + "; ".join(f"{j}: {fmt(jitter_sd[j])} Mbit/s ({fmt(jitter_mean[j])})"
+                                  "runs (mean): " + "; ".join(f"{j[:-2]} µs: {fmt(jitter_sd[j])} Mbit/s ({fmt(jitter_mean[j])})"
                                                              for j in JITTERS)
                                   + " — the seed names no source of its spread"),
         "tcp-losses": Measured(loss4, note=f"fast {fmt(float(r4['sf.mptcp.fast.retransmitted_segments']))}, slow "
@@ -420,7 +420,8 @@ def run(ctx: Context) -> Result:
                f"fast {fmt(fast_rtt)} ms, slow {fmt(slow_rtt)} ms). Each time "
                "it crosses above while the buffer is blocked and the fast subflow holds the oldest data, M2 halves the "
                "fast window, the queue drains and the SRTT falls back: a sawtooth of "
-               f"{fmt(pen4['fast'])} halvings (in {acted_above} of the {len(acted)} {SERIES_STEP} intervals in which M2 acted, "
+               f"{fmt(pen4['fast'])} halvings (in {acted_above} of the {len(acted)} {SERIES_STEP[:-2]} ms intervals in "
+               "which M2 acted, "
                "the fast SRTT at the interval's end is still above the slow one's). For M2, the engine's fast subflow "
                "is the slow one.")
     discussion = "\n\n".join([
@@ -498,7 +499,7 @@ def _setup(runs: int, abl_rows: list[dict[str, Any]]) -> str:
         "decay of an application-limited window, TCP small queues of Linux 4.x);",
         f"- traffic: 'iperf ... bulk data transfer is executed for 10 seconds', 'five experiment runs' → {runs} "
         "runs of 10 s bulk transfer; run 4 ('we pick up the forth experiment run') read with a "
-        f"{SERIES_STEP} time series, as tcpprobe read the window 'at the timing of sender receiving ACK segments' "
+        f"{SERIES_STEP[:-2]} ms time series, as tcpprobe read the window 'at the timing of sender receiving ACK segments' "
         "(§III.B).",
         "",
         "Assumed where the seed is silent (each with the ablation or scan that shows its effect; none fitted): "
