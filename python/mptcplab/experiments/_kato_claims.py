@@ -30,6 +30,10 @@ ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("opportunistic retransmission (M1) off", {"connections.mptcp.sched_params.minrtt.opportunistic_retransmission": False}),
     ("queues in a router", {"paths.fast.queue_at": "router", "paths.slow.queue_at": "router"}),
     ("receive buffer fixed at 6 291 456 B", {"connections.mptcp.rcvbuf": "6291456B"}),
+    # The two assumptions no other row varies: the congestion control (the seed names none; the
+    # v0.9x kernel's own default is CUBIC) and the fast path's delay (no emulator on it).
+    ("CUBIC instead of LIA (the v0.9x kernel's default)", {"connections.mptcp.cc": "cubic"}),
+    ("fast path 0.5 ms one way instead of 50 µs", {"paths.fast.delay": "500us"}),
     # Not a switch but the other stack, beside the paper's: upstream Linux MPTCP with the same
     # sysctls (tcp_wmem 1 MiB for min, default and max; the paper's tcp_rmem) and its own
     # defaults (the `default` scheduler, CUBIC: upstream has no coupled controller).
