@@ -17,11 +17,13 @@ type-1 users: both their paths end at the server link of N1·C1).
 **Probe traffic as overhead.** The slides' "optimal algorithm with probing cost" sends "a min
 probing traffic of 1 MSS/RTT ... over each path" (seed 004) and do not say whether that
 traffic counts as throughput. The model claims count it (every byte delivered is throughput);
-the other reading counts a path held at the probing floor as overhead: it loads its links but
-carries none of the user's throughput, and the optimum maximises Σ log of the remaining
-throughput. Solved here as the optimum of the same problem with the floor paths fixed at the
-floor and removed from the users' throughput (which paths sit at the floor is read from the
-counted reading's optimum; a path at the floor there stays there when it counts for less).
+the other reading counts a path that only probes as overhead: it loads its links with the
+floor rate but carries none of the user's throughput. Which paths only probe is the counted
+optimum's choice (the paths it holds at the floor); the reading keeps that choice, removes
+those paths' probes from their links' capacities, and re-optimises Σ log of the users'
+throughput over the paths that carry data (still at least the floor each). It is a reading of
+the slides' words, not a second optimisation problem: counted as overhead everywhere, a probe
+path would be worth lifting just above the floor, and the optimum would be ill-defined.
 """
 
 from __future__ import annotations

@@ -54,9 +54,9 @@ was full, and count for neither algorithm.
 
 Probe traffic as overhead (an alternative reading, shown and never counted): the slides do
 not say whether the 1 MSS/RTT probing traffic counts as throughput. Counted as overhead (a
-path held at the probing floor loads its links and carries none of the user's throughput),
-the same fit on B's "2.04" gives x = 0.06 Mbit/s (one 1 500-byte packet per 200 ms) and every
-cell is evaluated there.
+path the optimum holds at the probing floor loads its links and carries none of the user's
+throughput; the other paths are re-optimised on what is left), the same fit on B's "2.04"
+gives x = 0.06 Mbit/s (one 1 500-byte packet per 200 ms) and every cell is evaluated there.
 
 Scenario C's theory column cannot be checked against itself: the check needs C's topology,
 which the slides draw and their text does not give; on the project's reconstruction no one
