@@ -98,10 +98,10 @@ def test_the_report_renders_every_figure_in_a_headless_browser(report: Path, tmp
 
 def test_seed_and_project_totals_are_apart(report: Path) -> None:
     """The summary counts the seed papers' claims and the project's own (league, kernel
-    agreement) in two rows; summary.json holds the same totals, summed from the sections'
+    agreement) in two rows; totals.json holds the same totals, summed from the sections'
     result.json, and the seed sections reproduced by simulation out of the ten."""
     html = (report / "index.html").read_text()
-    summary = json.loads((report / "summary.json").read_text())
+    summary = json.loads((report / "totals.json").read_text())
     per = {n: json.loads((report / n / "result.json").read_text()) for n in names()}
     assert sorted(n for n, r in per.items() if r["origin"] == "project") == ["kernel-agreement", "league"]
     for origin in ("seed", "project"):

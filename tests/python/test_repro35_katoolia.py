@@ -53,7 +53,7 @@ def test_seed_and_project_claims_are_totalled_apart(tmp_path: Path) -> None:
     assert "<th>project's own claims</th><th>0/0</th><th>5/9</th>" in page
     assert "sections reproduced by simulation: 1 of 3" in page
     assert page.count("(project's own claims)") == 1
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    summary = json.loads((tmp_path / "totals.json").read_text())
     assert summary["seed"]["simulation"]["testable"] == 5 and summary["project"]["simulation"]["testable"] == 9
 
 

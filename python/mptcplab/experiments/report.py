@@ -115,7 +115,7 @@ _LEGEND = (
     "seed papers' claims and the project's own claims (the scheduler league's and the kernel agreement's "
     "simulator-against-kernel checks, which no seed makes) in two separate rows; a seed section is "
     "reproduced by simulation when every testable headline simulation claim of it is (the totals are also "
-    "in <code>summary.json</code>)."
+    "in <code>totals.json</code>)."
 )
 
 
@@ -306,7 +306,7 @@ def _total_row(label: str, t: dict[str, object], runtime: float) -> str:
 
 
 def write_index(results: Sequence[Result], out: Path, quick: bool, version: str) -> Path:
-    """Writes ``out/index.html`` and ``out/summary.json`` (:func:`totals`): the legend, a summary
+    """Writes ``out/index.html`` and ``out/totals.json`` (:func:`totals`): the legend, a summary
     table with model and simulation claim counts per section and one total row per origin
     (seed papers, the project's own), shared assumptions once per paper, then each section (setup folded,
     claims table, verdict, discussion, one image per figure)."""
@@ -345,7 +345,7 @@ def write_index(results: Sequence[Result], out: Path, quick: bool, version: str)
         if rs:
             parts.append(_total_row(label, tot[origin], sum(r.runtime_s for r in rs)))
     parts.append("</table>")
-    (out / "summary.json").write_text(json.dumps({"quick": quick, "runtime_s": total, **tot}, indent=2) + "\n")
+    (out / "totals.json").write_text(json.dumps({"quick": quick, "runtime_s": total, **tot}, indent=2) + "\n")
     printed: set[str] = set()
     for r in results:
         parts.append(f"<section id='{r.name}'><h2>{html.escape(r.title)}</h2>")
