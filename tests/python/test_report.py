@@ -94,3 +94,28 @@ def test_the_report_renders_every_figure_in_a_headless_browser(report: Path, tmp
     shot = tmp_path / "shot.png"
     subprocess.run([chromium, *flags, f"--screenshot={shot}", url], capture_output=True, timeout=180)
     assert shot.stat().st_size > 20_000
+
+
+def test_seed_and_project_totals_are_apart(report: Path) -> None:
+    """The summary counts the seed papers' claims and the project's own (league, kernel
+    agreement) in two rows; totals.json holds the same totals, summed from the sections'
+    result.json, and the seed sections reproduced by simulation out of the ten."""
+    html = (report / "index.html").read_text()
+    summary = json.loads((report / "totals.json").read_text())
+    per = {n: json.loads((report / n / "result.json").read_text()) for n in names()}
+    assert sorted(n for n, r in per.items() if r["origin"] == "project") == ["kernel-agreement", "league"]
+    for origin in ("seed", "project"):
+        for kind in ("model", "simulation"):
+            for key in ("reproduced", "testable"):
+                assert summary[origin][kind][key] == sum(
+                    r["counts"][kind][key] for r in per.values() if r["origin"] == origin)
+        secs = summary[origin]["sections"]
+        assert secs["total"] == sum(r["origin"] == origin for r in per.values())
+        assert secs["reproduced_by_simulation"] == sum(
+            r["reproduced_by_simulation"] for r in per.values() if r["origin"] == origin)
+    assert summary["seed"]["sections"]["total"] == 10
+    s = summary["seed"]
+    assert (f"<th>seed papers' claims</th><th>{s['model']['reproduced']}/{s['model']['testable']}</th>"
+            f"<th>{s['simulation']['reproduced']}/{s['simulation']['testable']}</th>") in html
+    assert f"sections reproduced by simulation: {s['sections']['reproduced_by_simulation']} of 10" in html
+    assert "<th>project's own claims</th>" in html

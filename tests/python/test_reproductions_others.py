@@ -95,9 +95,9 @@ def test_kato_per_subflow_penalisations_sum_to_the_connection_count(kato: Any) -
 
 
 def _halved_without_loss(ts: pd.DataFrame, subflow: str) -> pd.Series:
-    """10 ms intervals in which the subflow's window fell below 0.6 × the previous sample while
+    """Sampling intervals in which the subflow's window fell below 0.6 × the previous sample while
     it retransmitted nothing: a halving (0.5, plus at most a few segments of growth within
-    10 ms) that no loss response explains, hence M2's (the engine's only other reductions are
+    one 1 ms sample) that no loss response explains, hence M2's (the engine's only other reductions are
     loss responses and idle restarts, and a bulk sender with a full buffer never idles)."""
     w = ts[ts["subflow"] == subflow].pivot(index="time_s", columns="metric", values="value")
     return (w["cwnd_bytes"] < 0.6 * w["cwnd_bytes"].shift(1)) & (w["retransmitted_segments"].diff() == 0)
@@ -298,12 +298,15 @@ def test_olia_model_claims_get_the_verdicts_of_the_closed_forms() -> None:
     # type 1 of A gets 1; B with red users on TCP 63/30 = 2.1 for everyone (blue users use T
     # beyond the probe); without probing cost 1 (A, C) and 2.1 (B) everywhere.
     # C checked against itself: the multipath cell 1.04 = 1 + x gives x = 0.04, at which a
-    # single-path user gets 1 − (N1/10)·0.04 = 0.96 (not 0.94 ± 0.005) and 0.88 (not 0.8 ± 0.05).
-    assert got == {
+    # single-path user gets 1 − (N1/10)·0.04 = 0.96 (not 0.94 ± 0.005) and 0.88 (not 0.8 ± 0.05);
+    # the check needs C's topology, which the slides do not give: not testable. The overhead
+    # reading's cells are alternative readings (never counted).
+    assert {k: v for k, v in got.items() if not k.endswith("-overhead")} == {
         "th-A-t1": "reproduced", "th-A10-t2": "not reproduced", "th-A30-t2": "not reproduced",
-        "th-B-sp": "reproduced", "th-B-mp": "calibration target", "th-C10-consistency": "paper inconsistent",
-        "th-C30-consistency": "paper inconsistent", "th-no-probe": "reproduced",
+        "th-B-sp": "reproduced", "th-B-mp": "calibration target", "th-C10-consistency": "not testable",
+        "th-C30-consistency": "not testable", "th-no-probe": "reproduced",
     }
+    assert {v for k, v in got.items() if k.endswith("-overhead")} == {"alternative reading"}
     m = olia.model_measured()
     assert (m["th-A10-t2"].value, m["th-A30-t2"].value) == (pytest.approx(0.88), pytest.approx(0.64))
     assert (m["th-C10-consistency"].value, m["th-C30-consistency"].value) == (pytest.approx(0.96), pytest.approx(0.88))

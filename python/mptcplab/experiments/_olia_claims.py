@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from mptcplab.experiments._olia_readings import capacity_bound, fit_overhead_probe, overhead_optimum
 from mptcplab.experiments.base import DEFAULT_TOLERANCE, Claim, Measured, Tolerance, fmt
 from mptcplab.models import khalili
 from mptcplab.models import paper_values as pv
@@ -138,6 +139,10 @@ _USERS = {"type1": "type-1", "type2": "type-2", "red": "red", "blue": "blue", "m
           "single": "single-path"}
 
 
+#: What a capacity-bound cell's quantity says (see ``_olia_readings``: such a cell is supporting).
+_BOUND = " (capacity-bound: every path ends at the {link} link no other user type crosses)"
+
+
 def _sim_claims() -> list[Claim]:
     out = []
     for scen, config, _, _ in CASES:
@@ -145,11 +150,13 @@ def _sim_claims() -> list[Claim]:
             for users in USER_TYPES[scen]:
                 cell = _cell(paper_cell(scen, config, cc, users))
                 name = {"lia": "LIA", "olia": "OLIA"}[cc]
+                bound = capacity_bound(scen, config, users)
                 out.append(Claim(
                     _sim_id(scen, config, cc, users), "simulation",
-                    f"{_cfg_text(scen, config)}: {_USERS[users]} users' throughput, multipath users on {name}",
+                    f"{_cfg_text(scen, config)}: {_USERS[users]} users' throughput, multipath users on {name}"
+                    + (_BOUND.format(link=bound) if bound else ""),
                     "Mbit/s", _mb(cell), cell.source, DEFAULT_TOLERANCE,
-                    printed=_SPELLING.get((scen, config, cc, users), _printed(cell))))
+                    printed=_SPELLING.get((scen, config, cc, users), _printed(cell)), headline=bound is None))
     for config in A_CONFIGS:
         cell = _cell(paper_cell("A", config, "single-path", "type2"))
         assert cell.value == _mb(paper_cell("A", config, "single-path", "type1")) * MBPS
@@ -186,13 +193,25 @@ def _direction_claims() -> list[Claim]:
     ]
 
 
+#: Why scenario C's theory column cannot be checked against itself (the rule: "paper
+#: inconsistent" needs the paper's own equation or table; this check needs a topology).
+_C_TOPOLOGY = (
+    "the check needs C's topology, which the slides draw and their text does not give: on the project's "
+    "reconstruction (multipath users own a link of N1·C1 and share one of N2·C2) the multipath cell is 1 + x "
+    "and the single-path cell 1 − (N1/N2)·x, and no one x gives both printed cells (values beside); another "
+    "topology could, so the slides are not shown inconsistent")
+
+
 def _model_claims() -> list[Claim]:
     xf = fmt(X_FIT_BPS / MBPS)
     out = []
     t1 = [_cell(_row(pv.KHALILI_A, c, "type1").optimal_with_probing) for c in A_CONFIGS]
     assert t1[0] == t1[1]
-    out.append(Claim("th-A-t1", "model", f"A: type-1 optimum with probing cost at x = {xf} Mbit/s (both N1)", "Mbit/s",
-                     _mb(t1[0]), t1[0].source, resolution(_printed(t1[0])), printed=_printed(t1[0])))
+    bound = capacity_bound("A", A_CONFIGS[0], "type1")
+    out.append(Claim("th-A-t1", "model", f"A: type-1 optimum with probing cost at x = {xf} Mbit/s (both N1)"
+                     + (_BOUND.format(link=bound) if bound else ""), "Mbit/s",
+                     _mb(t1[0]), t1[0].source, resolution(_printed(t1[0])), printed=_printed(t1[0]),
+                     headline=bound is None))
     for config in A_CONFIGS:
         cell = _cell(_row(pv.KHALILI_A, config, "type2").optimal_with_probing)
         out.append(Claim(f"th-{_A_SHORT[config]}-t2", "model",
@@ -215,7 +234,7 @@ def _model_claims() -> list[Claim]:
             f"C, N1 = {_n1(config)}: single-path users' optimum with probing cost at the probe rate the slides' "
             f"multipath cell gives ({_printed(multi)} = 1 + x, x = {fmt(x_c)} Mbit/s)",
             "Mbit/s", _mb(single), single.source, resolution(_printed(single)),
-            printed=_printed(single), check="consistency"))
+            printed=_printed(single), check="consistency", not_testable=_C_TOPOLOGY))
     out.append(Claim(
         "th-no-probe", "model", "optimum without probing cost: largest deviation from the slides over the 12 cells "
         "of A, B and C",
@@ -225,11 +244,60 @@ def _model_claims() -> list[Claim]:
     return out
 
 
+#: The probe rate (bit/s) of the overhead reading, fitted on the same cell as ``X_FIT_BPS`` (B,
+#: red users multipath, "2.04"): there 2.04 = 2.1 − x, x = 0.06 Mbit/s, one 1 500-byte packet
+#: per 200 ms.
+X_OVERHEAD_BPS = round(fit_overhead_probe(_B_FIT.value), 3)
+_OVERHEAD_TOL_WHY = "probe traffic as overhead, x fitted on B's '2.04' like the counted reading's"
+
+
+def _overhead_claims() -> list[Claim]:
+    """The theory cells in the overhead reading, each an alternative reading of the claim it
+    re-reads: shown, never counted (``_olia_readings``)."""
+    xo = fmt(X_OVERHEAD_BPS / MBPS)
+    out = []
+    t1 = _cell(_row(pv.KHALILI_A, A_CONFIGS[0], "type1").optimal_with_probing)
+    out.append(Claim("th-A-t1-overhead", "model", f"A: type-1 optimum, probe traffic as overhead, x = {xo} Mbit/s",
+                     "Mbit/s", _mb(t1), t1.source, resolution(_printed(t1)), printed=_printed(t1),
+                     alternative_of="th-A-t1", headline=False))
+    for config in A_CONFIGS:
+        cell = _cell(_row(pv.KHALILI_A, config, "type2").optimal_with_probing)
+        out.append(Claim(f"th-{_A_SHORT[config]}-t2-overhead", "model",
+                         f"A, N1 = {_n1(config)}: type-2 optimum, probe traffic as overhead, x = {xo} Mbit/s",
+                         "Mbit/s", _mb(cell), cell.source, resolution(_printed(cell)), printed=_printed(cell),
+                         alternative_of=f"th-{_A_SHORT[config]}-t2", headline=False))
+    cell = _cell(_row(pv.KHALILI_B, "red single-path", "red").optimal_with_probing)
+    out.append(Claim("th-B-sp-overhead", "model", f"B, red single-path users: every user's optimum, probe traffic as "
+                     f"overhead, x = {xo} Mbit/s", "Mbit/s", _mb(cell), cell.source, resolution(_printed(cell)),
+                     printed=_printed(cell), alternative_of="th-B-sp", headline=False))
+    for config in A_CONFIGS:
+        for users in USER_TYPES["C"]:
+            cell = _cell(_row(pv.KHALILI_C, config, users).optimal_with_probing)
+            out.append(Claim(f"th-{_C_SHORT[config]}-{_U_SHORT[users]}-overhead", "model",
+                             f"C, N1 = {_n1(config)}: {_USERS[users]} users' optimum, probe traffic as overhead, "
+                             f"x = {xo} Mbit/s", "Mbit/s", _mb(cell), cell.source, resolution(_printed(cell)),
+                             printed=_printed(cell), alternative_of=f"th-{_C_SHORT[config]}-consistency",
+                             headline=False))
+    return out
+
+
+#: The slides' backup slide "An illustrative example of OLIA's behavior": four plots (absent from
+#: the text) and one sentence. Declared, and not testable: nothing to compare with.
+ILLUSTRATIVE = Claim(
+    "olia-example", "simulation", "illustrative example: with paths of similar quality OLIA uses both (non-flappy)",
+    "", "both paths", f"{pv.S004}, backup slide 'An illustrative example of OLIA's behavior'", None,
+    printed="paths have similar quality, OLIA uses both (non-flappy)", headline=False,
+    not_testable="the slide's four plots are absent from the seed's text and its one sentence gives neither the "
+                 "paths (capacities, delays, competing traffic) nor a number or an observable: any simulation of it "
+                 "would test a topology of ours, not the slide (a backup slide, so supporting)")
+
+
 #: Declared before any run. Simulation: the slides' measured cells (±15 %, the slides give no
 #: spread) and the three directions their titles state; model: the theory cells at the one
 #: fitted probe rate (the slides' printed resolution), with scenario C's column checked against
 #: itself.
-CLAIMS: tuple[Claim, ...] = (*_sim_claims(), *_direction_claims(), *_model_claims())
+CLAIMS: tuple[Claim, ...] = (*_sim_claims(), *_direction_claims(), *_model_claims(), *_overhead_claims(),
+                             ILLUSTRATIVE)
 
 
 # --- the model's values -------------------------------------------------------------------
@@ -275,6 +343,7 @@ def model_measured() -> dict[str, Measured]:
             note=(f"multipath {fmt(got['multipath'] / MBPS)} at that x; the multipath cell needs x = "
                   f"{needed_x('C', config, 'multipath')}, the single-path cell x = {needed_x('C', config, 'single')} "
                   f"Mbit/s; at the fitted x: {fmt(at_fit['multipath'] / MBPS)} / {fmt(at_fit['single'] / MBPS)}"))
+    out.update(_overhead_measured())
     dev = 0.0
     for scen, config, _, _ in CASES:
         table = {"A": pv.KHALILI_A, "B": pv.KHALILI_B, "C": pv.KHALILI_C}[scen]
@@ -283,4 +352,27 @@ def model_measured() -> dict[str, Measured]:
             dev = max(dev, abs(ours[users] / MBPS - _mb(_row(table, config, users).optimal_without_probing)))
     # The solver is accurate to about 1e-9 of the largest capacity: report to 1e-4 Mbit/s.
     out["th-no-probe"] = Measured(round(dev, 4), note="every cell of the model: 1 (A, C) and 2.1 (B)")
+    return out
+
+
+def _overhead_measured() -> dict[str, Measured]:
+    """The overhead reading's cells at its fitted probe rate (``_olia_readings``)."""
+    xo = X_OVERHEAD_BPS
+    out: dict[str, Measured] = {}
+    a = {c: overhead_optimum("A", c, xo) for c in A_CONFIGS}
+    t1 = [a[c]["type1"] / MBPS for c in A_CONFIGS]
+    out["th-A-t1-overhead"] = Measured(max(t1, key=lambda v: abs(v - 1)),
+                                       note=f"N1 = 10: {fmt(t1[0])}; N1 = 30: {fmt(t1[1])} (1 − x: the probe path "
+                                            "also ends at the server link)")
+    for config in A_CONFIGS:
+        out[f"th-{_A_SHORT[config]}-t2-overhead"] = Measured(a[config]["type2"] / MBPS, note="1 − (N1/N2)·x")
+    b = overhead_optimum("B", "red single-path", xo)
+    out["th-B-sp-overhead"] = Measured(max((b[u] / MBPS for u in ("red", "blue")), key=lambda v: abs(v - 2.1)),
+                                       note="no path at the floor: the counted reading's value")
+    for config in A_CONFIGS:
+        c = overhead_optimum("C", config, xo)
+        for users in USER_TYPES["C"]:
+            out[f"th-{_C_SHORT[config]}-{_U_SHORT[users]}-overhead"] = Measured(
+                c[users] / MBPS, note="C1 (the probe on the shared link counts for nothing)" if users == "multipath"
+                else "1 − (N1/N2)·x")
     return out

@@ -41,6 +41,7 @@ __all__ = [
     "KINDS",
     "NOT_REPRODUCED",
     "NOT_TESTABLE",
+    "ORIGINS",
     "REPRODUCED",
     "Claim",
     "ClaimRow",
@@ -60,6 +61,10 @@ __all__ = [
     "section_verdict",
     "within_tolerance",
 ]
+
+
+#: Whose claims a reproduction checks: a seed paper's, or the project's own (see :class:`Result`).
+ORIGINS = ("seed", "project")
 
 
 @dataclass
@@ -100,6 +105,11 @@ class Result:
 
     ``assumptions`` = (key, title, text) is a block of assumptions shared by several
     reproductions of one paper; the report prints it once and links to it.
+
+    ``origin`` says whose claims these are: ``seed`` (a seed paper's figures, tables and text)
+    or ``project`` (the project's own checks, such as the simulator against the Linux kernel);
+    the report totals the two apart. A reproduction module declares ``ORIGIN = "project"`` for
+    the latter, and the report sets the field from it.
     """
 
     name: str
@@ -114,8 +124,11 @@ class Result:
     runtime_s: float = 0.0
     assumptions: tuple[str, str, str] | None = None
     tick_overlaps: list[str] = field(default_factory=list)
+    origin: str = "seed"
 
     def __post_init__(self) -> None:
+        if self.origin not in ORIGINS:
+            raise ValueError(f"{self.name}: origin {self.origin!r} is not one of {ORIGINS}")
         ids = [c.id for c in self.claims]
         if len(set(ids)) != len(ids):
             raise ValueError(f"{self.name}: duplicate claim ids {sorted(i for i in ids if ids.count(i) > 1)}")
@@ -137,6 +150,14 @@ class Result:
 
     def counts(self) -> dict[str, SectionCount]:
         return section_verdict(self.claims, self.measured)
+
+    @property
+    def reproduced_by_simulation(self) -> bool:
+        """Whether the section is reproduced by simulation: it has testable headline simulation
+        claims and every one of them is reproduced (model claims, the paper's equations, are
+        counted on their own)."""
+        c = self.counts()["simulation"]
+        return c.testable > 0 and c.reproduced == c.testable
 
     @property
     def verdict(self) -> str:

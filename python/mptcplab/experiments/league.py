@@ -35,6 +35,9 @@ TITLE = "Scheduler league on real WiFi + cellular walks"
 SOURCE = ("Aydin, Fund, Panwar, INFOCOM 2023 CNERT: paired WiFi + cellular capacity recordings; "
           "kernel runs in scenarios/league-kernel/kernel.csv")
 NEEDS_TRACES = True
+#: The claims are the project's own (the simulator against the kernel on the league's walks), not
+#: a seed paper's: the report counts them apart from the seeds' claims.
+ORIGIN = "project"
 
 #: The recordings, under the data directory.
 TRACES = Path("traces") / "wifi-cellular-pairs"
@@ -357,7 +360,7 @@ def _setup(size: Size, ws: Sequence[Walk], all_walks: Sequence[Walk], runs: int)
         "given below);",
         f"- {len(ws)} of the {len(all_walks)} recordings ({size.name} size: "
         + ("every recording" if size.trials is None else f"trial{'s' if size.trials > 1 else ''} 1"
-           + (f"–{size.trials}" if size.trials > 1 else "") + " of each documented walk") + f"), "
+           + (f"–{size.trials}" if size.trials > 1 else "") + " of each documented walk") + "), "
         + ("one bulk seed" if size.bulk_seeds == 1 else f"{size.bulk_seeds} bulk seeds") + f"; {runs} runs. "
         f"The data set holds {len(all_walks)} paired recordings, not 50; walks "
         f"{', '.join(str(p) for p in undocumented)} are not described by its README and are shorter (the shorter "

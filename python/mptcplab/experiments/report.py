@@ -12,9 +12,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mptcplab.experiments import load
-from mptcplab.experiments.base import ClaimRow, Context, Result
+from mptcplab.experiments.base import ORIGINS, ClaimRow, Context, Result
 
-__all__ = ["run_reproductions", "write_index"]
+__all__ = ["run_reproductions", "totals", "write_index"]
 
 
 def run_one(
@@ -35,13 +35,17 @@ def run_one(
     if len(declared) != len(res.claims) or any(a is not b for a, b in zip(declared, res.claims)):
         raise RuntimeError(f"{name}: the result's claims are not the module's declared CLAIMS")
     res.tick_overlaps = list(ctx.tick_overlaps)
+    res.origin = getattr(mod, "ORIGIN", res.origin)
+    if res.origin not in ORIGINS:
+        raise ValueError(f"{name}: origin {res.origin!r} is not one of {ORIGINS}")
     ctx.path("claims.csv")
     res.claim_frame().to_csv(ctx.out / "claims.csv", index=False)
     (ctx.out / "section.md").write_text(res.markdown())
     counts = res.counts()
     (ctx.out / "result.json").write_text(
         json.dumps(
-            {"name": res.name, "verdict": res.verdict,
+            {"name": res.name, "origin": res.origin, "verdict": res.verdict,
+             "reproduced_by_simulation": res.reproduced_by_simulation,
              "counts": {k: {"reproduced": c.reproduced, "testable": c.testable, "paper_inconsistent": c.inconsistent,
                             "not_testable": c.untestable} for k, c in counts.items()},
              "claims": res.verdicts(), "runtime_s": res.runtime_s, "quick": quick,
@@ -107,7 +111,11 @@ _LEGEND = (
     "claims are counted separately, over each section's headline claims; a section is reproduced only "
     "when all of them are. The ablation column links each section's ablation table, where the stack's "
     "mechanisms or the setup's assumptions are changed one at a time to show what carries a claim that "
-    "does not reproduce; ablations are reported beside the claims and never counted."
+    "does not reproduce; ablations are reported beside the claims and never counted. The totals count the "
+    "seed papers' claims and the project's own claims (the scheduler league's and the kernel agreement's "
+    "simulator-against-kernel checks, which no seed makes) in two separate rows; a seed section is "
+    "reproduced by simulation when every testable headline simulation claim of it is (the totals are also "
+    "in <code>totals.json</code>)."
 )
 
 
@@ -264,9 +272,43 @@ def _figure_html(out: Path, figures: Sequence[Path]) -> list[str]:
     return parts
 
 
+def totals(results: Sequence[Result]) -> dict[str, dict[str, object]]:
+    """The report's totals, per origin (``seed``: the seed papers' sections; ``project``: the
+    project's own checks): per kind the headline claims reproduced, testable, paper
+    inconsistent and not testable, summed over the sections; and the sections reproduced by
+    simulation (every testable headline simulation claim reproduced) out of the sections."""
+    out: dict[str, dict[str, object]] = {}
+    for origin in ("seed", "project"):
+        rs = [r for r in results if r.origin == origin]
+        kinds: dict[str, dict[str, int]] = {}
+        for kind in ("model", "simulation"):
+            cs = [r.counts()[kind] for r in rs]
+            kinds[kind] = {"reproduced": sum(c.reproduced for c in cs), "testable": sum(c.testable for c in cs),
+                           "paper_inconsistent": sum(c.inconsistent for c in cs),
+                           "not_testable": sum(c.untestable for c in cs)}
+        out[origin] = {**kinds, "sections": {
+            "reproduced_by_simulation": sum(r.reproduced_by_simulation for r in rs), "total": len(rs),
+            "names": [r.name for r in rs]}}
+    return out
+
+
+def _total_row(label: str, t: dict[str, object], runtime: float) -> str:
+    cells = []
+    for kind in ("model", "simulation"):
+        k = t[kind]
+        assert isinstance(k, dict)
+        cells.append(f"{k['reproduced']}/{k['testable']}")
+    secs = t["sections"]
+    assert isinstance(secs, dict)
+    return (f"<tr><th>{html.escape(label, quote=False)}</th><th>{cells[0]}</th><th>{cells[1]}</th>"
+            f"<th>sections reproduced by simulation: {secs['reproduced_by_simulation']} of {secs['total']}</th>"
+            f"<th></th><th>{runtime:.0f} s</th></tr>")
+
+
 def write_index(results: Sequence[Result], out: Path, quick: bool, version: str) -> Path:
-    """Writes ``out/index.html``: the legend, a summary table with model and simulation claim
-    counts per section, shared assumptions once per paper, then each section (setup folded,
+    """Writes ``out/index.html`` and ``out/totals.json`` (:func:`totals`): the legend, a summary
+    table with model and simulation claim counts per section and one total row per origin
+    (seed papers, the project's own), shared assumptions once per paper, then each section (setup folded,
     claims table, verdict, discussion, one image per figure)."""
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     total = sum(r.runtime_s for r in results)
@@ -281,7 +323,6 @@ def write_index(results: Sequence[Result], out: Path, quick: bool, version: str)
         "<table><tr><th>reproduction</th><th>model claims reproduced / testable</th>"
         "<th>simulation claims reproduced / testable</th><th>verdict</th><th>ablation</th><th>run time</th></tr>",
     ]
-    sums = {"model": [0, 0], "simulation": [0, 0]}
     for r in results:
         counts = r.counts()
         cells = []
@@ -289,19 +330,22 @@ def write_index(results: Sequence[Result], out: Path, quick: bool, version: str)
             c = counts[kind]
             has = any(cl.kind == kind for cl in r.claims)
             cells.append(html.escape(c.short()) if has else "")
-            sums[kind][0] += c.reproduced
-            sums[kind][1] += c.testable
         ablations = " · ".join(f"<a href='{html.escape(p.relative_to(out).as_posix())}'>{html.escape(k)}</a>"
                                for k, p in r.tables.items() if "ablation" in k) or "—"
+        mark = " <i>(project's own claims)</i>" if r.origin == "project" else ""
         parts.append(
-            f"<tr><td><a href='#{r.name}' title='{html.escape(r.source)}'>{html.escape(r.title)}</a></td>"
+            f"<tr><td><a href='#{r.name}' title='{html.escape(r.source)}'>{html.escape(r.title)}</a>{mark}</td>"
             f"<td>{cells[0]}</td><td>{cells[1]}</td>"
             f"<td class='verdict'>{html.escape(r.verdict)}</td><td>{ablations}</td><td>{r.runtime_s:.1f} s</td></tr>"
         )
-    parts.append(
-        f"<tr><th>all</th><th>{sums['model'][0]}/{sums['model'][1]}</th>"
-        f"<th>{sums['simulation'][0]}/{sums['simulation'][1]}</th><th></th><th></th><th>{total:.0f} s</th></tr></table>"
-    )
+    # Two totals: the seed papers' claims, and the project's own (never mixed into the seeds').
+    tot = totals(results)
+    for origin, label in (("seed", "seed papers' claims"), ("project", "project's own claims")):
+        rs = [r for r in results if r.origin == origin]
+        if rs:
+            parts.append(_total_row(label, tot[origin], sum(r.runtime_s for r in rs)))
+    parts.append("</table>")
+    (out / "totals.json").write_text(json.dumps({"quick": quick, "runtime_s": total, **tot}, indent=2) + "\n")
     printed: set[str] = set()
     for r in results:
         parts.append(f"<section id='{r.name}'><h2>{html.escape(r.title)}</h2>")
