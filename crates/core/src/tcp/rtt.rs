@@ -21,6 +21,9 @@ pub struct RttEstimator {
     rto_max: Dur,
     /// Consecutive timeouts (the backoff exponent).
     pub backoff: u32,
+    /// An RTO set from the TCP metrics cache (`tcp_init_metrics`), in force until the next
+    /// RTT sample.
+    seeded_rto: Option<Dur>,
 }
 
 impl RttEstimator {
@@ -36,12 +39,20 @@ impl RttEstimator {
             rto_min,
             rto_max,
             backoff: 0,
+            seeded_rto: None,
         }
+    }
+
+    /// Sets the RTO until the next RTT sample (Linux `tcp_init_metrics` from a cached RTT;
+    /// the estimator's variables stay as they are).
+    pub fn seed_rto(&mut self, rto: Dur) {
+        self.seeded_rto = Some(rto);
     }
 
     /// Folds in one RTT measurement.
     pub fn on_sample(&mut self, r: Dur) {
         let r = Dur(r.0.max(1));
+        self.seeded_rto = None;
         self.samples += 1;
         self.sum_ns += r.0 as u128;
         self.latest = Some(r);
@@ -63,6 +74,9 @@ impl RttEstimator {
 
     /// The base RTO without backoff.
     pub fn base_rto(&self) -> Dur {
+        if let Some(rto) = self.seeded_rto {
+            return rto.min(self.rto_max);
+        }
         match self.srtt {
             None => self.rto_initial,
             Some(s) => (s + self.rto_min.max(Dur(4 * self.rttvar.0))).min(self.rto_max),
