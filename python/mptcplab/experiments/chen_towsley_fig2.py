@@ -4,17 +4,22 @@ cellular subflow's first data packet, as a function of the RTT ratio γ = R_2/R_
 A 2-flow MPTCP download (WiFi first, then cellular; LIA, minRTT, I_w = 10, b = 2, per-ACK
 slow start as Linux 3.11) of a 16 MB file, large enough that the cut-off below always comes
 first. It is not the first download from that server: seed 000 §III: "The client uses *wget*
-to retrieve Web objects of different sizes (8 KB to 32 MB) [...] We randomize the order of
-each configuration [...] The measurements were conducted every hour", and footnote 1: "TCP
-enters congestion avoidance when a loss event occurs, and caches this updated slow start
-threshold for the subsequent connections to the same destination IP address." So the measured
-download runs after an earlier one from the same server (`after`, 1 s later), with Linux's TCP
-metrics cache on as the seed's 3.11 kernel had it (`tcp.metrics = "all"`, the `linux-v0.9x`
-profile's value): each subflow of the measured download starts with what the earlier one left
-for its destination, the WiFi subflow with the ssthresh the earlier download's losses set.
-Which files came before is not given (an assumption: one earlier download of the same 16 MB
-file; the ablation varies its size and the number of earlier downloads, and turns the cache
-off). WiFi: 30 ms base RTT, 0.9 % Bernoulli loss. The cellular link's base RTT is varied
+to retrieve Web objects of different sizes (8 KB to 32 MB) via all available paths. We
+randomize the order of each configuration (i.e., single/multi-path, file sizes, and cellular
+carriers) when performing measurements. The measurements were conducted every hour over
+multiple days", and footnote 1: "TCP enters congestion avoidance when a loss event occurs, and
+caches this updated slow start threshold for the subsequent connections to the same
+destination IP address." So the measured download runs after an earlier one from the same
+server (`after`, 1 s later), with Linux's TCP metrics cache on as the seed's 3.11 kernel had it
+(`tcp.metrics = "all"`, the `linux-v0.9x` profile's value): each subflow of the measured
+download starts with what earlier connections left for its destination. Which downloads came
+before is not given (assumption: a single-path download of the same 16 MB file over WiFi, one
+of the seed's configurations, with CUBIC, Linux 3.11's default for single-path TCP). By the
+kernel's rule (`tcp_update_metrics`) an MPTCP download leaves no ssthresh for WiFi when none is
+cached: its coupled WiFi subflow ends with cwnd = ssthresh (2 segments here), which is neither
+congestion avoidance (cwnd > ssthresh) nor above a cached value; a single-path download that
+ends in congestion avoidance leaves max(cwnd/2, ssthresh), and later MPTCP downloads keep it.
+The ablation varies the earlier downloads and removes them. WiFi: 30 ms base RTT, 0.9 % Bernoulli loss. The cellular link's base RTT is varied
 over a grid (60-300 ms) to spread γ; at start-up its queue is empty, so only its base RTT
 matters (10 Mbit/s, 1000-packet queue, no loss, all assumed). Each sample is measured in two
 runs with the same seed: the first finds t_4, the arrival of the cellular subflow's first
@@ -142,31 +147,39 @@ CLAIMS: tuple[Claim, ...] = (
 
 
 #: The downloads from the same server before the measured one (an assumption, see the module
-#: doc): how many, and their size.
-EARLIER = (1, "16MB")
+#: doc): the kind of each (``"tcp"``: single-path over WiFi with CUBIC, Linux 3.11's default
+#: controller for single-path TCP; ``"mptcp"``: the measured download's own configuration) and
+#: their size.
+EARLIER: tuple[tuple[str, str], ...] = (("tcp", "16MB"),)
 #: The pause between one download's close and the next one's first SYN (assumed).
 GAP = "1s"
 #: The measured connection's name (the earlier ones are ``earlier1``, ``earlier2``, ...).
 CONN = "mptcp"
 
 
-def scenario(earlier: tuple[int, str] = EARLIER) -> dict:
-    """The measured download after ``earlier`` = (count, size) downloads from the same server,
+def _earlier(kind: str, size: str) -> dict[str, Any]:
+    app = {"kind": "download", "size": size}
+    if kind == "mptcp":
+        return links.mptcp(app)
+    return {**links.mptcp(app, paths=("wifi",)), "kind": "tcp", "cc": "cubic"}
+
+
+def scenario(earlier: tuple[tuple[str, str], ...] = EARLIER) -> dict:
+    """The measured download after the ``earlier`` downloads (kind, size) from the same server,
     each started :data:`GAP` after the previous one closed."""
-    n, size = earlier
     conns = []
-    for k in range(n):
-        c = {**links.mptcp({"kind": "download", "size": size}), "name": f"earlier{k + 1}"}
+    for k, (kind, size) in enumerate(earlier):
+        c = {**_earlier(kind, size), "name": f"earlier{k + 1}"}
         if k:
             c.update(after=f"earlier{k}", start=GAP)
         conns.append(c)
     measured = links.mptcp({"kind": "download", "size": "16MB"})
-    if n:
+    if conns:
         measured.update(after=conns[-1]["name"], start=GAP)
     return {
         "name": NAME,
         # Long enough for the earlier downloads and the measured one's start on every grid point.
-        "duration": f"{10 + 25 * n}s",
+        "duration": f"{10 + 40 * len(conns)}s",
         "paths": [
             links.path("wifi", links.WIFI),
             {"name": "cell", "rate": "10Mbit", "delay": "30ms", "queue": "1000 packets"},
@@ -205,6 +218,27 @@ def _r2(table: pd.DataFrame) -> Measured:
     return Measured(r * r, n=len(g), note=f"{len(g)} grid-point averages; correlation r = {fmt(r)}")
 
 
+def _cached_text(first: pd.DataFrame) -> str:
+    """What the earlier download left in the cache for WiFi, by `tcp_update_metrics`' rule: with
+    nothing cached, an ssthresh only from congestion avoidance (cwnd > ssthresh, in segments):
+    max(cwnd/2, ssthresh)."""
+    col = "sf.earlier1.wifi.final_{}_bytes"
+    if col.format("cwnd") not in first:
+        return ""
+    mss = links.TCP_LINUX_311.get("mss", 1448)
+    cwnd = (first[col.format("cwnd")] // mss).astype(int)
+    ss = (first[col.format("ssthresh")].fillna(float("inf")) // mss)
+    ca = cwnd > ss
+    cached = [max(c // 2, int(t)) for c, t in zip(cwnd[ca], ss[ca], strict=True)]
+    return (f"The earlier download's WiFi subflow closed with cwnd {fmt(cwnd.mean())} and ssthresh "
+            f"{fmt(ss[ss < float('inf')].mean())} segments on average; in {int(ca.sum())} of {len(first)} runs it was "
+            "in congestion avoidance, so the cache held an ssthresh of "
+            + (f"{fmt(min(cached))}–{fmt(max(cached))} segments (mean {fmt(sum(cached) / len(cached))}) "
+               if cached else "none ")
+            + f"for the measured download's WiFi subflow (I_w = {IW})"
+            + ("." if ca.all() else "; in the other runs it held none (cwnd = ssthresh at the close)."))
+
+
 def _eq9(gamma: float) -> dict[str, float]:
     return {rd: ct.expected_packets_before_second_flow(gamma, P_WIFI, IW, B, rd) for rd in ROUNDINGS}
 
@@ -212,16 +246,16 @@ def _eq9(gamma: float) -> dict[str, float]:
 #: The ablation (not counted in any verdict): the claims' grid and seeds, one change per variant.
 #: (label, change to the connection, change to the WiFi path). :data:`HALF` re-cuts the as-run runs
 #: at t₂ + Δ/2: the packets received over γ rounds of R₁, the Δ of the alternative reading.
-AS_RUN = "v0.88 after one earlier 16 MB download (as run)"
+AS_RUN = "v0.88 after one earlier 16 MB single-path WiFi download (as run)"
 HALF = "as run, counted over γ rounds (to t₂ + Δ/2)"
 LOSS_FREE = "WiFi without random loss"
-NO_CACHE = "no earlier download, metrics cache off (the previous round's setup)"
-#: The cache variants: label → (count, size) of the earlier downloads, cache on.
-EARLIER_VARIANTS: dict[str, tuple[int, str]] = {
-    NO_CACHE: (0, "16MB"),
-    "one earlier 1 MB download": (1, "1MB"),
-    "one earlier 64 KB download": (1, "64KB"),
-    "two earlier 16 MB downloads": (2, "16MB"),
+NO_CACHE = "no earlier download (the previous round's setup: nothing cached)"
+#: The cache variants: label → the earlier downloads (kind, size), cache on.
+EARLIER_VARIANTS: dict[str, tuple[tuple[str, str], ...]] = {
+    NO_CACHE: (),
+    "one earlier 1 MB single-path WiFi download": (("tcp", "1MB"),),
+    "one earlier 16 MB MPTCP download": (("mptcp", "16MB"),),
+    "a 16 MB single-path WiFi download, then a 16 MB MPTCP download": (("tcp", "16MB"), ("mptcp", "16MB")),
 }
 _WIFI_MBIT = parse_rate(links.WIFI["rate"]) / 1e6
 ABLATIONS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
@@ -353,9 +387,9 @@ def _ablation_text(abl: pd.DataFrame) -> str:
     cache = [v for v in EARLIER_VARIANTS if v != NO_CACHE]
     fit_cache = [v for v in (AS_RUN, *cache) if len(fits(v)) == len(ks)]
     parts.append(
-        f"**The metrics cache** (seed 000 footnote 1). Without an earlier download and with the cache off (the "
-        f"previous round's setup) the counts are {trio(NO_CACHE)}, {span(ratios(NO_CACHE))}× the paper's; after "
-        f"one earlier 16 MB download (as run) {trio(AS_RUN)}; "
+        f"**The metrics cache** (seed 000 footnote 1). Without an earlier download (the previous round's setup, "
+        f"nothing cached) the counts are {trio(NO_CACHE)}, {span(ratios(NO_CACHE))}× the paper's; after one earlier "
+        f"16 MB single-path WiFi download (as run) {trio(AS_RUN)}, {span(ratios(AS_RUN))}×; "
         + "; ".join(f"{v}: {trio(v)}" for v in cache)
         + ". " + (f"Within {band} for all three carriers: {and_list(fit_cache)}." if fit_cache else
                   f"No choice of the earlier downloads puts all three within {band}.")
@@ -548,8 +582,8 @@ def run(ctx: Context) -> Result:
         + ". That reading contradicts Eq. (1) (Δ = 2γ), so it is shown as an alternative and not counted.\n\n"
         f"The simulator gives {vals('sim')} packets in runs with γ near 3.9 / 4.4 / 6.0"
         + (f", {fmt(min(ratios))}–{fmt(max(ratios))}× the paper's numbers" if ratios else "")
-        + f". {delta_text} The printed Eq. (9) evaluated at each run's own Δ gives {own_delta} for the same "
-        f"runs. {trend} No parameter was fitted.\n\n" + _ablation_text(abl)
+        + f". {_cached_text(first)} {delta_text} The printed Eq. (9) evaluated at each run's own Δ gives {own_delta} "
+        f"for the same runs. {trend} No parameter was fitted.\n\n" + _ablation_text(abl)
     )
     setup = (
         f"{__doc__.strip()}\n\nGrid: cellular base RTT {rtts[0]}-{rtts[-1]} ms in steps of {rtts[1] - rtts[0]} ms, "
