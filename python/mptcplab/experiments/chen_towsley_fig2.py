@@ -52,6 +52,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from mptcplab.experiments import _chen_towsley_fig2_stats as stats
 from mptcplab.experiments import _chen_towsley_links as links
 from mptcplab.experiments.base import (
     DEFAULT_TOLERANCE,
@@ -203,43 +204,6 @@ def _packets_before_t4(sc: dict, seed: int, t4: float) -> tuple[float, float]:
     wifi = _wifi(cut.summary)
     payload = wifi["bytes_sent"] / max(1, wifi["segments_sent"])
     return wifi["data_bytes_received"] / payload, wifi["mean_rtt_s"]
-
-
-def _r2(table: pd.DataFrame) -> Measured:
-    """The paper's "fitting the empirical averages of different γ to the expected values derived
-    from our model" read as a least-squares line of the averages on Eq. (9): R² is the squared
-    correlation. (Read as 1 − SS_res/SS_tot of the averages against Eq. (9) itself, the paper's own
-    67 / 88 / 130 against Eq. (9)'s values near 265 could not give 0.88.) The averages are taken per
-    grid point (cellular base RTT), Eq. (9) at each point's mean γ."""
-    if len(table) == 0:
-        return Measured(None, n=0, not_testable="no run")
-    g = table.groupby("cell_base_rtt_ms")[["gamma", "packets"]].mean()
-    if len(g) < 3:
-        return Measured(None, n=len(g), not_testable="fewer than three grid points")
-    model = g["gamma"].map(lambda x: ct.expected_packets_before_second_flow(x, P_WIFI, IW, B))
-    r = float(g["packets"].corr(model))
-    return Measured(r * r, n=len(g), note=f"{len(g)} grid-point averages; correlation r = {fmt(r)}")
-
-
-def _cached_text(first: pd.DataFrame) -> str:
-    """What the earlier download left in the cache for WiFi, by `tcp_update_metrics`' rule: with
-    nothing cached, an ssthresh only from congestion avoidance (cwnd > ssthresh, in segments):
-    max(cwnd/2, ssthresh)."""
-    col = "sf.earlier1.wifi.final_{}_bytes"
-    if col.format("cwnd") not in first:
-        return ""
-    mss = links.TCP_LINUX_311.get("mss", 1448)
-    cwnd = (first[col.format("cwnd")] // mss).astype(int)
-    ss = (first[col.format("ssthresh")].fillna(float("inf")) // mss)
-    ca = cwnd > ss
-    cached = [max(c // 2, int(t)) for c, t in zip(cwnd[ca], ss[ca], strict=True)]
-    return (f"The earlier download's WiFi subflow closed with cwnd {fmt(cwnd.mean())} and ssthresh "
-            f"{fmt(ss[ss < float('inf')].mean())} segments on average; in {int(ca.sum())} of {len(first)} runs it was "
-            "in congestion avoidance, so the cache held an ssthresh of "
-            + (f"{fmt(min(cached))}–{fmt(max(cached))} segments (mean {fmt(sum(cached) / len(cached))}) "
-               if cached else "none ")
-            + f"for the measured download's WiFi subflow (I_w = {IW})"
-            + ("." if ca.all() else "; in the other runs it held none (cwnd = ssthresh at the close)."))
 
 
 def _eq9(gamma: float) -> dict[str, float]:
@@ -536,7 +500,7 @@ def run(ctx: Context) -> Result:
     rho = float(table[["gamma", "packets"]].corr(method="spearman").iloc[0, 1]) if len(table) > 2 else math.nan
     measured["rising"] = (Measured(rho, n=len(table)) if math.isfinite(rho)
                           else Measured(None, n=len(table), not_testable="fewer than three runs"))
-    measured["r2"] = _r2(table)
+    measured["r2"] = stats.r2(table)
     below = float((table["packets"] <= table["eq3_packets"]).mean()) if len(table) else math.nan
     measured["below-eq3"] = (Measured(below, n=len(table)) if len(table)
                              else Measured(None, n=0, not_testable="no run"))
@@ -591,7 +555,7 @@ def run(ctx: Context) -> Result:
         + ". That reading contradicts Eq. (1) (Δ = 2γ), so it is shown as an alternative and not counted.\n\n"
         f"The simulator gives {vals('sim')} packets in runs with γ near 3.9 / 4.4 / 6.0"
         + (f", {fmt(min(ratios))}–{fmt(max(ratios))}× the paper's numbers" if ratios else "")
-        + f". {_cached_text(first)} {delta_text} The printed Eq. (9) evaluated at each run's own Δ gives {own_delta} "
+        + f". {stats.cached_text(first)} {delta_text} The printed Eq. (9) evaluated at each run's own Δ gives {own_delta} "
         f"for the same runs. {trend} No parameter was fitted.\n\n" + _ablation_text(abl)
     )
     setup = (
