@@ -129,6 +129,23 @@ mod tests {
     }
 
     #[test]
+    fn a_seeded_rto_holds_until_the_next_sample() {
+        // tcp_init_metrics: a cached RTT of 100 ms above the handshake's 20 ms sample gives
+        // 100 + max(200, 200) = 300 ms, where the sample alone gives 20 + max(40, 200) = 220 ms.
+        let mut e = est();
+        e.on_sample(Dur::from_ms(20));
+        assert_eq!(e.rto(), Dur::from_ms(220));
+        e.seed_rto(Dur::from_ms(300));
+        assert_eq!(e.rto(), Dur::from_ms(300));
+        e.backoff = 1;
+        assert_eq!(e.rto(), Dur::from_ms(600), "backoff applies to the seeded RTO");
+        e.backoff = 0;
+        // The first data sample (20 ms again): RTTVAR = 3/4·10 + 1/4·0 = 7.5 ms, RTO = 20 + 200.
+        e.on_sample(Dur::from_ms(20));
+        assert_eq!(e.rto(), Dur::from_ms(220));
+    }
+
+    #[test]
     fn steady_samples_converge_and_rto_floors_at_srtt_plus_min() {
         let mut e = est();
         for _ in 0..200 {
