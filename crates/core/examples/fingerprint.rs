@@ -125,6 +125,15 @@ fn cases(traces: &(String, String)) -> Vec<(String, String)> {
     ] {
         out.push((format!("app/{name}"), two_paths(&format!("app = {app}"), "", "")));
     }
+    // Two downloads one after another over the same paths, with each TCP metrics cache setting.
+    for metrics in ["off", "no_ssthresh", "all"] {
+        let dl = "app = { kind = \"download\", size = \"1MB\" }";
+        let conns = format!(
+            "{dl}\ntcp = {{ metrics = \"{metrics}\" }}\n[[connections]]\nname = \"mp2\"\nkind = \"mptcp\"\n\
+             paths = [\"fast\", \"slow\"]\nafter = \"mp\"\nstart = \"500ms\"\n{dl}\ntcp = {{ metrics = \"{metrics}\" }}"
+        );
+        out.push((format!("after/metrics-{metrics}"), two_paths(&conns, "", "")));
+    }
     out
 }
 

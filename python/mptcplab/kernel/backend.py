@@ -206,6 +206,7 @@ def _net_settings(sc: Scenario) -> tuple[dict[str, str], list[list[str]], dict[s
     sysctls = {
         "net.ipv4.tcp_slow_start_after_idle": "1" if tcp.get("idle_restart", True) else "0",
         "net.ipv4.tcp_timestamps": "1" if tcp.get("timestamps", True) else "0",
+        **netns.metrics_sysctls(tcp),
     }
     # An auto-tuned buffer is the namespaces' sysctl triple, written on both hosts alike (the
     # sender's socket reads tcp_wmem, the receiver's tcp_rmem; the other end's buffers carry

@@ -12,6 +12,13 @@ Addresses: path ``i`` is the subnet 10.77.<i>.0/24 (client .1, server .2); the s
 service address is 10.77.255.1 on its loopback, reached from each client address by source
 routing (table 100 + i), so every path is a separate route to one server address, as a
 multi-homed client reaching a single-homed server.
+
+TCP metrics cache: the namespaces' ``tcp_no_metrics_save`` and ``tcp_no_ssthresh_metrics_save``
+follow the scenario's ``tcp.metrics`` (:func:`metrics_sysctls`). The cache is per network
+namespace (``tcp_get_metrics`` matches an entry's namespace with the socket's, and a
+namespace's entries are flushed when it is deleted), and every run builds namespaces of its
+own: what one connection saves reaches only later connections of the same run, never
+another run.
 """
 
 from __future__ import annotations
@@ -25,7 +32,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Network", "PREFIX_RE", "SERVER_ADDR", "check_environment", "cleanup_stale", "client_addr"]
+__all__ = [
+    "Network", "PREFIX_RE", "SERVER_ADDR", "check_environment", "cleanup_stale", "client_addr", "metrics_sysctls",
+]
 
 SERVER_ADDR = "10.77.255.1"
 PREFIX_RE = re.compile(r"^mplab-(\d+)-(\d+)-[csl]$")
@@ -38,6 +47,17 @@ TOOLS = {"ip": "iproute2", "ethtool": "ethtool", "nstat": "iproute2"}
 
 class EnvironmentRefused(Exception):
     """The machine cannot run the Linux backend; the message is one sentence why."""
+
+
+def metrics_sysctls(tcp: dict) -> dict[str, str]:
+    """The sysctls of the scenario's ``tcp.metrics`` (the engine's ``MetricsSave``): ``off`` is
+    ``tcp_no_metrics_save = 1``; ``no_ssthresh`` saves RTTs only (Linux >= 5.6's defaults);
+    ``all`` saves ssthresh too (the defaults before 5.6)."""
+    mode = tcp.get("metrics", "off")
+    return {
+        "net.ipv4.tcp_no_metrics_save": "1" if mode == "off" else "0",
+        "net.ipv4.tcp_no_ssthresh_metrics_save": "0" if mode == "all" else "1",
+    }
 
 
 def client_addr(i: int) -> str:
@@ -159,11 +179,12 @@ class Network:
             self.created.append(ns)
             run(["ip", "-n", ns, "link", "set", "lo", "up"])
             self.sysctl(ns, {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"})
+        # The metrics cache is off unless ``sysctls`` (metrics_sysctls) says otherwise.
         base = {
             "net.mptcp.enabled": "1",
             "net.ipv4.conf.all.rp_filter": "0",
             "net.ipv4.conf.default.rp_filter": "0",
-            "net.ipv4.tcp_no_metrics_save": "1",
+            **metrics_sysctls({}),
         }
         for ns in (self.client, self.server):
             self.sysctl(ns, {**base, **sysctls})

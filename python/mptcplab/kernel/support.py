@@ -22,7 +22,7 @@ __all__ = ["KERNEL_CC", "LINUX_MODEL", "LINUX_RECOVERY", "LINUX_TCP", "buffer_tr
 #: Congestion controls the scenario schema names that upstream Linux has as a per-socket choice.
 KERNEL_CC = ("reno", "cubic", "bbr")
 #: TCP settings the backend applies (sysctl, route attribute or link MTU).
-_TCP_KEYS = {"mtu", "iw", "rto_min", "idle_restart", "timestamps"}
+_TCP_KEYS = {"mtu", "iw", "rto_min", "idle_restart", "timestamps", "metrics"}
 #: Loss recovery as this kernel does it (`net.ipv4.tcp_recovery` = 1, RACK with TLP, and PRR,
 #: which Linux cannot switch off): accepted when written with these values, refused otherwise.
 LINUX_RECOVERY = {"recovery": "rack_tlp", "prr": True}
@@ -114,6 +114,9 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
             if k in rc and rc[k] != linux and (rc["kind"] == "mptcp" or k not in _MPTCP_ONLY):
                 hint = "" if k in c else "; set stack = \"linux\" for Linux's value of every such key"
                 return _conn_key(c, k), f"{why}; `{_show(rc[k])}` is not available (need `{_show(linux)}`){hint}"
+        if c.get("after") is not None:
+            return _conn_key(c, "after"), ("the backend starts every connection at its `start`; a connection started "
+                                           "by another's close is not supported")
         if "host_jitter" in c:
             return _conn_key(c, "host_jitter"), "the kernel's hosts have their own timing; it cannot be set"
         cc = rc["cc"]
@@ -134,8 +137,8 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
             if k not in _TCP_KEYS and k not in LINUX_RECOVERY and k not in LINUX_TCP:
                 return _conn_key(c, f"tcp.{k}"), f"cannot be set per connection on Linux (supported: {', '.join(sorted(_TCP_KEYS))})"
         tcp = rc["tcp"]
-        for k in ("idle_restart", "timestamps", "mtu"):
-            if sysctl_values.setdefault(k, tcp[k]) != tcp[k]:
+        for k in ("idle_restart", "timestamps", "mtu", "metrics"):
+            if k in tcp and sysctl_values.setdefault(k, tcp[k]) != tcp[k]:
                 return _conn_key(c, f"tcp.{k}"), "is a per-namespace setting and must be the same for every connection"
         for k, sysctl in (("sndbuf", "tcp_wmem"), ("rcvbuf", "tcp_rmem")):
             buf = rc[k]

@@ -42,6 +42,23 @@ pub enum RcvbufWindow {
     Full,
 }
 
+/// Linux's TCP metrics cache ([`crate::tcp::metrics`]): what a connection's sender and
+/// receiver save, per destination, when it closes and take up when the next connection to
+/// that destination is established. The sysctls of the hosts, read per connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricsSave {
+    /// `tcp_no_metrics_save = 1`: nothing is saved or taken up (the seeds' models: every
+    /// connection starts afresh).
+    #[default]
+    Off,
+    /// `tcp_no_metrics_save = 0`, `tcp_no_ssthresh_metrics_save = 1`: RTT and RTT variance
+    /// are saved, ssthresh is not (Linux ≥ 5.6's defaults).
+    NoSsthresh,
+    /// Both 0: ssthresh is saved too (Linux before 5.6, the seeds' 3.x kernels).
+    All,
+}
+
 /// The application driving a connection.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
@@ -167,6 +184,9 @@ pub struct TcpCfg {
     /// TCP small queues ([`TsqRule`]), for paths whose queue is at the sending host.
     #[serde(default)]
     pub tsq: TsqRule,
+    /// Linux's per-destination TCP metrics cache ([`MetricsSave`]).
+    #[serde(default)]
+    pub metrics: MetricsSave,
 }
 
 impl Default for TcpCfg {
@@ -192,6 +212,7 @@ impl Default for TcpCfg {
             tso_defer: false,
             cwv: false,
             tsq: TsqRule::default(),
+            metrics: MetricsSave::default(),
         }
     }
 }
@@ -319,9 +340,16 @@ pub struct ConnCfg {
     /// Paths whose subflows are backups (used only when no regular subflow is usable).
     #[serde(default)]
     pub backup: Vec<String>,
-    /// When the client sends its first SYN.
+    /// When the client sends its first SYN; with `after`, how long after that connection
+    /// closed.
     #[serde(default)]
     pub start: Dur,
+    /// The name of a connection listed before this one whose application has an end (a
+    /// download, or periodic with a count): this connection starts `start` after it closed
+    /// (its sender holds no unacknowledged data), so connections to one server run one
+    /// after another, as repeated downloads do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
     #[serde(default)]
     pub direction: Direction,
     pub app: AppCfg,

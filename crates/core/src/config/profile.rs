@@ -3,7 +3,8 @@
 //!
 //! - `classic` (the default): the model of the seed papers and of the out-of-tree stack's
 //!   defaults as the simulator had them: payload-byte buffers, fixed sizes, the receiving
-//!   subflow alone acknowledges, reinjection only after a subflow RTO.
+//!   subflow alone acknowledges, reinjection only after a subflow RTO, no TCP metrics cache
+//!   (`tcp.metrics = "off"`: every connection starts afresh, as the papers' models do).
 //! - `linux`: every choice as the upstream Linux MPTCP stack makes it (v6.x,
 //!   `net/mptcp/`, `net/ipv4/tcp_*.c`), the stack the kernel backend runs: the `default`
 //!   scheduler, CUBIC with HyStart and idle time taken out of its epoch, RACK-TLP and PRR,
@@ -19,7 +20,9 @@
 //!   in-kernel path manager once the connection is fully established (the kernel backend's
 //!   `subflow` endpoints), the DSS sizes Linux writes, and the hosts' processing jitter as
 //!   measured on the kernel backend (mean 33 µs), RFC 2861's decay of an application-limited
-//!   window (`tcp_cwnd_application_limited`), and TCP small queues as 6.x has them.
+//!   window (`tcp_cwnd_application_limited`), TCP small queues as 6.x has them, and the TCP
+//!   metrics cache with 6.x's sysctl defaults (RTT saved per destination, ssthresh not:
+//!   `tcp.metrics = "no_ssthresh"`).
 //! - `linux-v0.9x`: the out-of-tree multipath-tcp.org stack the seeds ran (v0.88–v0.94 on
 //!   Linux 3.11–4.14; `net/mptcp/mptcp_sched.c`, `mptcp_output.c` of that tree) where it
 //!   differs from `classic`: the default scheduler (`minrtt`: lowest SRTT among subflows with
@@ -33,7 +36,8 @@
 //!   socket's send buffer charged in whole one-MSS skbs of their truesize, as DSS checksums
 //!   (on by default there) make it (`buffer_accounting = "skb"`: 4352 B per 1420-byte skb on
 //!   a distribution build), auto-tuned as `mptcp_update_sndbuf` does (the subflows' sum, at
-//!   most `tcp_wmem[2]`, never shrinking). The
+//!   most `tcp_wmem[2]`, never shrinking); the TCP metrics cache as 3.x kernels had it on by
+//!   default, ssthresh included (`tcp.metrics = "all"`). The
 //!   connection-level send and reinjection queues, the writer's blocking and wake-up and the
 //!   reinjection on a subflow's RTO are `classic`'s already. Deviations: the subflows' own
 //!   send buffers, which that sum adds up, grow with the per-segment memory of this host's
@@ -90,6 +94,7 @@ pub fn linux_profile() -> Value {
             "tso_defer": true,
             "tsq": "linux_6",
             "cwv": true,
+            "metrics": "no_ssthresh",
         },
     })
 }
@@ -107,6 +112,7 @@ pub fn linux_v09x_profile() -> Value {
             "cwnd_limited": "linux",
             "cwv": true,
             "tsq": "linux_4",
+            "metrics": "all",
         },
     })
 }

@@ -136,6 +136,9 @@ impl Scenario {
                     format!("{} is not before the end of the run ({})", c.start, self.duration),
                 ));
             }
+            if let Some(a) = &c.after {
+                check_after(&self.connections, i, a).map_err(|msg| ConfigError::new(at("after"), msg))?;
+            }
             match c.app {
                 AppCfg::Download { size } if size.0 == 0 => {
                     return Err(ConfigError::new(at("app.size"), "a download needs at least one byte"));
@@ -255,5 +258,24 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+}
+
+/// `connections[i].after = a`: a connection listed before this one whose application ends
+/// (a download, or periodic with a count), so the two cannot overlap and the chain has an
+/// order.
+fn check_after(conns: &[ConnCfg], i: usize, a: &str) -> Result<(), String> {
+    let Some(j) = conns.iter().position(|o| o.name == a) else {
+        return Err(format!("no connection named `{a}`"));
+    };
+    if j >= i {
+        return Err(format!("`{a}` must be listed before this connection (a connection starts after an earlier one)"));
+    }
+    match conns[j].app {
+        AppCfg::Download { .. } | AppCfg::Periodic { count: Some(_), .. } => Ok(()),
+        _ => Err(format!(
+            "`{a}` never closes (its application has no end: bulk, or periodic without a count), so this \
+             connection would overlap it for ever"
+        )),
     }
 }

@@ -33,6 +33,7 @@ use crate::mptcp::sendbuf::{v09x_skb_truesize, ConnSender, MetaCharge, V09X_MAX_
 use crate::mptcp::sfqueue::SubflowQueue;
 use crate::net::packet::{flags, optlen, MpOption, Packet, IP_TCP_HEADER};
 use crate::rng::Rng;
+use crate::tcp::metrics::Metrics;
 use crate::tcp::receiver::Chunk;
 use crate::tcp::subflow::{State, Subflow, TcpParams};
 use crate::tcp::timer::Slot;
@@ -69,6 +70,9 @@ pub struct Endpoint {
     pub start: Time,
     /// When the receiving application got the last byte of a download.
     pub completed_at: Option<Time>,
+    /// Each subflow's TCP metrics cache entry as the simulation found it when the connection
+    /// started, applied when its handshake completes ([`crate::tcp::metrics`]).
+    pub metrics: Vec<Option<Metrics>>,
     pub(super) uid: u64,
     pub(super) chunks: Vec<Chunk>,
     pub(crate) peers: Vec<PeerView>,
@@ -190,6 +194,7 @@ impl Endpoint {
             persist_backoff: 0,
             start,
             completed_at: None,
+            metrics: vec![None; subflows.len()],
             uid: ((conn as u64) << 40) | ((is_client as u64) << 39),
             chunks: Vec::new(),
             peers: Vec::new(),
@@ -312,6 +317,16 @@ impl Endpoint {
         s.stats.established_at = Some(now);
         s.timers.handshake.stop();
         s.hs_backoff = 0;
+        if let Some(m) = self.metrics[sf] {
+            // `tcp_init_metrics`, with the handshake's sample (if any) as SRTT.
+            let init = m.initial(s.rtt.srtt(), s.p.rto_min);
+            if let Some(ss) = init.ssthresh {
+                s.w.ssthresh = ss * s.w.smss;
+            }
+            if let Some(rto) = init.rto {
+                s.rtt.seed_rto(rto);
+            }
+        }
     }
 
     pub(super) fn start_app(&mut self, now: Time) {

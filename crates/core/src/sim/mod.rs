@@ -5,6 +5,7 @@ pub mod host;
 mod options;
 pub mod queue;
 mod report;
+mod sequence;
 
 use crate::config::Scenario;
 use crate::mptcp::connection::Endpoint;
@@ -55,6 +56,8 @@ pub struct Simulation {
     host_of: Vec<([u32; 2], crate::units::Dur)>,
     /// Some connection's hosts delay its packets (`host_jitter`).
     host_jitter: bool,
+    /// Connections after others, and the TCP metrics cache.
+    seq: sequence::Sequence,
 }
 
 /// Per-subflow series; `retransmitted_segments` and `penalisations` (M2 halvings of the
@@ -122,6 +125,7 @@ impl Simulation {
             hosts: Vec::new(),
             host_of: Vec::new(),
             host_jitter: sc.connections.iter().any(|cfg| cfg.host_jitter > crate::units::Dur::ZERO),
+            seq: sequence::Sequence::new(sc),
         };
         let mut nodes: Vec<String> = Vec::new();
         for cfg in &sc.connections {
@@ -219,9 +223,7 @@ impl Simulation {
     /// The event loop: returns the time the run ends, or why it stopped early. Every
     /// [`CHECK_EVERY`] events (and at the budget's last event) it looks at the options.
     fn simulate(&mut self, opts: &RunOptions) -> Result<Time, Stop> {
-        for (c, cfg) in self.sc.connections.iter().enumerate() {
-            self.q.push(Time::ZERO + cfg.start, Event::ConnStart(c as u32));
-        }
+        self.schedule_starts();
         if self.sc.output.timeseries.is_some() {
             self.q.push(Time::ZERO, Event::Sample);
         }
@@ -259,6 +261,7 @@ impl Simulation {
     /// event loop's hot path).
     #[cold]
     fn on_conn_start(&mut self, c: usize, t: Time, out: &mut Vec<Packet>) {
+        self.prepare_start(c, t);
         self.eps[c][0].start(t, out);
         self.flush(c, 0, out);
     }
@@ -325,6 +328,9 @@ impl Simulation {
                 self.eps[c][side].on_packet(t, p, out);
                 link.discard_due();
                 self.flush(c, side, out);
+                if self.open(c) && self.eps[c][side].is_sender {
+                    self.check_close(c, t);
+                }
             }
         };
         if let Some(next) = next {

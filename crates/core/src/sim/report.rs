@@ -19,7 +19,7 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
         sim.eps[c][si].snd.finish(end);
         let snd = &sim.eps[c][si];
         let rcv = &sim.eps[c][ri];
-        let start = Time::ZERO + cfg.start;
+        let start = sim.eps[c][0].start;
         let completed_at = rcv.completed_at;
         let from = start.max(Time::ZERO + sc.output.warmup);
         let until = completed_at.unwrap_or(end);

@@ -1,5 +1,6 @@
 //! TCP mechanics shared by single-path connections and MPTCP subflows.
 
+pub mod metrics;
 pub mod pacing;
 pub mod prr;
 pub mod rack;

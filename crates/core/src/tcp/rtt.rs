@@ -21,6 +21,9 @@ pub struct RttEstimator {
     rto_max: Dur,
     /// Consecutive timeouts (the backoff exponent).
     pub backoff: u32,
+    /// An RTO set from the TCP metrics cache (`tcp_init_metrics`), in force until the next
+    /// RTT sample.
+    seeded_rto: Option<Dur>,
 }
 
 impl RttEstimator {
@@ -36,12 +39,20 @@ impl RttEstimator {
             rto_min,
             rto_max,
             backoff: 0,
+            seeded_rto: None,
         }
+    }
+
+    /// Sets the RTO until the next RTT sample (Linux `tcp_init_metrics` from a cached RTT;
+    /// the estimator's variables stay as they are).
+    pub fn seed_rto(&mut self, rto: Dur) {
+        self.seeded_rto = Some(rto);
     }
 
     /// Folds in one RTT measurement.
     pub fn on_sample(&mut self, r: Dur) {
         let r = Dur(r.0.max(1));
+        self.seeded_rto = None;
         self.samples += 1;
         self.sum_ns += r.0 as u128;
         self.latest = Some(r);
@@ -63,6 +74,9 @@ impl RttEstimator {
 
     /// The base RTO without backoff.
     pub fn base_rto(&self) -> Dur {
+        if let Some(rto) = self.seeded_rto {
+            return rto.min(self.rto_max);
+        }
         match self.srtt {
             None => self.rto_initial,
             Some(s) => (s + self.rto_min.max(Dur(4 * self.rttvar.0))).min(self.rto_max),
@@ -112,6 +126,23 @@ mod tests {
         assert_eq!(e.rttvar(), Dur::from_ms(50));
         // RTO = 100 + max(4 * 50, 200) = 300 ms.
         assert_eq!(e.rto(), Dur::from_ms(300));
+    }
+
+    #[test]
+    fn a_seeded_rto_holds_until_the_next_sample() {
+        // tcp_init_metrics: a cached RTT of 100 ms above the handshake's 20 ms sample gives
+        // 100 + max(200, 200) = 300 ms, where the sample alone gives 20 + max(40, 200) = 220 ms.
+        let mut e = est();
+        e.on_sample(Dur::from_ms(20));
+        assert_eq!(e.rto(), Dur::from_ms(220));
+        e.seed_rto(Dur::from_ms(300));
+        assert_eq!(e.rto(), Dur::from_ms(300));
+        e.backoff = 1;
+        assert_eq!(e.rto(), Dur::from_ms(600), "backoff applies to the seeded RTO");
+        e.backoff = 0;
+        // The first data sample (20 ms again): RTTVAR = 3/4·10 + 1/4·0 = 7.5 ms, RTO = 20 + 200.
+        e.on_sample(Dur::from_ms(20));
+        assert_eq!(e.rto(), Dur::from_ms(220));
     }
 
     #[test]
