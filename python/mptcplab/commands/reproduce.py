@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 
-@click.command(epilog="Writes OUT/<name>/ (claims.csv, section.md, result.json, data and figures) and, for several, OUT/index.html.")
+@click.command(epilog="Writes OUT/<name>/ (claims.csv, section.md, result.json, data and figures) and, for several, OUT/index.html and OUT/totals.json (seed and project claims counted apart).")
 @click.argument("names", nargs=-1)
 @click.option("--list", "list_", is_flag=True, help="List the reproductions and exit.")
 @click.option("--quick", is_flag=True, help="Fewer repetitions (the whole set in minutes); the default uses the papers' counts.")
