@@ -29,6 +29,16 @@
 //! `TCP_METRICS_TIMEOUT`, is longer than any run). The RTT variance is saved but, as in
 //! current Linux, not applied. Without a FIN exchange, a connection closes when its sender
 //! holds no unacknowledged data of a finished application.
+//!
+//! Kernel versions. The save rule is the 3.x kernels' one: Linux ≥ 4.3 tests "not in slow
+//! start" (`!tcp_in_slow_start`, cwnd ≥ ssthresh) where 3.x tests cwnd > ssthresh, so a
+//! connection closing with cwnd exactly at ssthresh saves max(cwnd/2, ssthresh) there and
+//! only a larger ssthresh here. The apply rule is Linux ≥ 3.13's (the cached RTT sets the
+//! first RTO only); kernels before 3.13, such as the 3.11 of the bufferbloat study, also
+//! started the RTT estimator from the cached RTT and variance. `tcp_init_metrics`'s other
+//! branch, the 3 s RTO of RFC 6298 §5.7 when the handshake gave no RTT sample, is not
+//! modelled (with or without an entry): a subflow whose SYN or SYN/ACK was retransmitted
+//! keeps the initial RTO until its first data sample.
 
 use crate::cc::CaState;
 use crate::config::MetricsSave;
