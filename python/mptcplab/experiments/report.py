@@ -89,12 +89,13 @@ td i { color: #666; font-size: 0.9em; }
 .body { display: flex; gap: 1.2em; align-items: flex-start; }
 .body .text { flex: 1 1 60%; } .body .text p:first-child { margin-top: 0; }
 .figs { flex: 1 1 40%; display: flex; flex-direction: column; gap: 0.4em; }
-figure { margin: 0; } figure img { max-width: 100%; max-height: 320px; border: 1px solid #eee; }
+figure { margin: 0; } figure img { max-width: 100%; max-height: 250px; border: 1px solid #eee; }
 .note, td.note { font-size: 0.85em; color: #444; }
 table.claims { width: 100%; } table.claims td.n { white-space: nowrap; } table.claims td.paper { max-width: 16em; }
 table.claims td.verdict { min-width: 7em; }
 figcaption { font-size: 0.85em; color: #555; }
 details { margin: 0.6em 0; } summary { cursor: pointer; color: #335; }
+td details.more { margin: 0; } td details.more summary { color: inherit; }
 p { margin: 0.45em 0; } h2 { margin: 1.4em 0 0.3em; } table { margin: 0.4em 0; }
 pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; }
 """
@@ -107,7 +108,7 @@ _LEGEND = (
     "<b>paper inconsistent</b> (the paper's own equation or table does not give the number it prints), "
     "<b>calibration target</b> (the one number open link parameters were fitted to; not counted, every "
     "other claim is then a prediction), <b>alternative reading</b> (a labelled reinterpretation of an "
-    "inconsistent number; never counted). Model claims (the paper's equations evaluated) and simulation "
+    "inconsistent number; never counted); these two, and the supporting claims, are folded under each claims table. Model claims (the paper's equations evaluated) and simulation "
     "claims are counted separately, over each section's headline claims; a section is reproduced only "
     "when all of them are. The ablation column links each section's ablation table, where the stack's "
     "mechanisms or the setup's assumptions are changed one at a time to show what carries a claim that "
@@ -212,23 +213,50 @@ def _claims_html(r: Result, data: str) -> str:
                 f"<td class='paper' title='{html.escape(c.source)}'>{html.escape(x.paper)}</td>"
                 f"<td>{html.escape(x.ours)}</td><td class='n'>{tol}</td>"
                 f"<td class='verdict {_verdict_class(x.verdict)}'>{html.escape(x.verdict)}</td>"
-                f"<td class='note'>{_inline(x.note)}</td></tr>")
+                f"<td class='note'>{_note_html(x.note)}</td></tr>")
 
     head = ("<tr><th>claim</th><th>kind</th><th>paper</th><th>ours (n)</th><th>tolerance</th><th>verdict</th>"
             "<th>note</th></tr>")
     rows = r.rows()
-    main = [x for x in rows if x.claim.headline]
-    rest = [x for x in rows if not x.claim.headline]
+    # Shown: the headline claims that can count (or that the paper contradicts itself on).
+    # Folded: supporting claims, and the readings that are never counted by definition
+    # (alternative readings, calibration targets), each still marked as such.
+    main = [x for x in rows if x.claim.headline and not (x.claim.calibration or x.claim.alternative_of)]
+    rest = [x for x in rows if x not in main]
     parts = [f"<table class='claims'>{head}{''.join(row(x) for x in main)}</table>"]
     if rest:
-        ok = sum(x.verdict == "reproduced" for x in rest)
-        parts.append(f"<details><summary>{len(rest)} supporting claims ({ok} reproduced; not counted)</summary>"
+        ok = sum(x.verdict == "reproduced" for x in rest if x.claim.headline is False)
+        support = sum(not x.claim.headline for x in rest)
+        never = len(rest) - support
+        what = ", ".join(w for w in (f"{support} supporting claims ({ok} reproduced)" if support else "",
+                                     f"{never} alternative readings or calibration targets" if never else "") if w)
+        parts.append(f"<details><summary>{what}: not counted</summary>"
                      f"<table class='claims'>{head}{''.join(row(x) for x in rest)}</table></details>")
     sources = sorted({c.source for c in r.claims})
     parts.append("<p class='note'>Tolerance reasons: " + " ".join(
-        f"<sup>{i + 1}</sup> {_inline(x)}" for i, x in enumerate(reasons)) + "<br>Sources: "
-        + html.escape("; ".join(sources)) + f".<br>{data}</p>")
+        f"<sup>{i + 1}</sup> {_inline(x)}" for i, x in enumerate(reasons)) + f"<br>{data}</p>"
+        + f"<details class='note'><summary>Sources ({len(sources)})</summary>"
+        + html.escape("; ".join(sources)) + ".</details>")
     return "\n".join(parts)
+
+
+#: A claim's note longer than this (characters) shows its opening and folds the rest.
+NOTE_SHOWN = 90
+
+
+def _note_html(note: str) -> str:
+    """A claim's note; a long one folded after its first clause (at a sentence or clause end
+    within :data:`NOTE_SHOWN` characters, else at a word), so a table row stays a line or
+    two high and the whole note is one click away."""
+    if len(note) <= NOTE_SHOWN:
+        return _inline(note)
+    cut = max(note.rfind(sep, 0, NOTE_SHOWN) for sep in (". ", "; ", ": "))
+    cut = cut + 1 if cut > NOTE_SHOWN // 3 else note.rfind(" ", 0, NOTE_SHOWN)
+    if cut <= 0 or note[:cut].count("`") % 2:
+        cut = note.find(" ", NOTE_SHOWN)
+    if cut <= 0:
+        return _inline(note)
+    return f"<details class='more'><summary>{_inline(note[:cut])} …</summary>{_inline(note[cut:])}</details>"
 
 
 def _discussion_html(md: str) -> str:
