@@ -139,9 +139,9 @@ def _measure(runs: Runs) -> dict[str, Measured]:
         t1.append(d1[0] != "higher")
         notes.append(f"N1 = {_n1(config)}: type 2 {_diff_text(d2[1], d2[2])}, type 1 {_diff_text(d1[1], d1[2])}")
     n = len(runs[("A", A_CONFIGS[0], "lia", "type2")])
-    measured["dir-A-lia"] = Measured(
-        f"type 2 {' / '.join(t2)}, type 1 {'no gain' if all(t1) else 'gain'}", n=n,
-        note="LIA − TCP, Mbit/s: " + "; ".join(notes))
+    measured["dir-A-lia"] = Measured(" / ".join(t2), n=n, note="LIA − TCP, Mbit/s: " + "; ".join(notes))
+    measured["dir-A-lia-t1"] = Measured("no gain" if all(t1) else "gain", n=n,
+                                        note="LIA − TCP, Mbit/s: " + "; ".join(notes))
     dirs = [_direction(runs, ("A", c, "lia", "type2"), ("A", c, "olia", "type2")) for c in A_CONFIGS]
     measured["dir-A-olia"] = Measured(
         " / ".join(d[0] for d in dirs), n=n,

@@ -547,7 +547,7 @@ def _failing_text(pen4: dict[str, float], starv4: float, slow_peak: float, cwnd_
     starv = [r["starvations"] for r in abl_rows] + list(scan["sndbuf_blocked_episodes"])
     return (
         "Failing claims against the seed. Every setup value the seed states is modelled (list in the setup), and "
-        "the window is now read at every millisecond as tcpprobe read it at every ACK. What still fails: M2 halves "
+        "the window is read at every millisecond as tcpprobe read it at every ACK. What still fails: M2 halves "
         f"the slow window {fmt(pen4['slow'])} times (paper 28 sets of one to three) and the window drops "
         f"{cwnd_drops['slow']} times (paper more than 20); over every ablation variant and queue size the most is "
         f"{fmt(max(pens))}, so no defensible value of the open facts reproduces the count, and no mechanism of the "

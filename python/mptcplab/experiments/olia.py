@@ -49,8 +49,9 @@ Capacity-bound cells (one rule for every cell of A, B and C): a user type whose 
 crosses a bottleneck no other user type crosses gets that link's capacity over its users
 whatever its controller; its cells are supporting claims, not headline ones. The rule picks
 scenario A's type-1 users (both paths end at the server link of N1·C1): their four measured
-cells (0.96 and 0.98 under LIA and OLIA) and their theory cell ("1") say only that the link
-was full, and count for neither algorithm.
+cells (0.96 and 0.98 under LIA and OLIA), their theory cell ("1") and the type-1 part of the
+slides' "reduced without any benefit for type 1 users" (a claim of its own, split from the
+type-2 direction) say only that the link was full, and count for neither algorithm.
 
 Probe traffic as overhead (an alternative reading, shown and never counted): the slides do
 not say whether the 1 MSS/RTT probing traffic counts as throughput. Counted as overhead (a
