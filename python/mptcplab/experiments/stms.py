@@ -3,9 +3,11 @@ name for it (more packet loss on MPTCP's fast path than on single-path TCP's), S
 with a limited in-network and a limited host buffer, out-of-order latency, and changing paths,
 for minRTT, ECF and both STMS variants.
 
-The claims are declared in ``CLAIMS`` before any run. The host buffer of the "20 %" claim is
-not stated by the slides; it is fixed by a rule (:data:`HOST_LIMITED`), not fitted, and the
-whole host-buffer sweep is reported beside it.
+The claims are declared in ``CLAIMS`` before any run. The host buffer of the "20% improvement
+when receive/send buffer is limited." claim is not stated by the slides; the value shown is read
+at a rule (:data:`HOST_LIMITED`), not fitted, the claim is not testable, and the whole
+host-buffer sweep is reported beside it. The 20 vs 20 ms column's in-network buffer is not
+stated either; it is judged by :data:`RTT20_RULE` over every buffer the slides name.
 """
 
 from __future__ import annotations
