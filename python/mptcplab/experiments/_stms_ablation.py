@@ -12,7 +12,7 @@ from mptcplab.experiments.base import Context, merge_into, repeated
 #: (connection keys), on minRTT and STMS.
 ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("linux-v0.9x, host buffers auto-tuned up to 6M (as run)", {}),
-    ("host buffers fixed at 6 MB (the earlier reading of '6M')", {"sndbuf": "6MB", "rcvbuf": "6MB"}),
+    ("fixed 6 MB buffers", {"sndbuf": "6MB", "rcvbuf": "6MB"}),
     ("tcp_wmem max 4 MiB (Linux's default)", {"sndbuf": {"max": "4194304B"}}),
     ("CUBIC (v0.92's kernel default)", {"cc": "cubic"}),
     ("OLIA", {"cc": "olia"}),
