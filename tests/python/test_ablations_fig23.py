@@ -125,7 +125,7 @@ def test_fig2_ablation_table_and_bounds_from_the_links(tmp_path, monkeypatch) ->
         elif len(within) == 1:
             assert m.value == pytest.approx(a.loc[mod.AS_RUN, f"packets_{k}"])
         else:
-            assert m.value is None and "depends on which downloads came before" in m.not_testable
+            assert m.value is None and "depends on how many downloads came before" in m.not_testable
     assert a.loc[mod.AS_RUN, "spearman_rho"] == pytest.approx(res.measured["rising"].value)
 
     # Capacity: WiFi serialises 1500-byte frames at its rate C and the first data packet arrives at t₂, so
