@@ -30,8 +30,9 @@ What the seed measured, and how it is run here:
 - Footnote 1 (Linux caches the ssthresh of earlier connections to the same server) applies to
   this campaign too ("We randomize the order of each configuration", §III): which downloads
   came before each one is not given. Assumption: no earlier download, an empty cache (every run
-  is the first connection to the server). Not ablated here; Fig. 2's section shows how far the
-  cached ssthresh moves the WiFi subflow's start.
+  is the first connection to the server). The WiFi ablation runs every download after one earlier
+  1 MB single-path WiFi download with the cache on (it leaves WiFi's entry only); Fig. 2's
+  section shows how far drawn histories move the WiFi subflow's start.
 - Sprint: none of the recorded traces is Sprint's network; Sprint 3G EVDO is modelled with the
   only EVDO trace (Verizon's, recorded driving): an assumption, with the ablation across every
   available trace.
