@@ -136,7 +136,13 @@ def test_fig3_per_subflow_rtts_wifi_flat_cellular_growing_and_no_cellular_loss(t
     # truesize): at most 963 unacknowledged segments over both subflows, below the 1000-packet
     # cellular queue, so without a retransmission timeout (whose go-back-N resends segments whose
     # first copies may still be queued) the queue cannot overflow: no drop, the seed's < 0.03 %.
-    assert 4 * 2**20 // 4352 < 1000
+    import mptcplab
+    from mptcplab.units import parse_queue, parse_size
+
+    conn = mptcplab.load_scenario(load("chen-towsley-fig3").scenario("AT&T")).resolved
+    sndbuf = parse_size(conn["connections"][0]["sndbuf"])
+    queue = parse_queue(next(p for p in conn["paths"] if p["name"] == "cell")["queue"])[0]
+    assert sndbuf == 4 * 2**20 and sndbuf // 4352 < queue == 1000
     quiet = t[t["cell_rtos"] == 0]
     assert len(quiet) > 0 and (quiet["cell_drops"] == 0).all()
     pooled = {n: 100 * g["cell_drops"].sum() / g["cell_arrived"].sum() for n, g in t.groupby("carrier")}
