@@ -21,14 +21,14 @@ end with cwnd = ssthresh, which is neither congestion avoidance (cwnd > ssthresh
 cached value; a single-path download that ends in congestion avoidance leaves
 max(cwnd/2, ssthresh), and later MPTCP downloads keep it.
 
-Each run follows its own history, drawn from the seed's configuration set by the run's seed:
+Each run follows its own history, drawn from the seed's configuration set by its point's seed:
 the k = 3 downloads before it (k is not given: assumed, ablated at 1 and 6), each a
 single-path download over WiFi or over the cellular link (CUBIC, Linux 3.11's default for
 single-path TCP) or an MPTCP download like the measured one, of one of the seed's sizes
 (8 KB, 32 KB, 128 KB, 512 KB, 2 MB, 8 MB, 32 MB), drawn uniformly (the seed gives no
-frequencies). The carrier is not drawn: every earlier download uses the run's cellular link (a
-carrier changes only the cellular entry, which does not move the WiFi count before t_4, and the
-coupling partner of an earlier MPTCP download's WiFi subflow). The ablation also runs fixed
+frequencies). The carrier is not drawn: every earlier download uses the run's cellular link
+(assumed: a carrier would change the cellular entry, which does not move the WiFi count before
+t_4, and the link an earlier MPTCP download's WiFi subflow was coupled with). The ablation also runs fixed
 histories (none, one 1 MB or 16 MB single-path WiFi download, one 1 MB MPTCP download, a
 single-path then an MPTCP one), which the seed does not describe.
 
