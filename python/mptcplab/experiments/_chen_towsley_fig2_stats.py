@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mptcplab.experiments import _chen_towsley_links as links
 from mptcplab.experiments.base import Measured, fmt
 from mptcplab.models import chen_towsley as ct
 from mptcplab.models import paper_values as pv
@@ -34,22 +33,17 @@ def r2(table: pd.DataFrame) -> Measured:
     return Measured(r * r, n=len(g), note=f"{len(g)} grid-point averages; correlation r = {fmt(r)}")
 
 
-def cached_text(first: pd.DataFrame) -> str:
-    """What the earlier download left in the cache for WiFi, by `tcp_update_metrics`' rule: with
-    nothing cached, an ssthresh only from congestion avoidance (cwnd > ssthresh, in segments):
-    max(cwnd/2, ssthresh)."""
-    col = "sf.earlier1.wifi.final_{}_bytes"
-    if col.format("cwnd") not in first:
+def history_text(table: pd.DataFrame, k: int) -> str:
+    """What the drawn histories held: by `tcp_update_metrics`' rule an MPTCP download that finds
+    nothing cached for WiFi tends to leave nothing (its coupled WiFi subflow ends with
+    cwnd = ssthresh), a single-path cellular one never writes WiFi's entry, so a WiFi ssthresh
+    comes mostly from a single-path WiFi download (``tcp``) that ended in congestion avoidance."""
+    if len(table) == 0 or "history" not in table:
         return ""
-    mss = links.TCP_LINUX_311.get("mss", 1448)
-    cwnd = (first[col.format("cwnd")] // mss).astype(int)
-    ss = (first[col.format("ssthresh")].fillna(float("inf")) // mss)
-    ca = cwnd > ss
-    cached = [max(c // 2, int(t)) for c, t in zip(cwnd[ca], ss[ca], strict=True)]
-    return (f"The earlier download's WiFi subflow closed with cwnd {fmt(cwnd.mean())} and ssthresh "
-            f"{fmt(ss[ss < float('inf')].mean())} segments on average; in {int(ca.sum())} of {len(first)} runs it was "
-            "in congestion avoidance, so the cache held an ssthresh of "
-            + (f"{fmt(min(cached))}–{fmt(max(cached))} segments (mean {fmt(sum(cached) / len(cached))}) "
-               if cached else "none ")
-            + f"for the measured download's WiFi subflow (I_w = {IW})"
-            + ("." if ca.all() else "; in the other runs it held none (cwnd = ssthresh at the close)."))
+    wifi = table["history"].fillna("").str.split(" → ").map(lambda h: any(x.startswith("tcp ") for x in h))
+    by = table.groupby(wifi)["packets"].mean()
+    text = (f"Of the {len(table)} runs, {int(wifi.sum())} had a single-path WiFi download among their k = {k} "
+            "earlier ones")
+    if len(by) == 2:
+        text += (f"; those count {fmt(by[True])} packets on average, the others {fmt(by[False])} (all γ pooled)")
+    return text + "."

@@ -140,7 +140,7 @@ BLOAT_DOC = """Links of Figs. 7-8 (seed 000 §V), built from what the seed state
   storage F at which 1/N = 0.9 %: F ≈ 10.6 packets. The WiFi path holds that: a 2-packet
   drop-tail queue (assumed: "shallow", so the RTT stays near 30 ms) and the rest as its
   bandwidth-delay product over the 30 ms RTT: (F − 2) × 1500 B × 8 / 30 ms ≈ 3.4 Mbit/s. No
-  random loss. (Ablation: the earlier 20 Mbit/s link with 0.9 % random loss, and a deeper
+  random loss. (Ablation: 20 Mbit/s with 0.9 % random loss, and a deeper
   20 Mbit/s / 50-packet WiFi.)
 - Cellular: periodic loss-driven RTT inflation (§V-A, Fig. 4: "When a packet loss is
   detected, TCP enters fast recovery, and the congestion window is then halved ... the
