@@ -249,8 +249,6 @@ def test_stms_reduces_out_of_order_delay(results: dict) -> None:
 
 
 STMS_NOT_SHOWN = {
-    "rtt200ms-aggregate": "with the connection-level window binding (host buffers auto-tuned up to 6M) minRTT's slow "
-                          "subflow carries about 1 Mbit/s at 30 KB: 11 Mbit/s aggregate (slides 33.1)",
     "overall-30KB": "11 Mbit/s (slides 31): the slow path starves while the window binds",
     "gain-in-network": "STMS with gap adjustment gains about +100 % at 30 KB (slides +25 %): minRTT starves the slow "
                        "path",
