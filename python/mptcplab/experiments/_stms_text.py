@@ -46,7 +46,7 @@ def _setup(reps: int) -> str:
         "0.01 % loss), which apply to both paths: the buffer on both paths' bottlenecks. The other reading, the "
         "buffer on the fast path only with one bandwidth-delay product (750 KB) on the slow path, is run as well and "
         "shown as labelled alternative readings (never counted) and in the notes. The slides' 30/60/90/150 K are "
-        "read as kilobytes. The RTT table's buffer is not stated. Both of its columns are run at every buffer the "
+        "read as kilobytes. Both columns of the RTT table are run at every buffer the "
         f"slides name and read by one rule that uses none of their throughputs: {RTT_COLUMN_RULE}. A column's "
         "throughput claims count as reproduced only if they hold at every admitted buffer, and are not testable "
         "(buffer not given) when none is admitted; its loss claim is read at the buffer that loses least.\n\n"
