@@ -29,7 +29,16 @@ def _start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
 def _interrupt_when(proc: subprocess.Popen[str], ready) -> tuple[float, str]:
     """Sends SIGINT once ``ready()`` holds; returns the seconds to exit and stderr."""
     deadline = time.monotonic() + 120
-    while not ready():
+
+    def holds() -> bool:
+        # The command renames folders into place while this looks at them: a folder that
+        # vanished between listing and reading is "not yet".
+        try:
+            return bool(ready())
+        except FileNotFoundError:
+            return False
+
+    while not holds():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.02)
     time.sleep(0.5)
