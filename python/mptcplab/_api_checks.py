@@ -182,7 +182,7 @@ API: dict[str, dict[str, Check]] = {
     },
     "sweep": {
         "scenario": scenario, "grid": grid, "repeat": integer(), "jobs": integer(), "out": path(optional=True),
-        "progress": function, "backend": choice(("sim", "linux")), "engine": text(), "address": address,
+        "progress": function, "backend": choice(("sim", "linux", "uml")), "engine": text(), "address": address,
     },
     "plot": {"directory": path(), "x": text(optional=True), "y": text(optional=True), "hue": text(optional=True),
              "out": path(optional=True)},

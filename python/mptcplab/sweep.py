@@ -202,6 +202,16 @@ RECORD_FORMAT = 2
 
 
 @cache
+def _uml_id() -> str:
+    """The UML kernel's source version and configuration hash (the folder it was built into),
+    and a separately built emulator as for :func:`_linux_id`."""
+    from mptcplab.kernel.uml.kernel import config_hash, find_kernel
+
+    kernel = find_kernel()
+    version = kernel.info.get("version", "?") if kernel is not None else "none"
+    return f"{version}-{config_hash()}-{_linux_id()}"
+
+
 def _linux_id() -> str:
     """The kernel release and the link emulator's build, for runs on the Linux backend. The
     emulator is compiled into the extension module, whose bytes :func:`_engine_id` already
@@ -229,8 +239,10 @@ def run_key(resolved_json: str, seed: int, backend: str = "sim") -> str:
 
     text = (f"{_engine_id()}\nformat={RECORD_FORMAT}\n{resolved_json}\nfiles:\n{inputs_digest(resolved_json)}\n"
             f"seed={seed}\nbackend={backend}")
-    if backend != "sim":
+    if backend == "linux":
         text += f"\nlinux={_linux_id()}"
+    elif backend == "uml":
+        text += f"\numl={_uml_id()}"
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -261,6 +273,10 @@ def _run_task(task: _Task, backend: str = "sim") -> dict[str, Any]:
             from mptcplab.kernel.backend import run_linux
 
             summary_json = run_linux(json.loads(task.scenario_json), seed=task.seed).summary_json
+        elif backend == "uml":
+            from mptcplab.kernel.uml.backend import run_uml
+
+            summary_json = run_uml(json.loads(task.scenario_json), seed=task.seed).summary_json
         else:
             summary_json, *_ = _core.run(task.scenario_json, task.seed)
     except (KeyboardInterrupt, SystemExit, ConfigError):
@@ -313,7 +329,7 @@ def _plan(scenario: Scenario, points: list[dict[str, Any]], repeat: int, backend
     tasks = []
     for params in points:
         point = scenario.with_overrides(params, label="--vary")
-        if backend == "linux":
+        if backend in ("linux", "uml"):
             from mptcplab.kernel.support import check_supported
 
             check_supported(point)
@@ -389,7 +405,9 @@ def sweep(
     is called as runs finish. Raises :class:`SweepInterrupted` on Ctrl-C (finished runs
     kept) and :class:`ConfigError` for a bad grid, before anything is written.
     ``backend="linux"`` runs each point on the kernel (see :mod:`mptcplab.kernel`), one at a
-    time whatever ``jobs`` says, since runs share the machine's real time.
+    time whatever ``jobs`` says, since runs share the machine's real time. ``backend="uml"``
+    runs each point on the UML kernel in virtual time (:mod:`mptcplab.kernel.uml`), in
+    parallel like the simulator, since no run needs the real clock.
 
     ``engine="dask"`` runs the grid on a Dask cluster (:mod:`mptcplab.cluster`): the one at
     ``address``, or a local one of ``jobs`` worker processes; the rows are the same as the

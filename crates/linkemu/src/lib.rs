@@ -20,8 +20,14 @@
 //! `wire_len`. Offloads (GRO/GSO/TSO) must be off on every interface so that frames are
 //! real, MTU-sized packets; a frame larger than the receive buffer is counted and dropped.
 //!
+//! Virtual time (`--virtual-time`, the `uml` backend's mode): inside a User-Mode Linux kernel
+//! in time-travel mode (`time-travel=inf-cpu`) the clock advances only when every task
+//! sleeps, so the loop never polls without sleeping: it sleeps until the deadline itself, and
+//! the kernel's clock stands at that instant when it wakes (the lateness is zero). A loop
+//! that polled would hold the clock still and never reach its deadline.
+//!
 //! Usage: `mptcplab-linkemu --scenario FILE.json --path NAME --client-if IF --server-if IF
-//! [--seed N] [--epoch-stdin]`. It prints `ready` once both interfaces are open, and on
+//! [--seed N] [--epoch-stdin] [--virtual-time]`. It prints `ready` once both interfaces are open, and on
 //! SIGTERM or SIGINT one JSON line with each direction's counters, then exits. The counters
 //! include how late frames left against their scheduled departure (`late_frames`,
 //! `late_after_s`, `max_lateness_s`, `p99_lateness_s`) and the frames lost at the emulator's
@@ -112,12 +118,14 @@ struct Args {
     server_if: String,
     seed: Option<u64>,
     epoch_stdin: bool,
+    /// Sleep until each deadline instead of polling its last `SPIN_NS` (module docs).
+    virtual_time: bool,
 }
 
 fn parse_args(args: Vec<String>) -> Result<Args, String> {
     let mut it = args.into_iter();
     let (mut scenario, mut path, mut client_if, mut server_if, mut seed) = (None, None, None, None, None);
-    let mut epoch_stdin = false;
+    let (mut epoch_stdin, mut virtual_time) = (false, false);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -127,6 +135,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
             "--server-if" => server_if = Some(value()?),
             "--seed" => seed = Some(value()?.parse::<u64>().map_err(|e| format!("--seed: {e}"))?),
             "--epoch-stdin" => epoch_stdin = true,
+            "--virtual-time" => virtual_time = true,
             _ => return Err(format!("unknown argument {flag}")),
         }
     }
@@ -138,6 +147,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
         server_if: need(server_if, "--server-if")?,
         seed,
         epoch_stdin,
+        virtual_time,
     })
 }
 
@@ -282,9 +292,10 @@ fn run(args: Args) -> Result<(), String> {
         let wake = dirs.iter().filter_map(|d| d.link.next_wake()).min();
         // Wake at least every 100 ms so a signal is never missed for long. The last SPIN_NS
         // before a deadline are polled without sleeping: a sleeping thread wakes up late by
-        // up to a few hundred microseconds on a loaded or virtualised host.
+        // up to a few hundred microseconds on a loaded or virtualised host (in virtual time
+        // it wakes at the deadline, and polling would stop the clock).
         let wait_ns = wake.map_or(100_000_000, |w| w.0.saturating_sub(t.0).min(100_000_000));
-        let wait_ns = wait_ns.saturating_sub(SPIN_NS);
+        let wait_ns = if args.virtual_time { wait_ns } else { wait_ns.saturating_sub(SPIN_NS) };
         let ts = libc::timespec { tv_sec: (wait_ns / 1_000_000_000) as i64, tv_nsec: (wait_ns % 1_000_000_000) as i64 };
         // SAFETY: `pfds` and `ts` are valid for the call.
         let rc = unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as u64, &ts, std::ptr::null()) };
@@ -295,24 +306,35 @@ fn run(args: Args) -> Result<(), String> {
         // monotonic clock), never earlier than a frame already offered, never in the future:
         // "now" is read after the frame is in hand (a frame that arrived while the loop was
         // descheduled after an earlier reading would otherwise be offered before its arrival).
-        let real_to_mono = real_to_mono_ns();
+        // In virtual time no time passes while the loop works: one reading is every frame's
+        // arrival time and every departure's, and a socket the poll did not mark holds nothing
+        // (each saves system calls, which are slow in a User-Mode Linux instance).
+        let frozen = args.virtual_time.then(&now);
+        let clock = || frozen.unwrap_or_else(&now);
+        let real_to_mono = if args.virtual_time { 0 } else { real_to_mono_ns() };
         for d in dirs.iter_mut() {
+            if args.virtual_time && (rc <= 0 || pfds[d.from].revents & libc::POLLIN == 0) {
+                continue;
+            }
             let from = &socks[d.from];
             while let Some((n, stamp)) = from.recv(&mut buf).map_err(|e| format!("recv on {}: {e}", from.ifname))? {
                 if n > buf.len() {
                     d.oversized += 1;
                     continue;
                 }
-                let t = now();
-                let at = stamp.map_or(t.0, |r| (r as i128 - real_to_mono - start as i128).clamp(0, t.0 as i128) as u64);
+                let t = clock();
+                let at = match frozen {
+                    Some(v) => v.0,
+                    None => stamp.map_or(t.0, |r| (r as i128 - real_to_mono - start as i128).clamp(0, t.0 as i128) as u64),
+                };
                 let at = Time(at.max(d.last_offer.0));
                 d.last_offer = at;
                 d.link.offer(at, Frame(buf[..n].to_vec()));
             }
         }
-        let t = now();
+        let t = clock();
         for d in dirs.iter_mut() {
-            d.hand_over(t, &socks, &mut out, now)?;
+            d.hand_over(t, &socks, &mut out, clock)?;
         }
     }
     let end = now();

@@ -47,6 +47,10 @@ def _print_tables(summary: dict[str, Any]) -> None:
     if summary.get("backend") == "linux":
         head = f"{summary.get('scenario') or 'scenario'}: Linux {summary['kernel']}, ran {summary['end_s']:.3f} s"
         tail = f"({summary['data_packets']} data packets)"
+    elif summary.get("backend") == "uml":
+        head = (f"{summary.get('scenario') or 'scenario'}: Linux {summary['kernel']} (UML, virtual time), seed "
+                f"{summary['seed']}, ran {summary['end_s']:.3f} s")
+        tail = f"({summary['data_packets']} data packets)"
     console.print(Text.assemble((one_line(head), "bold"), " ", tail))
     t = table("connections", ("name", "kind", "cc", "goodput (Mbit/s)", "delivered (MB)", "download time (s)", "reinjected (KB)"), 3)
     for c in summary["connections"]:
@@ -86,10 +90,12 @@ def _print_tables(summary: dict[str, Any]) -> None:
 @click.option("--pcap-per", type=click.Choice(["host", "interface", "link"]), default="host", show_default=True,
               help="One capture per host (all its interfaces), per host interface, or per link.")
 @click.option("--snaplen", type=click.IntRange(54), help="Bytes kept per captured packet (headers always whole).")
-@click.option("--backend", type=click.Choice(["sim", "linux"]), default="sim", show_default=True,
+@click.option("--backend", type=click.Choice(["sim", "linux", "uml"]), default="sim", show_default=True,
               help="sim: the simulator; linux: this machine's MPTCP stack in namespaces of its own, "
               "through emulated links, in real time (root); a run whose link emulator fell behind is marked "
-              "(emulator.reliable = false in its summary) and says so in a warning line.")
+              "(emulator.reliable = false in its summary) and says so in a warning line; uml: the same on the "
+              "Linux stack of a User-Mode Linux kernel in virtual time (any user; build the kernel once with "
+              "bash scripts/setup-uml.sh).")
 def run(
     scenario: str, overrides: tuple[str, ...], seed: int | None, out: str | None, as_json: bool,
     pcap_dir: str | None, pcap_per: str, snaplen: int | None, backend: str,
@@ -106,12 +112,12 @@ def run(
         check_output_dir(out, "--out", marker="run.json")
     if pcap_dir:
         check_output_dir(pcap_dir, "--pcap")
-    if backend == "linux" and (pcap_per != "host" or snaplen is not None):
+    if backend in ("linux", "uml") and (pcap_per != "host" or snaplen is not None):
         from mptcplab.errors import config_error
 
         option = "--pcap-per" if pcap_per != "host" else "--snaplen"
-        raise config_error(option, "the Linux backend captures each client interface whole (tcpdump, 160 B per packet); "
-                           "this option is the simulator's")
+        raise config_error(option, f"the {backend} backend captures each client interface whole (tcpdump, 160 B per "
+                           "packet); this option is the simulator's")
     # Captures inside the output directory (`--out D --pcap D/pcap`) are written to a staging
     # directory beside D and moved in once D holds the results, since D is replaced whole.
     # Both places are compared as the file system resolves them (either may be a link).
@@ -165,6 +171,10 @@ def _run_backend(
         from mptcplab.kernel.backend import run_linux
 
         return run_linux(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir, pcap_label="--pcap")
+    if backend == "uml":
+        from mptcplab.kernel.uml.backend import run_uml
+
+        return run_uml(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir, pcap_label="--pcap")
     from mptcplab.capture import CaptureRequest
     from mptcplab.runner import run_capturing
 

@@ -32,8 +32,9 @@ from mptcplab.commands import SET_HELP, _raise_keyboard_interrupt
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="Sweep directory (created, or resumed; a symbolic link is followed).")
 @click.option("--replace", is_flag=True, help="Replace a different sweep found in --out (its runs are deleted).")
-@click.option("--backend", type=click.Choice(["sim", "linux"]), default="sim", show_default=True,
-              help="linux: run every point on the kernel, one at a time.")
+@click.option("--backend", type=click.Choice(["sim", "linux", "uml"]), default="sim", show_default=True,
+              help="linux: run every point on this machine's kernel, one at a time; uml: on the UML kernel "
+              "in virtual time, in parallel (--jobs, --engine dask).")
 @click.option("--yes", is_flag=True, help="Run a sweep of more than 10 000 runs (grid points x --repeat) without refusing.")
 def sweep(
     scenario: str, varies: tuple[str, ...], overrides: tuple[str, ...], repeat: int, jobs: int, engine: str,

@@ -17,6 +17,7 @@ import dataclasses
 import hashlib
 import json
 import socket
+import struct
 import sys
 import threading
 import time
@@ -173,15 +174,23 @@ def _receive(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str
     progress: list[tuple[float, int]] = []
     first = last = None
     deadline = t0 + float(spec["deadline_s"])
-    sock.settimeout(1.0)
-    while time.monotonic() < deadline:
+    # Blocking reads bounded by the kernel's receive timeout (SO_RCVTIMEO, 1 s): one system
+    # call and one clock reading per read, where a Python timeout adds a poll and clock
+    # readings (in a User-Mode Linux instance system calls are what a run spends its wall
+    # time on, and each clock reading advances the virtual clock by 256 ns).
+    sock.settimeout(None)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 1, 0))
+    while True:
         try:
             n = sock.recv_into(buf)
-        except TimeoutError:
+        except (BlockingIOError, TimeoutError):
+            if time.monotonic() >= deadline:
+                break
             continue
         if n == 0:
             break
-        now = time.monotonic() - t0
+        now_abs = time.monotonic()
+        now = now_abs - t0
         if first is None:
             first = now
         # After an idle gap, the last read before it is recorded too (when a periodic
@@ -193,6 +202,8 @@ def _receive(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str
         got += n
         if not progress or now - progress[-1][0] >= 0.01:
             progress.append((now, got))
+        if now_abs >= deadline:
+            break
     if last is not None:
         progress.append((last, got))
     out.update(bytes=got, sha256=h.hexdigest(), first_byte_t=first, last_byte_t=last, progress=progress,

@@ -234,13 +234,16 @@ def run_linux(
     overrides: Overrides = None,
     pcap_dir: str | Path | None = None,
     pcap_label: str = "pcap_dir",
+    virtual_time: bool = False,
 ) -> RunResult:
     """Runs a two-host path scenario on the Linux kernel (root, MPTCP enabled), with captures
     of the client's interfaces in ``pcap_dir`` (new or empty; errors name ``pcap_label``).
 
     Refuses with :class:`~mptcplab.ConfigError` (exit code 2 on the command line) a scenario
     setting the kernel cannot honour, or a machine that cannot run it. Takes the scenario's
-    duration in wall-clock time (less for downloads that finish early).
+    duration in wall-clock time (less for downloads that finish early). ``virtual_time`` is
+    for a kernel whose clock advances only when every task sleeps (the ``uml`` backend's
+    guest, :mod:`mptcplab.kernel.uml`): the link emulators sleep until each deadline.
     """
     sc = load_scenario(scenario, overrides)
     check_supported(sc)
@@ -259,12 +262,12 @@ def run_linux(
     cleanup_stale_scratch()
     with _signals_interrupt():
         if pcap_dir is None:
-            result = _run(sc, seed if seed is not None else sc.seed, None)
+            result = _run(sc, seed if seed is not None else sc.seed, None, virtual_time)
         else:
             # As the simulator's: written beside the target and moved into place only when the
             # run succeeded, so a failed or interrupted run leaves no partial capture.
             with CaptureRequest(Path(pcap_dir), label=pcap_label).staged() as tmp:
-                result = _run(sc, seed if seed is not None else sc.seed, tmp)
+                result = _run(sc, seed if seed is not None else sc.seed, tmp, virtual_time)
     warn_unreliable(result.summary.get("emulator") or {}, sc.source)
     return result
 
@@ -289,11 +292,12 @@ def start_clock(net: netns.Network, t0: float) -> None:
 
 
 @contextmanager
-def emulated_network(sc: Scenario, seed: int, clock: bool = True) -> Iterator[netns.Network]:
+def emulated_network(sc: Scenario, seed: int, clock: bool = True, virtual_time: bool = False) -> Iterator[netns.Network]:
     """The namespaces, links and path manager of ``sc`` with one running emulator per path;
     removed (emulators stopped, namespaces deleted) when the block ends. The emulators'
     final counters are left in ``net.link_stats``. The links' time starts now, or with
-    ``clock=False`` where the caller's :func:`start_clock` says (standing at zero until then)."""
+    ``clock=False`` where the caller's :func:`start_clock` says (standing at zero until then);
+    ``virtual_time`` starts the emulators in their virtual-time mode (``--virtual-time``)."""
     res = sc.resolved
     paths = [p["name"] for p in res["paths"]]
     sysctls, route_opts, extra = _net_settings(sc)
@@ -312,7 +316,8 @@ def emulated_network(sc: Scenario, seed: int, clock: bool = True) -> Iterator[ne
         scen_file.write_text(sc.to_json())
         for i, name in enumerate(paths):
             p = _popen(_ns_cmd(net.link, *linkemu_command(), "--scenario", str(scen_file), "--path", name,
-                               "--client-if", f"a{i}", "--server-if", f"b{i}", "--seed", str(seed), "--epoch-stdin"),
+                               "--client-if", f"a{i}", "--server-if", f"b{i}", "--seed", str(seed), "--epoch-stdin",
+                               *(["--virtual-time"] if virtual_time else [])),
                        stdin=subprocess.PIPE)
             procs.append(p)
             _expect_line(p, "ready", f"the link emulator of path {name}")
@@ -339,14 +344,14 @@ def emulated_network(sc: Scenario, seed: int, clock: bool = True) -> Iterator[ne
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run(sc: Scenario, seed: int, pcap_dir: Path | None) -> RunResult:
+def _run(sc: Scenario, seed: int, pcap_dir: Path | None, virtual_time: bool = False) -> RunResult:
     res = sc.resolved
     paths = [p["name"] for p in res["paths"]]
     conns = res["connections"]
     duration = _secs(res["duration"])
     procs: list[subprocess.Popen[str]] = []
     try:
-        with emulated_network(sc, seed, clock=False) as net:
+        with emulated_network(sc, seed, clock=False, virtual_time=virtual_time) as net:
             outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs)
         warmup = _secs(res["output"]["warmup"])
         return build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0)
