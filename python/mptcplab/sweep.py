@@ -332,7 +332,7 @@ def _plan(scenario: Scenario, points: list[dict[str, Any]], repeat: int, backend
         if backend in ("linux", "uml"):
             from mptcplab.kernel.support import check_supported
 
-            check_supported(point)
+            check_supported(point, backend)
         for r in range(repeat):
             seed = repeat_seed(point.seed, r)
             tasks.append(_Task(run_key(point.resolved_json, seed, backend), params, r, seed, point.to_json()))

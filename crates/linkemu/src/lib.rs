@@ -26,8 +26,16 @@
 //! the kernel's clock stands at that instant when it wakes (the lateness is zero). A loop
 //! that polled would hold the clock still and never reach its deadline.
 //!
+//! Host processing time (`--host-jitter NS`, the `uml` backend's counterpart of the
+//! simulator's `host_jitter`): a kernel in virtual time takes no time to process a packet, so
+//! each frame is held for the simulator's draw (`sim::host`: the measured shape scaled to the
+//! mean `NS`, from the run seed's `host:client:jitter` and `host:server:jitter` streams) before
+//! it enters the link, in arrival order. Deviation: a host with several paths has one such
+//! queue per path (each path's emulator is its own process), where the simulator has one per
+//! host.
+//!
 //! Usage: `mptcplab-linkemu --scenario FILE.json --path NAME --client-if IF --server-if IF
-//! [--seed N] [--epoch-stdin] [--virtual-time]`. It prints `ready` once both interfaces are open, and on
+//! [--seed N] [--epoch-stdin] [--virtual-time] [--host-jitter NS]`. It prints `ready` once both interfaces are open, and on
 //! SIGTERM or SIGINT one JSON line with each direction's counters, then exits. The counters
 //! include how late frames left against their scheduled departure (`late_frames`,
 //! `late_after_s`, `max_lateness_s`, `p99_lateness_s`) and the frames lost at the emulator's
@@ -50,7 +58,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use lateness::Lateness;
 use mptcplab_core::net::link::{Link, LinkParams, Stow, WireLen};
-use mptcplab_core::units::Time;
+use mptcplab_core::sim::host::HostQueue;
+use mptcplab_core::units::{Dur, Time};
 use mptcplab_core::Scenario;
 use sock::RawSocket;
 
@@ -120,12 +129,15 @@ struct Args {
     epoch_stdin: bool,
     /// Sleep until each deadline instead of polling its last `SPIN_NS` (module docs).
     virtual_time: bool,
+    /// Mean host processing delay before a frame enters the link (module docs).
+    host_jitter: Dur,
 }
 
 fn parse_args(args: Vec<String>) -> Result<Args, String> {
     let mut it = args.into_iter();
     let (mut scenario, mut path, mut client_if, mut server_if, mut seed) = (None, None, None, None, None);
     let (mut epoch_stdin, mut virtual_time) = (false, false);
+    let mut host_jitter = Dur::ZERO;
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -136,6 +148,9 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
             "--seed" => seed = Some(value()?.parse::<u64>().map_err(|e| format!("--seed: {e}"))?),
             "--epoch-stdin" => epoch_stdin = true,
             "--virtual-time" => virtual_time = true,
+            "--host-jitter" => {
+                host_jitter = Dur(value()?.parse::<u64>().map_err(|e| format!("--host-jitter (ns): {e}"))?)
+            }
             _ => return Err(format!("unknown argument {flag}")),
         }
     }
@@ -148,6 +163,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
         seed,
         epoch_stdin,
         virtual_time,
+        host_jitter,
     })
 }
 
@@ -165,6 +181,10 @@ struct Direction {
     lateness: Lateness,
     /// Frames the receiving socket dropped (its queue was full).
     socket_drops: u64,
+    /// The sending host's processing delay (`--host-jitter`): its draws, the mean, and the
+    /// frames waiting for their time to enter the link, in arrival order.
+    host: Option<(HostQueue, Dur)>,
+    held: VecDeque<(Time, Frame)>,
 }
 
 impl Direction {
@@ -179,6 +199,39 @@ impl Direction {
             last_offer: Time::ZERO,
             lateness,
             socket_drops: 0,
+            host: None,
+            held: VecDeque::new(),
+        }
+    }
+
+    /// Offers a frame that arrived at `at` to the link, or with a host delay holds it until
+    /// its time: `max(at + draw, previous frame's time)`, as `sim::host::HostQueue::push`.
+    fn arrive(&mut self, at: Time, f: Frame) {
+        match &mut self.host {
+            None => {
+                self.link.offer(at, f);
+            }
+            Some((h, mean)) => {
+                let t = Time((at + h.delay(*mean)).0.max(self.held.back().map_or(0, |b| b.0 .0)));
+                self.held.push_back((t, f));
+            }
+        }
+    }
+
+    /// Offers the held frames whose time has come by `t`, each at its own time.
+    fn release(&mut self, t: Time) {
+        while self.held.front().is_some_and(|(at, _)| *at <= t) {
+            let (at, f) = self.held.pop_front().expect("checked");
+            self.link.offer(at, f);
+        }
+    }
+
+    /// The next instant this direction needs the loop: the link's, or a held frame's.
+    fn next_wake(&self) -> Option<Time> {
+        let held = self.held.front().map(|(at, _)| *at);
+        match (self.link.next_wake(), held) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -255,6 +308,11 @@ fn run(args: Args) -> Result<(), String> {
         Direction::new(format!("{}.up", args.path), up, seed, 0, mtu),
         Direction::new(format!("{}.down", args.path), down, seed, 1, mtu),
     ];
+    if args.host_jitter > Dur::ZERO {
+        for (d, node) in dirs.iter_mut().zip(["client", "server"]) {
+            d.host = Some((HostQueue::new(seed, node), args.host_jitter));
+        }
+    }
     // Drops counted from here on (reading the statistics resets them).
     for s in &socks {
         s.take_drops().map_err(|e| e.to_string())?;
@@ -289,7 +347,7 @@ fn run(args: Args) -> Result<(), String> {
         socks.iter().map(|s| libc::pollfd { fd: s.raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
     while !STOP.load(Ordering::Relaxed) {
         let t = now();
-        let wake = dirs.iter().filter_map(|d| d.link.next_wake()).min();
+        let wake = dirs.iter().filter_map(Direction::next_wake).min();
         // Wake at least every 100 ms so a signal is never missed for long. The last SPIN_NS
         // before a deadline are polled without sleeping: a sleeping thread wakes up late by
         // up to a few hundred microseconds on a loaded or virtualised host (in virtual time
@@ -325,15 +383,18 @@ fn run(args: Args) -> Result<(), String> {
                 let t = clock();
                 let at = match frozen {
                     Some(v) => v.0,
-                    None => stamp.map_or(t.0, |r| (r as i128 - real_to_mono - start as i128).clamp(0, t.0 as i128) as u64),
+                    None => {
+                        stamp.map_or(t.0, |r| (r as i128 - real_to_mono - start as i128).clamp(0, t.0 as i128) as u64)
+                    }
                 };
                 let at = Time(at.max(d.last_offer.0));
                 d.last_offer = at;
-                d.link.offer(at, Frame(buf[..n].to_vec()));
+                d.arrive(at, Frame(buf[..n].to_vec()));
             }
         }
         let t = clock();
         for d in dirs.iter_mut() {
+            d.release(t);
             d.hand_over(t, &socks, &mut out, clock)?;
         }
     }

@@ -17,7 +17,9 @@ from mptcplab.commands import SET_HELP, _raise_keyboard_interrupt
 @click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help=SET_HELP)
 @click.option("--runs", type=click.IntRange(1), default=3, show_default=True, help="Runs per backend.")
 @click.option("--out", type=click.Path(file_okay=False), help="Write the comparison here.")
-def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | None) -> None:
+@click.option("--backend", type=click.Choice(["linux", "uml"]), default="linux", show_default=True,
+              help="The kernel side: linux, this machine's kernel (root, real time); uml, the UML kernel in virtual time.")
+def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | None, backend: str) -> None:
     """Run SCENARIO on the simulator and on the Linux kernel, RUNS times each, both with
     stack = "linux" (inserted where a connection does not write a stack), and print medians,
     ranges and relative differences."""
@@ -36,10 +38,11 @@ def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | Non
     def progress(backend: str, k: int) -> None:
         click.echo(f"{backend}: run {k + 1} of {runs}", err=True)
 
-    res = run_compare(scenario, runs=runs, overrides=list(overrides), out=out, progress=progress)
-    t = Table(title=f"{escape(str(res['scenario']))}: simulator vs Linux, {runs} runs each (median \\[min, max])",
+    res = run_compare(scenario, runs=runs, overrides=list(overrides), out=out, progress=progress, backend=backend)
+    kernel = "Linux" if backend == "linux" else "Linux (UML, virtual time)"
+    t = Table(title=f"{escape(str(res['scenario']))}: simulator vs {kernel}, {runs} runs each (median \\[min, max])",
               title_justify="left", box=box.SIMPLE_HEAD)
-    for col in ("metric", "simulator", "linux", "difference"):
+    for col in ("metric", "simulator", backend, "difference"):
         t.add_column(col, justify="left" if col == "metric" else "right")
 
     def cell(s: dict[str, float] | None) -> str:
@@ -60,15 +63,19 @@ def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | Non
 @click.option("--only", metavar="PATTERN", help="Only scenarios whose name matches this shell-style pattern.")
 @click.option("--repeat", type=int, default=5, show_default=True, help="Simulator runs (seeds) per scenario.")
 @click.option("--jobs", type=int, default=2, show_default=True, help="Parallel simulator runs.")
-@click.option("--kernel", is_flag=True, help="Re-measure the kernel side first (root): 5 runs per scenario into "
-              "GRID/kernel.csv, resumable.")
+@click.option("--kernel", is_flag=True, help="Re-measure the kernel side first: 5 runs per scenario into "
+              "GRID/kernel.csv (root), or with --kernel-backend uml into GRID/uml.csv (any user, --jobs at a time); "
+              "resumable.")
+@click.option("--kernel-backend", type=click.Choice(["linux", "uml"]), default="linux", show_default=True,
+              help="The kernel side: linux, this machine's kernel (kernel.csv); uml, the UML kernel in virtual time "
+              "(uml.csv), also compared with kernel.csv mode by mode.")
 @click.option("--remeasure-load-above", type=float, metavar="LOAD",
               help="With --kernel: measure again only the stored runs that started with a 1-min load average above LOAD.")
 @click.option("--out", type=click.Path(file_okay=False), help="Write validate.csv and validate.json here.")
 @click.option("--markdown", type=click.Path(dir_okay=False), help="Write the report as Markdown to this file.")
 def validate(
-    grid: str, only: str | None, repeat: int, jobs: int, kernel: bool, remeasure_load_above: float | None,
-    out: str | None, markdown: str | None,
+    grid: str, only: str | None, repeat: int, jobs: int, kernel: bool, kernel_backend: str,
+    remeasure_load_above: float | None, out: str | None, markdown: str | None,
 ) -> None:
     """Compare the simulator with stored Linux kernel runs over the validation grid: per scenario
     the kernel's and the simulator's median (min-max), their difference, subflow shares and
@@ -77,7 +84,7 @@ def validate(
     from mptcplab import validation as v
     from mptcplab.errors import config_error
 
-    if kernel:
+    if kernel and kernel_backend == "linux":
         v.check_root()
     if repeat < 1:
         raise config_error("--repeat", f"{repeat}: need at least 1 run per scenario")
@@ -95,19 +102,25 @@ def validate(
     if kernel:
 
         def measuring(name: str, k: int, load: str) -> None:
-            click.echo(f"kernel: {name} run {k + 1} of {v.KERNEL_RUNS} (load {load})", err=True)
+            click.echo(f"{kernel_backend}: {name} run {k + 1} of {v.KERNEL_RUNS} (load {load})", err=True)
 
         signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-        path = v.measure_kernel(grid, only, progress=measuring, remeasure_load_above=remeasure_load_above)
+        path = v.measure_kernel(grid, only, progress=measuring, remeasure_load_above=remeasure_load_above,
+                                backend=kernel_backend, jobs=jobs)
         click.echo(f"wrote {path}", err=True)
-    df = v.validate(grid, repeat=repeat, jobs=jobs, only=only)
+    from pathlib import Path
+
+    kernel_csv = Path(grid) / v.BACKEND_CSV[kernel_backend] if kernel_backend != "linux" else None
+    df = v.validate(grid, repeat=repeat, jobs=jobs, only=only, kernel_csv=kernel_csv)
     v.print_report(df)
+    if kernel_backend == "uml":
+        for line in v.uml_lines(v.uml_vs_host(grid, only)):
+            click.echo(line)
     if out:
         for f in v.write_out(df, out):
             click.echo(f"wrote {f}")
     if markdown:
         import shlex
-        from pathlib import Path
 
         args = ["mptcplab", "validate", *([f"--grid={grid}"] if grid != "scenarios/validation" else []),
                 *([f"--only={only}"] if only else []), f"--repeat={repeat}", f"--markdown={markdown}"]

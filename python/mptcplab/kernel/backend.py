@@ -31,7 +31,7 @@ from mptcplab.errors import config_error
 from mptcplab.kernel import lifetime, netns
 from mptcplab.kernel.exact import check_exact, rto_min_route_ms
 from mptcplab.kernel.summary import build_result
-from mptcplab.kernel.support import buffer_triples, check_kernel_cc, check_supported
+from mptcplab.kernel.support import buffer_triples, check_kernel_cc, check_supported, host_jitter_ns
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
 
@@ -246,7 +246,7 @@ def run_linux(
     guest, :mod:`mptcplab.kernel.uml`): the link emulators sleep until each deadline.
     """
     sc = load_scenario(scenario, overrides)
-    check_supported(sc)
+    check_supported(sc, "uml" if virtual_time else "linux")
     try:
         netns.check_environment(pcap=pcap_dir is not None)
     except netns.EnvironmentRefused as e:
@@ -297,7 +297,8 @@ def emulated_network(sc: Scenario, seed: int, clock: bool = True, virtual_time: 
     removed (emulators stopped, namespaces deleted) when the block ends. The emulators'
     final counters are left in ``net.link_stats``. The links' time starts now, or with
     ``clock=False`` where the caller's :func:`start_clock` says (standing at zero until then);
-    ``virtual_time`` starts the emulators in their virtual-time mode (``--virtual-time``)."""
+    ``virtual_time`` starts the emulators in their virtual-time mode (``--virtual-time``), with
+    the scenario's written ``host_jitter`` as their host processing delay (``--host-jitter``)."""
     res = sc.resolved
     paths = [p["name"] for p in res["paths"]]
     sysctls, route_opts, extra = _net_settings(sc)
@@ -314,10 +315,12 @@ def emulated_network(sc: Scenario, seed: int, clock: bool = True, virtual_time: 
             net.mptcp(idx[1:], backup)
         scen_file = tmp / "scenario.json"
         scen_file.write_text(sc.to_json())
+        jitter = host_jitter_ns(sc.data, res) if virtual_time else None
         for i, name in enumerate(paths):
             p = _popen(_ns_cmd(net.link, *linkemu_command(), "--scenario", str(scen_file), "--path", name,
                                "--client-if", f"a{i}", "--server-if", f"b{i}", "--seed", str(seed), "--epoch-stdin",
-                               *(["--virtual-time"] if virtual_time else [])),
+                               *(["--virtual-time"] if virtual_time else []),
+                               *(["--host-jitter", str(jitter)] if jitter else [])),
                        stdin=subprocess.PIPE)
             procs.append(p)
             _expect_line(p, "ready", f"the link emulator of path {name}")

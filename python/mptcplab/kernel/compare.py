@@ -68,17 +68,22 @@ def _stats(values: list[float]) -> dict[str, float] | None:
 
 def compare(
     scenario: str | Path | dict[str, Any] | Scenario, runs: int = 3, overrides: Overrides = None,
-    out: str | Path | None = None, progress: Callable[[str, int], None] | None = None,
+    out: str | Path | None = None, progress: Callable[[str, int], None] | None = None, backend: str = "linux",
 ) -> dict[str, Any]:
-    """Runs both backends ``runs`` times; returns ``{"rows": [...], "sim": [...], "linux": [...]}``
-    where each row holds a metric, both backends' statistics and ``rel_diff`` (kernel median
-    / simulator median − 1). With ``out``, writes ``compare.json``, ``compare.csv`` and
-    ``compare.png`` there."""
+    """Runs the simulator and a kernel backend (``linux``, the host's kernel, or ``uml``, the
+    UML kernel in virtual time) ``runs`` times each; returns ``{"rows": [...], "sim": [...],
+    "linux": [...], "backend": backend}`` where ``linux`` holds the kernel's summaries and each
+    row a metric, both sides' statistics and ``rel_diff`` (kernel median / simulator median
+    − 1). With ``out``, writes ``compare.json``, ``compare.csv`` and ``compare.png`` there."""
     from mptcplab.kernel.backend import run_linux
+    from mptcplab.kernel.uml.backend import run_uml
     from mptcplab.runner import run
 
+    if backend not in ("linux", "uml"):
+        raise config_error("--backend", f"`{backend}`: one of linux, uml")
+    run_kernel = run_uml if backend == "uml" else run_linux
     sc = linux_stack(load_scenario(scenario, overrides))
-    check_supported(sc)
+    check_supported(sc, backend)
     sims, kernels = [], []
     for k in range(runs):
         if progress:
@@ -86,8 +91,8 @@ def compare(
         sims.append(run(sc, seed=sc.seed + k).summary)
     for k in range(runs):
         if progress:
-            progress("linux", k)
-        kernels.append(run_linux(sc, seed=sc.seed + k).summary)
+            progress(backend, k)
+        kernels.append(run_kernel(sc, seed=sc.seed + k).summary)
     sm = [compare_metrics(s) for s in sims]
     km = [compare_metrics(s) for s in kernels]
     keys = list(dict.fromkeys([*sm[0], *km[0]]))
@@ -97,7 +102,7 @@ def compare(
         b = _stats([m[key] for m in km if m.get(key) is not None])
         rel = (b["median"] / a["median"] - 1) if a and b and a["median"] else None
         rows.append({"metric": key, "sim": a, "linux": b, "rel_diff": rel})
-    result = {"scenario": sc.name, "runs": runs, "rows": rows, "sim": sims, "linux": kernels}
+    result = {"scenario": sc.name, "runs": runs, "rows": rows, "sim": sims, "linux": kernels, "backend": backend}
     if out is not None:
         _write(result, Path(out))
     return result

@@ -17,7 +17,8 @@ from typing import Any
 from mptcplab.errors import config_error
 from mptcplab.scenario import Scenario
 
-__all__ = ["KERNEL_CC", "LINUX_MODEL", "LINUX_RECOVERY", "LINUX_TCP", "buffer_triples", "check_kernel_cc", "check_supported"]
+__all__ = ["KERNEL_CC", "LINUX_MODEL", "LINUX_RECOVERY", "LINUX_TCP", "buffer_triples", "check_kernel_cc", "check_supported",
+           "host_jitter_ns"]
 
 #: Congestion controls the scenario schema names that upstream Linux has as a per-socket choice.
 KERNEL_CC = ("reno", "cubic", "bbr")
@@ -53,6 +54,18 @@ LINUX_MODEL: dict[str, tuple[Any, str]] = {
 _MPTCP_ONLY = {"window_update", "mptcp_retransmit", "join", "option_sizes", "window_tail", "drs_rtt"}
 
 
+def host_jitter_ns(data: dict[str, Any], resolved: dict[str, Any]) -> int | None:
+    """The host processing delay the ``uml`` backend's emulators add (ns): the ``host_jitter``
+    the scenario's connections write (checked equal by :func:`check_supported`), or None when
+    none writes it (the UML kernel's hosts then take no time)."""
+    from mptcplab import _core
+
+    for c, rc in zip(data.get("connections", []), resolved["connections"], strict=True):
+        if "host_jitter" in c:
+            return int(_core.parse_duration_ns(rc["host_jitter"]))
+    return None
+
+
 def check_kernel_cc(sc: Scenario) -> None:
     """Raises :class:`ConfigError` for a congestion control this kernel cannot set: the
     probe sets it on a throwaway socket (as root, the kernel loads a missing module)."""
@@ -76,15 +89,16 @@ def _conn_key(c: dict[str, Any], k: str) -> str:
     return f"connections.{c.get('name', '?')}.{k}"
 
 
-def check_supported(sc: Scenario) -> None:
-    """Raises :class:`ConfigError` naming the first setting the backend cannot honour."""
-    err = _first_unsupported(sc.data, sc.resolved)
+def check_supported(sc: Scenario, backend: str = "linux") -> None:
+    """Raises :class:`ConfigError` naming the first setting the backend (``linux``, or ``uml``,
+    which also honours a written ``host_jitter``) cannot honour."""
+    err = _first_unsupported(sc.data, sc.resolved, backend)
     if err is not None:
         key, why = err
-        raise config_error(key, f"{why} (--backend linux)", sc.source)
+        raise config_error(key, f"{why} (--backend {backend})", sc.source)
 
 
-def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[str, str] | None:
+def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any], backend: str = "linux") -> tuple[str, str] | None:
     if data.get("links"):
         return "links", "general [[links]] topologies are not supported; use two-host [[paths]]"
     if len(resolved["paths"]) > 8:
@@ -117,8 +131,15 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any]) -> tuple[
         if c.get("after") is not None:
             return _conn_key(c, "after"), ("the backend starts every connection at its `start`; a connection started "
                                            "by another's close is not supported")
-        if "host_jitter" in c:
+        if "host_jitter" in c and backend != "uml":
             return _conn_key(c, "host_jitter"), "the kernel's hosts have their own timing; it cannot be set"
+        written = [w for w in data.get("connections", []) if "host_jitter" in w]
+        if backend == "uml" and written and (
+            "host_jitter" not in c or rc["host_jitter"] != resolved["connections"][0]["host_jitter"]
+            or len(written) != len(data["connections"])
+        ):
+            return _conn_key(c, "host_jitter"), ("the link emulators delay every frame of a path by one host_jitter; "
+                                                 "when a connection writes it, every connection must write the same")
         cc = rc["cc"]
         if cc not in KERNEL_CC:
             return _conn_key(c, "cc"), f"upstream Linux has no `{cc}` congestion control; use one of {', '.join(KERNEL_CC)}"

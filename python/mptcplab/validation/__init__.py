@@ -28,9 +28,13 @@ runs each whose gap (lowest of the upper group − highest of the lower) exceeds
 spreads (max − min) and 5 % of the median of all runs. The report then says whether the
 simulator's range [min, max] overlaps both groups' ranges.
 
+The UML kernel in virtual time (``--kernel-backend uml``) is measured the same way into
+``uml.csv`` (any user, runs in parallel) and compared with the simulator by the same rules,
+and with the host's kernel by :mod:`.uml` (mode by mode where the host is multi-modal).
+
 The parts: the grid and one run's metrics (:mod:`.grid`), the kernel side (:mod:`.kernel_runs`),
-the comparison (:mod:`.compare`) and its tables and reports (:mod:`.render`); every name is
-importable from here.
+the comparison (:mod:`.compare`), UML against the host (:mod:`.uml`) and the tables and
+reports (:mod:`.render`); every name is importable from here.
 """
 
 from __future__ import annotations
@@ -43,8 +47,9 @@ from mptcplab.validation.grid import (  # noqa: F401
     GRID_DIR, KERNEL_CSV, chunk_time, grid_scenarios, load_grid_scenario, metric_of, run_metrics,
 )
 from mptcplab.validation.kernel_runs import (  # noqa: F401
-    CSV_COLUMNS, KERNEL_RUNS, check_root, load_kernel_csv, measure_kernel,
+    BACKEND_CSV, CSV_COLUMNS, KERNEL_RUNS, check_root, load_kernel_csv, measure_kernel,
 )
+from mptcplab.validation.uml import UML_TARGET, uml_lines, uml_vs_host  # noqa: F401
 from mptcplab.validation.render import (  # noqa: F401
     UNITS, header_lines, print_report, table_rows, to_markdown, write_out,
 )

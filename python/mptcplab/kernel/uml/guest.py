@@ -75,8 +75,9 @@ def main(run_dir: Path) -> None:
         from mptcplab.errors import ConfigError
 
         if isinstance(e, ConfigError):
-            out = {"config_error": {"path": getattr(e, "path", ""), "message": getattr(e, "message", str(e)),
-                                    "file": getattr(e, "file", None)}}
+            # The Linux backend's checks name their backend; here they ran for the uml one.
+            message = str(getattr(e, "message", str(e))).replace("(--backend linux)", "(--backend uml)")
+            out = {"config_error": {"path": getattr(e, "path", ""), "message": message, "file": getattr(e, "file", None)}}
         else:
             out = {"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
     try:
