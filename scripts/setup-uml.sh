@@ -3,15 +3,20 @@
 #
 # The source is a Debian kernel source package (default linux-source-7.3 from
 # trixie-backports), fetched with a private apt state under the cache folder (the machine's
-# own apt sources are read for the mirror, never changed); the configuration is the source's
-# arch/um x86_64_defconfig with python/mptcplab/kernel/uml/kernel.config merged onto it, and
-# every option of that file is checked after `olddefconfig`. The kernel is cached outside the
-# clone by source version and configuration hash:
-#     <cache>/<package version>-<config sha256, 12 digits>/{linux,config,build.json}
+# own apt sources are read for the mirror, never changed); the patches in
+# python/mptcplab/kernel/uml/*.patch are applied (in name order), and the configuration is
+# the source's arch/um x86_64_defconfig with python/mptcplab/kernel/uml/kernel.config merged
+# onto it; every option of that file is checked after `olddefconfig`. The kernel is cached
+# outside the clone by source version and configuration hash:
+#     <cache>/<package version>-<hash>/{linux,config,build.json}
+# where <hash> is the first 12 hex digits of the SHA-256 of kernel.config followed by the
+# patches in name order.
 # where <cache> is $MPTCPLAB_UML_CACHE, else /var/cache/mptcplab/uml for root (shared by the
 # machine's users), else ${XDG_CACHE_HOME:-~/.cache}/mptcplab/uml. A kernel already there is
 # not built again. build.json records the package, version, configuration hash, compiler,
-# host kernel, date and the build's wall time.
+# host kernel, date and the build's wall time. A kernel built with this configuration is
+# reused without looking for a newer source version (no network needed); set
+# MPTCPLAB_UML_REFRESH=1 to fetch the suite's current version and build it if it is new.
 #
 # Build tools (make, gcc, flex, bison, bc, libelf-dev, xz-utils) are installed with apt-get
 # when missing (as root); the source tree (about 1.5 GB) is removed after the build.
@@ -23,6 +28,10 @@ PKG=${MPTCPLAB_UML_SOURCE:-linux-source-7.3}
 SUITE=${MPTCPLAB_UML_SUITE:-trixie-backports}
 JOBS=${MPTCPLAB_UML_JOBS:-$(nproc)}
 config="$repo/python/mptcplab/kernel/uml/kernel.config"
+patches=()
+for p in "$repo"/python/mptcplab/kernel/uml/*.patch; do
+    [ -f "$p" ] && patches+=("$p")
+done
 if [ -n "${MPTCPLAB_UML_CACHE:-}" ]; then
     cache=$MPTCPLAB_UML_CACHE
 elif [ "$(id -u)" = 0 ]; then
@@ -31,9 +40,19 @@ else
     cache=${XDG_CACHE_HOME:-$HOME/.cache}/mptcplab/uml
 fi
 mkdir -p "$cache"
+conf_sha=$(cat "$config" "${patches[@]}" | sha256sum | cut -d' ' -f1)
+conf_hash=${conf_sha:0:12}
+if [ "${MPTCPLAB_UML_REFRESH:-0}" != 1 ]; then
+    for built in "$cache"/*-"$conf_hash"/linux; do
+        if [ -x "$built" ] && [ -f "$(dirname "$built")/build.json" ]; then
+            echo "setup-uml: the kernel $(basename "$(dirname "$built")") is built: $built"
+            exit 0
+        fi
+    done
+fi
 
 need=()
-for tool in make:make gcc:gcc flex:flex bison:bison bc:bc xz:xz-utils dpkg-deb:dpkg; do
+for tool in make:make gcc:gcc flex:flex bison:bison bc:bc xz:xz-utils dpkg-deb:dpkg patch:patch; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
 [ -e /usr/include/libelf.h ] || need+=(libelf-dev)
@@ -63,7 +82,6 @@ if [ -z "$version" ] || [ "$version" = "(none)" ]; then
     echo "error: setup-uml: $PKG is not in $SUITE on $mirror" >&2
     exit 1
 fi
-conf_hash=$(sha256sum "$config" | cut -c1-12)
 key="$version-$conf_hash"
 dest="$cache/$key"
 if [ -x "$dest/linux" ] && [ -f "$dest/build.json" ]; then
@@ -83,6 +101,10 @@ dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work" --wildcards './usr/src/*.tar.
 tar -xJf "$work"/usr/src/linux-source-*.tar.xz -C "$work"
 src=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'linux-source-*' | head -1)
 cd "$src"
+for p in "${patches[@]}"; do
+    echo "setup-uml: applying $(basename "$p")"
+    patch -s -p1 < "$p"
+done
 make -s ARCH=um x86_64_defconfig
 ARCH=um scripts/kconfig/merge_config.sh -m .config "$config" >/dev/null
 make -s ARCH=um olddefconfig
@@ -95,7 +117,7 @@ while IFS= read -r line; do
     esac
 done < "$config"
 [ "$bad" = 0 ] || exit 1
-echo "setup-uml: building the kernel (make ARCH=um -j$JOBS linux; about 16 minutes on two cores)"
+echo "setup-uml: building the kernel (make ARCH=um -j$JOBS linux; about 8 minutes on two cores)"
 make -s ARCH=um -j"$JOBS" linux
 strip -o "$work/linux" linux
 cp .config "$work/config"
@@ -106,7 +128,8 @@ cat > "$work/build.json" <<JSON
   "suite": "$SUITE",
   "version": "$version",
   "kernel_release": "$(make -s ARCH=um kernelrelease)",
-  "config_sha256": "$(sha256sum "$config" | cut -d' ' -f1)",
+  "config_sha256": "$conf_sha",
+  "patches": [$(for p in "${patches[@]}"; do printf '"%s",' "$(basename "$p")"; done | sed 's/,$//')],
   "compiler": "$(gcc --version | head -1)",
   "host_kernel": "$(uname -r)",
   "jobs": $JOBS,

@@ -43,8 +43,11 @@ from mptcplab.scenario import Overrides, Scenario, load_scenario
 __all__ = ["TMP_PREFIX", "cleanup_stale_runs", "run_uml", "uml_command"]
 
 TMP_PREFIX = "mptcplab-uml-"
-#: The instance's memory (a sparse file of UML's; socket buffers of tens of MB fit).
-MEMORY = "1024M"
+#: The instance's memory (a sparse file of UML's: only what the kernel touches is used). Linux
+#: sizes its TCP buffer defaults by memory (``tcp_init``: ``tcp_rmem[2]`` is at most 1/128 of
+#: the free pages' bytes, 32 MB): with 6 GB the UML kernel has the defaults of a host with
+#: ample memory, as the host's (4096 131072 33554432; with 1 GB it would be 8 MB).
+MEMORY = "6G"
 #: The kernel's console lines kept with an error.
 CONSOLE_TAIL = 30
 
@@ -70,13 +73,20 @@ def cleanup_stale_runs() -> list[Path]:
     return removed
 
 
-def uml_command(kernel: UmlKernel, run_dir: Path) -> list[str]:
-    """The instance's command line: time travel, the host's root read-only, our init, no
-    console input, the console's output on standard output."""
+#: The instance's wall clock at boot (ns since the epoch: 2026-01-01T00:00:00Z), so that nothing
+#: of the host's time reaches the kernel (its random generator mixes the clock in at boot).
+BOOT_TIME_NS = 1_767_225_600_000_000_000
+
+
+def uml_command(kernel: UmlKernel, run_dir: Path, seed: int) -> list[str]:
+    """The instance's command line: time travel from a fixed wall-clock time, the host's root
+    read-only, our init, no console input, the console's output on standard output, and the
+    run's seed (the kernel mixes its command line into its random generator, which gets
+    nothing from the host: the same seed gives the same random numbers)."""
     return [
-        str(kernel.binary), f"mem={MEMORY}", "time-travel=inf-cpu", "rootfstype=hostfs", "rootflags=/", "ro",
-        f"init={run_dir / 'init'}", f"uml_dir={run_dir}", "umid=uml", "con=null", "ssl=null", "con0=null,fd:1",
-        "loglevel=4", "seccomp=auto",
+        str(kernel.binary), f"mem={MEMORY}", "time-travel=inf-cpu", f"time-travel-start={BOOT_TIME_NS}",
+        "rootfstype=hostfs", "rootflags=/", "ro", f"init={run_dir / 'init'}", f"uml_dir={run_dir}", "umid=uml",
+        "con=null", "ssl=null", "con0=null,fd:1", "loglevel=4", "seccomp=auto", f"mptcplab.seed={seed}",
     ]
 
 
@@ -157,7 +167,7 @@ def _run(sc: Scenario, kernel: UmlKernel, seed: int, pcap_dir: str | Path | None
         init.write_text(_init_script(run_dir))
         init.chmod(0o755)
         with open(run_dir / "console.log", "wb") as console:
-            proc = subprocess.Popen(uml_command(kernel, run_dir), stdin=subprocess.DEVNULL, stdout=console,
+            proc = subprocess.Popen(uml_command(kernel, run_dir, seed), stdin=subprocess.DEVNULL, stdout=console,
                                     stderr=subprocess.STDOUT, cwd=run_dir, start_new_session=True,
                                     preexec_fn=lifetime.die_with_parent)
             try:

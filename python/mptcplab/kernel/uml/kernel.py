@@ -1,7 +1,7 @@
 """Where the ``uml`` backend finds its kernel: built by ``scripts/setup-uml.sh`` from a Debian
 kernel source package with :data:`CONFIG` (this folder's ``kernel.config``) and cached
 outside the clone as ``<cache>/<package version>-<config hash>/`` (``linux``, ``config``,
-``build.json``).
+``build.json``), after the source patches of this folder (``*.patch``) are applied.
 
 The cache folders looked in, in order: ``$MPTCPLAB_UML_CACHE``; the user's
 ``${XDG_CACHE_HOME:-~/.cache}/mptcplab/uml``; the machine's ``/var/cache/mptcplab/uml``
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CONFIG", "SETUP_COMMAND", "UmlKernel", "cache_dirs", "config_hash", "find_kernel"]
+__all__ = ["CONFIG", "SETUP_COMMAND", "UmlKernel", "cache_dirs", "config_hash", "find_kernel", "patches"]
 
 CONFIG = Path(__file__).with_name("kernel.config")
 SETUP_COMMAND = "bash scripts/setup-uml.sh"
@@ -38,9 +38,18 @@ class UmlKernel:
         return f"{self.info.get('package', '?')} {self.info.get('version', '?')} (config {config_hash()})"
 
 
+def patches() -> list[Path]:
+    """The source patches applied before the build, in the order applied (name order)."""
+    return sorted(CONFIG.parent.glob("*.patch"))
+
+
 def config_hash() -> str:
-    """The first 12 hex digits of the configuration's SHA-256 (the cache key's second half)."""
-    return hashlib.sha256(CONFIG.read_bytes()).hexdigest()[:12]
+    """The first 12 hex digits of the SHA-256 of the configuration followed by the patches
+    (the cache key's second half, as scripts/setup-uml.sh computes it)."""
+    h = hashlib.sha256(CONFIG.read_bytes())
+    for p in patches():
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
 
 
 def cache_dirs() -> list[Path]:
