@@ -113,9 +113,9 @@ def validate(
     kernel_csv = Path(grid) / v.BACKEND_CSV[kernel_backend] if kernel_backend != "linux" else None
     df = v.validate(grid, repeat=repeat, jobs=jobs, only=only, kernel_csv=kernel_csv)
     v.print_report(df)
-    if kernel_backend == "uml":
-        for line in v.uml_lines(v.uml_vs_host(grid, only)):
-            click.echo(line)
+    uml = v.uml_lines(v.uml_vs_host(grid, only)) if kernel_backend == "uml" else []
+    for line in uml:
+        click.echo(line)
     if out:
         for f in v.write_out(df, out):
             click.echo(f"wrote {f}")
@@ -123,10 +123,14 @@ def validate(
         import shlex
 
         args = ["mptcplab", "validate", *([f"--grid={grid}"] if grid != "scenarios/validation" else []),
-                *([f"--only={only}"] if only else []), f"--repeat={repeat}", f"--markdown={markdown}"]
+                *([f"--only={only}"] if only else []), *([f"--kernel-backend={kernel_backend}"] if uml else []),
+                f"--repeat={repeat}", f"--markdown={markdown}"]
         target = Path(markdown)
         tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(v.to_markdown(df, shlex.join(args)))
+        text = v.to_markdown(df, shlex.join(args))
+        if uml:
+            text += "\n## The UML kernel against the host's kernel\n\n```\n" + "\n".join(uml) + "\n```\n"
+        tmp.write_text(text)
         tmp.replace(target)
         click.echo(f"wrote {markdown}")
 
