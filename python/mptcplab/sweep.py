@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -521,7 +521,8 @@ def _execute(
 
             pool = multiprocessing.get_context("forkserver").Pool(min(jobs, len(todo)), initializer=_worker_init)
             try:
-                for rec in pool.imap_unordered(_run_task, todo):
+                # The backend goes with every task: a worker given only the task runs the simulator.
+                for rec in pool.imap_unordered(partial(_run_task, backend=backend), todo):
                     finish(rec)
                 pool.close()
             finally:
