@@ -36,6 +36,7 @@ from mptcplab.errors import config_error
 from mptcplab.kernel import lifetime
 from mptcplab.kernel.backend import _signals_interrupt
 from mptcplab.kernel.support import check_supported
+from mptcplab.kernel.uml.guest import GUEST_TMP
 from mptcplab.kernel.uml.kernel import SETUP_COMMAND, UmlKernel, find_kernel
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
@@ -93,7 +94,7 @@ def uml_command(kernel: UmlKernel, run_dir: Path, seed: int) -> list[str]:
 def _init_script(run_dir: Path) -> str:
     env = {
         "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        "HOME": "/tmp", "TMPDIR": "/tmp", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+        "HOME": GUEST_TMP, "TMPDIR": GUEST_TMP, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
         "LANG": "C.UTF-8",
     }
     for k in ("PYTHONPATH", "MPTCPLAB_LINKEMU"):

@@ -3,8 +3,10 @@
 
 It runs as process 1 of a UML kernel in time-travel mode whose root file system is the host's,
 read-only (``rootfstype=hostfs ro``). It mounts the file systems the Linux backend needs
-(``/proc``, ``/sys``, ``/dev``, and new, empty ``tmpfs`` at ``/run`` and ``/tmp``, so that
-namespace files and scratch folders stay inside the instance), mounts the host's run folder
+(``/proc``, ``/sys``, ``/dev``, and a new, empty ``tmpfs`` at ``/run`` holding :data:`GUEST_TMP`,
+the instance's ``TMPDIR``, so that namespace files and scratch folders stay inside the
+instance; the host's ``/tmp`` stays visible, read-only, so that a run started in a folder
+under it, or naming files there, finds them), mounts the host's run folder
 ``RUN_DIR`` writable at the same path (the only place it writes to), reads ``request.json``
 there, runs the scenario exactly as ``run --backend linux`` does
 (:func:`mptcplab.kernel.backend.run_linux`, with the link emulators in their virtual-time
@@ -24,7 +26,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["GUEST_TMP", "main"]
+
+#: The instance's temporary folder (``TMPDIR`` and ``HOME`` of its programs), in its /run tmpfs.
+GUEST_TMP = "/run/tmp"
 
 LINUX_REBOOT_MAGIC1 = 0xFEE1DEAD
 LINUX_REBOOT_MAGIC2 = 672274793
@@ -45,7 +50,8 @@ def prepare(run_dir: str) -> None:
     _mount("sysfs", "/sys")
     _mount("devtmpfs", "/dev")
     _mount("tmpfs", "/run", "mode=755")
-    _mount("tmpfs", "/tmp", "mode=1777")
+    Path(GUEST_TMP).mkdir()
+    os.chmod(GUEST_TMP, 0o1777)
     _mount("hostfs", run_dir, run_dir)
 
 
