@@ -148,6 +148,11 @@ def run_uml(
     # Settings the kernel would round (check_exact) are checked inside the instance, against
     # the UML kernel's own tick rate and buffer rules.
     kernel = find_kernel()
+    explicit = os.environ.get("MPTCPLAB_UML_KERNEL")
+    if kernel is None and explicit:
+        # The variable is the only place looked in: building the kernel would not help.
+        raise config_error("--backend uml", f"MPTCPLAB_UML_KERNEL names {explicit}, which is not an executable file "
+                           f"(unset it to use the kernel `{SETUP_COMMAND}` builds)", sc.source)
     if kernel is None:
         raise config_error("--backend uml", f"the UML kernel is not built on this machine; build it once with `{SETUP_COMMAND}`",
                            sc.source)
