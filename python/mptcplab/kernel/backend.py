@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import os
 import shutil
 import signal
@@ -355,7 +356,7 @@ def _run(sc: Scenario, seed: int, pcap_dir: Path | None, virtual_time: bool = Fa
     procs: list[subprocess.Popen[str]] = []
     try:
         with emulated_network(sc, seed, clock=False, virtual_time=virtual_time) as net:
-            outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs)
+            outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs, virtual_time)
         warmup = _secs(res["output"]["warmup"])
         return build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0)
     finally:
@@ -369,7 +370,7 @@ def _run(sc: Scenario, seed: int, pcap_dir: Path | None, virtual_time: bool = Fa
 
 def _traffic(
     sc: Scenario, net: netns.Network, paths: list[str], conns: list[dict[str, Any]], duration: float,
-    pcap_dir: Path | None, procs: list[subprocess.Popen[str]],
+    pcap_dir: Path | None, procs: list[subprocess.Popen[str]], virtual_time: bool = False,
 ) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], dict[str, dict[str, int]], float]:
     """Runs every connection's two ends; returns their reports (server, client), the nstat
     differences and the run's time origin."""
@@ -390,6 +391,13 @@ def _traffic(
         time.sleep(0.5)
     before = {"client": _nstat(net.client), "server": _nstat(net.server)}
     t0 = time.monotonic() + 0.3
+    if virtual_time:
+        # On the next whole second of the instance's clock. Its reading here depends on how
+        # much work the setup did (each clock reading costs the virtual clock 256 ns), which
+        # varies with the host's file names (the run folder's, the user's): a run as another
+        # user differed from root's in the last digits of every time measured from t0. On a
+        # whole second the scenario starts at the same instant (and phase of the 10 ms ticks).
+        t0 = float(math.ceil(t0))
     start_clock(net, t0)
     specs, apps = [], []
     sample_s = _secs(res["output"]["timeseries"]) if res["output"].get("timeseries") else 0.1
