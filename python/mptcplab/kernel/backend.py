@@ -384,10 +384,17 @@ def _traffic(
             # SIGTERM at the end loses the block still filling: the last frames of each path
             # (in virtual time, where the timeout never passes before the SIGTERM, up to
             # 5 % of a 1 s run's).
-            cap = _popen(_ns_cmd(net.client, "tcpdump", "-i", f"c{i}", "-s", "160", "-U", "--immediate-mode", "-w",
-                                 str(pcap_dir / f"{file_component(name)}.pcap")))
+            # The file is this process's, tcpdump writes to its standard output: given a file
+            # name, tcpdump (as root) hands the file to its own user (chown), which fails on
+            # a file system the run's user owns (the uml backend's hostfs, run by a normal
+            # user), leaving an empty capture.
+            with open(pcap_dir / f"{file_component(name)}.pcap", "wb") as f:
+                cap = subprocess.Popen(
+                    _ns_cmd(net.client, "tcpdump", "-i", f"c{i}", "-s", "160", "-U", "--immediate-mode", "-w", "-"),
+                    stdout=f, stderr=subprocess.PIPE, text=True, preexec_fn=lifetime.die_with_parent)
+            _procs.append(cap)
             procs.append(cap)
-            captures.append(cap)
+            captures.append((name, cap))
         time.sleep(0.5)
     before = {"client": _nstat(net.client), "server": _nstat(net.server)}
     t0 = time.monotonic() + 0.3
@@ -449,9 +456,11 @@ def _traffic(
             raise RuntimeError(f"a connection's application failed: {last}")
         outputs.append(json.loads(out.strip().splitlines()[-1]))
     after = {"client": _nstat(net.client), "server": _nstat(net.server)}
-    for cap in captures:
+    for name, cap in captures:
         cap.send_signal(signal.SIGTERM)
-        cap.communicate(timeout=10)
+        _, err = cap.communicate(timeout=10)
+        if cap.returncode != 0:
+            raise RuntimeError(f"the capture of path {name} failed: {err.strip().splitlines()[-1] if err.strip() else cap.returncode}")
     n = len(conns)
     nstat = {side: {k: after[side].get(k, 0) - before[side].get(k, 0) for k in after[side]} for side in after}
     return [(outputs[k], outputs[n + k]) for k in range(n)], nstat, t0
