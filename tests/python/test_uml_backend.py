@@ -295,9 +295,16 @@ def test_an_unprivileged_user_runs_it_and_gets_the_same_bytes(reference: RunResu
         out = json.loads(p.stdout.strip().splitlines()[-1])
         assert out["euid"] == NOBODY and int(out["caps"], 16) == 0
         assert out["reference"] == reference.summary_json
-        # With captures (written by the user, on the instance's hostfs) as on the command line.
-        assert out["captured"] == captured[1].rstrip("\n")
-        check_captures(home / "pcap", json.loads(out["captured"]))
+        # With captures (written by the user, on the instance's hostfs): every frame, and the
+        # same transfer as root's on the command line. The links' utilisation is left out: the
+        # emulators measure it until they are stopped, after the run's teardown, whose virtual
+        # length varies with how the capture files are handled (7.3.4 with the seeded
+        # generator: 0.7976094 on the command line, 0.7976096 from another temp folder).
+        mine, roots = json.loads(out["captured"]), json.loads(captured[1])
+        check_captures(home / "pcap", mine)
+        for link in (*mine["links"], *roots["links"]):
+            del link["utilisation"]
+        assert mine == roots
         assert not list(home.glob(f"{TMP_PREFIX}*"))
     finally:
         shutil.rmtree(home, ignore_errors=True)
