@@ -5,9 +5,9 @@ scenarios/validation/uml-determinism.csv.
 
 Usage: .venv/bin/python scripts/uml-determinism.py [N_SCENARIOS]   (default 10)
 
-The scenarios are the first N of the grid in name order that cover its regimes: one per
-regime prefix first (bbr, download, hetero, loss, periodic, rcvbuf, sndbuf, tcp, trace), then
-the rest in order. Each scenario runs three times with its own seed: twice with the machine as
+The scenarios are the first N of the grid that the backend runs, in name order, covering its
+regimes: one per regime prefix first (bbr, download, hetero, loss, periodic, rcvbuf, sndbuf,
+tcp, trace), then the rest in order. Each scenario runs three times with its own seed: twice with the machine as
 it is, once while one busy-looping process per core runs (started just before the run,
 killed after it). A row holds the summary's hash, the goodput, the one-minute load average at
 the start, whether the hog ran, the UML kernel (release, source version, configuration hash),
@@ -33,7 +33,16 @@ FIELDS = ["scenario", "run", "seed", "hog", "summary_sha256", "goodput_bps", "ke
 
 
 def pick(n: int) -> list[Path]:
-    files = sorted(GRID.glob("*.toml"))
+    from mptcplab.kernel.support import check_supported
+    from mptcplab.validation.grid import load_grid_scenario
+
+    files = []
+    for f in sorted(GRID.glob("*.toml")):
+        try:
+            check_supported(load_grid_scenario(f), "uml")
+        except Exception:
+            continue
+        files.append(f)
     first: dict[str, Path] = {}
     for f in files:
         first.setdefault(f.stem.split("-")[0], f)
@@ -43,6 +52,8 @@ def pick(n: int) -> list[Path]:
 
 
 def main() -> int:
+    from mptcplab.errors import ConfigError
+    from mptcplab.kernel.support import check_supported
     from mptcplab.kernel.uml.backend import run_uml
     from mptcplab.kernel.uml.kernel import config_hash, find_kernel
     from mptcplab.validation.grid import load_grid_scenario
@@ -54,12 +65,21 @@ def main() -> int:
         return 2
     label = f"{kernel.info.get('kernel_release')} (uml {kernel.info.get('version')} config {config_hash()})"
     new_file = not OUT.exists()
+    # Resumable: a scenario with rows already is not run again.
+    done = set() if new_file else {r["scenario"] for r in csv.DictReader(OUT.open())}
     with OUT.open("a", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=FIELDS)
         if new_file:
             w.writeheader()
         for f in pick(n):
             sc = load_grid_scenario(f)
+            if sc.name in done:
+                continue
+            try:
+                check_supported(sc, "uml")
+            except ConfigError as e:
+                print(f"{sc.name}: not run ({e})", file=sys.stderr)
+                continue
             for run, hog in ((0, False), (1, False), (2, True)):
                 hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)] \
                     if hog else []

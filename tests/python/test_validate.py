@@ -30,8 +30,8 @@ GRID_FILES = sorted(GRID.glob("*.toml"))
 CLI = [sys.executable, "-m", "mptcplab.cli"]
 
 
-def _cli(*args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=ROOT, timeout=600, **kw)
+def _cli(*args: str, cwd: Path = ROOT, **kw: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, timeout=600, **kw)
 
 
 def test_the_grid_has_at_least_30_scenarios_each_with_a_description() -> None:
@@ -85,6 +85,15 @@ def test_the_stored_kernel_runs_are_well_formed_and_complete() -> None:
         assert r["metric"] == metric_of(sc)
         assert r[r["metric"]] != "" or r["completed"] == "false", r
         assert int(r["seed"]) == sc.seed + int(r["run"])
+
+
+def test_a_markdown_file_named_without_a_folder_is_written_in_the_working_directory(tmp_path: Path) -> None:
+    # The README's own example (`--markdown VALIDATION.md`): the working directory is where the
+    # file goes, not an output folder the command would replace, so it is not refused.
+    grid = str(ROOT / "scenarios" / "validation")
+    r = _cli("validate", "--grid", grid, "--only", "tcp-cubic", "--repeat", "1", "--markdown", "V.md", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "tcp-cubic" in (tmp_path / "V.md").read_text()
 
 
 def test_validate_prints_the_table_and_the_summary_on_a_subset(tmp_path: Path) -> None:

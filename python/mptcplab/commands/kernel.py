@@ -96,8 +96,9 @@ def validate(
 
     if out:
         check_output_dir(out, "--out", sibling=False)
-    if markdown:
-        check_output_dir(os.path.dirname(markdown) or ".", "--markdown", sibling=False)
+    if markdown and os.path.dirname(markdown):
+        # A file named without a folder goes into the working directory, which is not replaced.
+        check_output_dir(os.path.dirname(markdown), "--markdown", sibling=False)
     v.grid_scenarios(grid, only)
     if kernel:
 
@@ -111,7 +112,7 @@ def validate(
     from pathlib import Path
 
     kernel_csv = Path(grid) / v.BACKEND_CSV[kernel_backend] if kernel_backend != "linux" else None
-    df = v.validate(grid, repeat=repeat, jobs=jobs, only=only, kernel_csv=kernel_csv)
+    df = v.validate(grid, repeat=repeat, jobs=jobs, only=only, kernel_csv=kernel_csv, skip_missing=kernel_csv is not None)
     v.print_report(df)
     uml = v.uml_lines(v.uml_vs_host(grid, only)) if kernel_backend == "uml" else []
     for line in uml:

@@ -50,6 +50,9 @@ LINUX_MODEL: dict[str, tuple[Any, str]] = {
     "drs_rtt": ("smallest", "this kernel paces receive-buffer auto-tuning by the smallest RTT of the subflows "
                 "delivering data (its buffer grows as that rule's does)"),
 }
+#: The smallest value Linux 7.3 accepts in each field of ``net.ipv4.tcp_rmem``
+#: (``tcp_min_rcvbuf`` in ``net/ipv4/sysctl_net_ipv4.c``): the ``uml`` backend's limit.
+UML_TCP_MIN_RCVBUF = 4096
 #: Keys of :data:`LINUX_MODEL` that concern the MPTCP level only (not checked for TCP).
 _MPTCP_ONLY = {"window_update", "mptcp_retransmit", "join", "option_sizes", "window_tail", "drs_rtt"}
 
@@ -133,6 +136,14 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any], backend: 
                                            "by another's close is not supported")
         if "host_jitter" in c and backend != "uml":
             return _conn_key(c, "host_jitter"), "the kernel's hosts have their own timing; it cannot be set"
+        if backend == "uml" and isinstance(rc["rcvbuf"], dict):
+            from mptcplab import _core
+
+            for k in ("min", "default", "max"):
+                if int(_core.parse_size_bytes(rc["rcvbuf"][k])) < UML_TCP_MIN_RCVBUF:
+                    return _conn_key(c, f"rcvbuf.{k}"), (
+                        f"`{rc['rcvbuf'][k]}` is below {UML_TCP_MIN_RCVBUF} B, which the UML kernel (Linux 7.3) refuses "
+                        "in net.ipv4.tcp_rmem (`tcp_min_rcvbuf`; the host's 6.18 takes it)")
         written = [w for w in data.get("connections", []) if "host_jitter" in w]
         if backend == "uml" and written and (
             "host_jitter" not in c or rc["host_jitter"] != resolved["connections"][0]["host_jitter"]

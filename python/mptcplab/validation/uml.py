@@ -44,7 +44,8 @@ def _mode_of(v: float, groups: tuple[list[float], list[float]]) -> str:
 def uml_vs_host(grid: str | Path = GRID_DIR, only: str | None = None) -> list[dict[str, Any]]:
     """One record per grid scenario with runs on both kernels: the metric, the host's and
     UML's runs (by seed), medians, the host's modes (or None), UML's relative difference from
-    the host's median, and on a multi-modal scenario the mode of each UML run."""
+    the host's median, and on a multi-modal scenario the mode of each UML run; and one per
+    scenario with host runs only, ``refused`` saying why UML did not run it."""
     host = load_kernel_csv(Path(grid) / KERNEL_CSV)
     uml = load_kernel_csv(Path(grid) / BACKEND_CSV["uml"])
     out = []
@@ -53,13 +54,15 @@ def uml_vs_host(grid: str | Path = GRID_DIR, only: str | None = None) -> list[di
         metric = metric_of(sc)
         hv = [r[metric] for r in host if r["scenario"] == sc.name and r[metric] is not None]
         uruns = sorted(((r["seed"], r[metric]) for r in uml if r["scenario"] == sc.name and r[metric] is not None))
+        if hv and not uruns:
+            out.append({"scenario": sc.name, "metric": metric, "refused": _refusal(sc)})
         if not hv or not uruns:
             continue
         uv = [v for _, v in uruns]
         hm, um = statistics.median(hv), statistics.median(uv)
         modes = bimodal_split(hv)
         out.append({
-            "scenario": sc.name, "metric": metric, "host": sorted(hv), "host_median": hm,
+            "scenario": sc.name, "metric": metric, "refused": None, "host": sorted(hv), "host_median": hm,
             "uml": uruns, "uml_median": um, "uml_identical": len(set(uv)) == 1,
             "rel_diff": um / hm - 1 if hm else None, "modes": modes,
             "uml_modes": [(seed, v, _mode_of(v, modes)) for seed, v in uruns] if modes else None,
@@ -69,6 +72,18 @@ def uml_vs_host(grid: str | Path = GRID_DIR, only: str | None = None) -> list[di
     return out
 
 
+def _refusal(sc: Any) -> str:
+    """Why the UML backend does not run ``sc`` (its one-line refusal), or that it was not measured."""
+    from mptcplab.errors import ConfigError
+    from mptcplab.kernel.support import check_supported
+
+    try:
+        check_supported(sc, "uml")
+    except ConfigError as e:
+        return f"{getattr(e, 'path', '')}: {getattr(e, 'message', e)}"
+    return "not measured"
+
+
 def _fmt(metric: str, v: float) -> str:
     return f"{v / 1e6:.3f} Mbit/s" if metric == "goodput_bps" else f"{v:.3f} s"
 
@@ -76,6 +91,8 @@ def _fmt(metric: str, v: float) -> str:
 def uml_lines(records: list[dict[str, Any]]) -> list[str]:
     """The comparison as report lines: the count against :data:`UML_TARGET` on the unimodal
     scenarios, each miss, and each multi-modal scenario's modes with where UML's runs land."""
+    refused = [r for r in records if r["refused"]]
+    records = [r for r in records if not r["refused"]]
     uni = [r for r in records if r["modes"] is None]
     tol, need = UML_TARGET
     ok = [r for r in uni if r["rel_diff"] is not None and abs(r["rel_diff"]) <= tol]
@@ -95,6 +112,8 @@ def uml_lines(records: list[dict[str, Any]]) -> list[str]:
                      f"({len(lo)} runs) and {_fmt(m, hi[0])}-{_fmt(m, hi[-1])} ({len(hi)} runs)")
         for seed, v, mode in r["uml_modes"]:
             lines.append(f"    UML seed {seed}: {_fmt(m, v)}: {mode}")
+    for r in refused:
+        lines.append(f"  not run on UML: {r['scenario']}: {r['refused']}")
     same = sum(1 for r in records if r["uml_identical"])
     lines.append(f"UML runs identical across seeds in {same}/{len(records)} scenarios (a seed drives the emulated "
                  "links' random processes, loss and jitter; the UML kernel's own random numbers are not seeded)")
