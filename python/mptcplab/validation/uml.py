@@ -116,5 +116,5 @@ def uml_lines(records: list[dict[str, Any]]) -> list[str]:
         lines.append(f"  not run on UML: {r['scenario']}: {r['refused']}")
     same = sum(1 for r in records if r["uml_identical"])
     lines.append(f"UML runs identical across seeds in {same}/{len(records)} scenarios (a seed drives the emulated "
-                 "links' random processes, loss and jitter; the UML kernel's own random numbers are not seeded)")
+                 "links' random processes, loss and jitter, and the UML kernel's random numbers)")
     return lines
