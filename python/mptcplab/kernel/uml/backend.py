@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -100,14 +101,14 @@ def _init_script(run_dir: Path) -> str:
     for k in ("PYTHONPATH", "MPTCPLAB_LINKEMU"):
         if os.environ.get(k):
             env[k] = os.environ[k]
-    lines = ["#!/bin/sh", *(f"export {k}='{v}'" for k, v in env.items()),
-             f"exec '{sys.executable}' -m mptcplab.kernel.uml.guest '{run_dir}'"]
+    lines = ["#!/bin/sh", *(f"export {k}={shlex.quote(v)}" for k, v in env.items()),
+             f"exec {shlex.quote(sys.executable)} -m mptcplab.kernel.uml.guest {shlex.quote(str(run_dir))}"]
     return "\n".join(lines) + "\n"
 
 
 def _timeout_s(sc: Scenario) -> float:
-    """A wall-clock bound on one instance, only against a hang: a virtual-time run takes a few
-    times its simulated duration at most on a two-core machine."""
+    """A wall-clock bound on one instance, only against a hang: the slowest run measured here,
+    1 Gbit/s over two paths, took about 30 s of wall time per simulated second."""
     from mptcplab import _core
 
     return 300.0 + 60.0 * _core.parse_duration_ns(sc.resolved["duration"]) / 1e9
@@ -188,7 +189,8 @@ def _run(sc: Scenario, kernel: UmlKernel, seed: int, pcap_dir: str | Path | None
             e = out["config_error"]
             raise config_error(e["path"], e["message"], e.get("file") or sc.source)
         if "error" in out:
-            (run_dir / "console.log").open("a").write(out.get("traceback", ""))
+            with open(run_dir / "console.log", "a") as console:
+                console.write(out.get("traceback", ""))
             raise _failed(run_dir, sc, f"the run inside the UML instance failed: {out['error']}")
         res = out["result"]
         summary = json.loads(res["summary_json"])

@@ -10,7 +10,7 @@ under it, or naming files there, finds them), mounts the host's run folder
 ``RUN_DIR`` writable at the same path (the only place it writes to), reads ``request.json``
 there, runs the scenario exactly as ``run --backend linux`` does
 (:func:`mptcplab.kernel.backend.run_linux`, with the link emulators in their virtual-time
-mode), writes ``result.json`` (or ``error.json``), and powers the instance off. Captures go
+mode), writes ``result.json`` (the result, or the error), and powers the instance off. Captures go
 to ``RUN_DIR/pcap``.
 """
 
@@ -31,8 +31,7 @@ __all__ = ["GUEST_TMP", "main"]
 #: The instance's temporary folder (``TMPDIR`` and ``HOME`` of its programs), in its /run tmpfs.
 GUEST_TMP = "/run/tmp"
 
-LINUX_REBOOT_MAGIC1 = 0xFEE1DEAD
-LINUX_REBOOT_MAGIC2 = 672274793
+#: ``reboot(2)``'s command (glibc adds the magic numbers).
 LINUX_REBOOT_CMD_POWER_OFF = 0x4321FEDC
 
 
