@@ -23,8 +23,9 @@
 //! Virtual time (`--virtual-time`, the `uml` backend's mode): inside a User-Mode Linux kernel
 //! in time-travel mode (`time-travel=inf-cpu`) the clock advances only when every task
 //! sleeps, so the loop never polls without sleeping: it sleeps until the deadline itself, and
-//! the kernel's clock stands at that instant when it wakes (the lateness is zero). A loop
-//! that polled would hold the clock still and never reach its deadline.
+//! the kernel's clock stands at that instant when it wakes (the lateness is what reading the
+//! clock costs there, 256 ns a reading). A loop that polled would hold the clock still and
+//! never reach its deadline.
 //!
 //! Host processing time (`--host-jitter NS`, the `uml` backend's counterpart of the
 //! simulator's `host_jitter`): a kernel in virtual time takes no time to process a packet, so
@@ -35,7 +36,8 @@
 //! host.
 //!
 //! Usage: `mptcplab-linkemu --scenario FILE.json --path NAME --client-if IF --server-if IF
-//! [--seed N] [--epoch-stdin] [--virtual-time] [--host-jitter NS]`. It prints `ready` once both interfaces are open, and on
+//! [--seed N] [--epoch-stdin] [--virtual-time] [--host-jitter NS]`. It prints `ready` once
+//! both interfaces are open, and on
 //! SIGTERM or SIGINT one JSON line with each direction's counters, then exits. The counters
 //! include how late frames left against their scheduled departure (`late_frames`,
 //! `late_after_s`, `max_lateness_s`, `p99_lateness_s`) and the frames lost at the emulator's
@@ -364,9 +366,10 @@ fn run(args: Args) -> Result<(), String> {
         // monotonic clock), never earlier than a frame already offered, never in the future:
         // "now" is read after the frame is in hand (a frame that arrived while the loop was
         // descheduled after an earlier reading would otherwise be offered before its arrival).
-        // In virtual time no time passes while the loop works: one reading is every frame's
-        // arrival time and every departure's, and a socket the poll did not mark holds nothing
-        // (each saves system calls, which are slow in a User-Mode Linux instance).
+        // In virtual time only clock readings move the clock while the loop works (256 ns
+        // each): one reading serves as every frame's arrival time and every departure's, and a
+        // socket the poll did not mark holds nothing (both save system calls, which are slow
+        // in a User-Mode Linux instance, and keep the loop's own cost off the clock).
         let frozen = args.virtual_time.then(&now);
         let clock = || frozen.unwrap_or_else(&now);
         let real_to_mono = if args.virtual_time { 0 } else { real_to_mono_ns() };

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mptcplab import _core
 from mptcplab.errors import config_error
 from mptcplab.scenario import Scenario
 
@@ -61,8 +62,6 @@ def host_jitter_ns(data: dict[str, Any], resolved: dict[str, Any]) -> int | None
     """The host processing delay the ``uml`` backend's emulators add (ns): the ``host_jitter``
     the scenario's connections write (checked equal by :func:`check_supported`), or None when
     none writes it (the UML kernel's hosts then take no time)."""
-    from mptcplab import _core
-
     for c, rc in zip(data.get("connections", []), resolved["connections"], strict=True):
         if "host_jitter" in c:
             return int(_core.parse_duration_ns(rc["host_jitter"]))
@@ -137,17 +136,14 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any], backend: 
         if "host_jitter" in c and backend != "uml":
             return _conn_key(c, "host_jitter"), "the kernel's hosts have their own timing; it cannot be set"
         if backend == "uml" and isinstance(rc["rcvbuf"], dict):
-            from mptcplab import _core
-
             for k in ("min", "default", "max"):
                 if int(_core.parse_size_bytes(rc["rcvbuf"][k])) < UML_TCP_MIN_RCVBUF:
                     return _conn_key(c, f"rcvbuf.{k}"), (
                         f"`{rc['rcvbuf'][k]}` is below {UML_TCP_MIN_RCVBUF} B, which the UML kernel (Linux 7.3) refuses "
                         "in net.ipv4.tcp_rmem (`tcp_min_rcvbuf`; the host's 6.18 takes it)")
-        written = [w for w in data.get("connections", []) if "host_jitter" in w]
-        if backend == "uml" and written and (
-            "host_jitter" not in c or rc["host_jitter"] != resolved["connections"][0]["host_jitter"]
-            or len(written) != len(data["connections"])
+        jitter = host_jitter_ns(data, resolved)
+        if backend == "uml" and jitter is not None and (
+            "host_jitter" not in c or _core.parse_duration_ns(rc["host_jitter"]) != jitter
         ):
             return _conn_key(c, "host_jitter"), ("the link emulators delay every frame of a path by one host_jitter; "
                                                  "when a connection writes it, every connection must write the same")
