@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MPTCPLAB_SETUP_TEST_TOOLS=1 bash scripts/setup.sh
-# The uml backend's kernel: built once per machine (about 7 minutes on two cores), then cached.
+# The uml backend's kernel: built once per machine (about 9 minutes on two cores), then cached.
 bash scripts/setup-uml.sh
 if [ -f "$HOME/.cargo/env" ]; then
     # shellcheck disable=SC1091
