@@ -21,6 +21,9 @@
 # Build tools (make, gcc, flex, bison, bc, libelf-dev, xz-utils) are installed with apt-get
 # when missing (as root); the source tree (about 1.5 GB) is removed after the build.
 # Options: MPTCPLAB_UML_SOURCE (package), MPTCPLAB_UML_SUITE (its suite), MPTCPLAB_UML_JOBS.
+# The cache key does not hold the package's name: a kernel of another source package (e.g. for
+# a version A/B) goes into a cache folder of its own (MPTCPLAB_UML_CACHE), which runs then name
+# with the same variable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -44,7 +47,7 @@ conf_sha=$(cat "$config" "${patches[@]}" | sha256sum | cut -d' ' -f1)
 conf_hash=${conf_sha:0:12}
 if [ "${MPTCPLAB_UML_REFRESH:-0}" != 1 ]; then
     for built in "$cache"/*-"$conf_hash"/linux; do
-        if [ -x "$built" ] && [ -f "$(dirname "$built")/build.json" ]; then
+        if [ -x "$built" ] && grep -qF "\"package\": \"$PKG\"" "$(dirname "$built")/build.json" 2>/dev/null; then
             echo "setup-uml: the kernel $(basename "$(dirname "$built")") is built: $built"
             exit 0
         fi
