@@ -283,7 +283,7 @@ API_PROBES = {
     "sweep repeat=1.5": (lambda: mptcplab.sweep(_sc(), {"seed": [1]}, repeat=1.5), "repeat", "got float 1.5"),
     "sweep out=5": (lambda: mptcplab.sweep(_sc(), {"seed": [1]}, out=5), "out", "got int 5"),
     "sweep backend='bogus'": (lambda: mptcplab.sweep(_sc(), {"seed": [1]}, backend="bogus"), "backend",
-                              "must be one of sim, linux, got str 'bogus'"),
+                              "must be one of sim, linux, uml, got str 'bogus'"),
     "sweep backend=None": (lambda: mptcplab.sweep(_sc(), {"seed": [1]}, backend=None), "backend", "got NoneType None"),
     "sweep progress=5": (lambda: mptcplab.sweep(_sc(), {"seed": [1]}, progress=5), "progress", "must be a function"),
     "sweep address=5": (lambda: mptcplab.sweep(_sc(), {"seed": [1]}, engine="dask", address=5), "address", "got int 5"),

@@ -21,9 +21,16 @@ from kernel_testing import _namespaces_of, one_path
 from test_hardening_engine import EXIT_BOUND_S
 
 
+def _default_sigint() -> None:
+    # A test runner started as a background job (`cmd &` in a script) has SIGINT ignored, and
+    # an ignored SIGINT is inherited: Python would then never raise KeyboardInterrupt. The
+    # command under test gets the default disposition, as in a terminal.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "mptcplab.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
 
 
 def _interrupt_when(proc: subprocess.Popen[str], ready) -> tuple[float, str]:
