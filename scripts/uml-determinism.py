@@ -55,7 +55,7 @@ def main() -> int:
     from mptcplab.errors import ConfigError
     from mptcplab.kernel.support import check_supported
     from mptcplab.kernel.uml.backend import run_uml
-    from mptcplab.kernel.uml.kernel import config_hash, find_kernel
+    from mptcplab.kernel.uml.kernel import find_kernel
     from mptcplab.validation.grid import load_grid_scenario
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10
@@ -63,7 +63,7 @@ def main() -> int:
     if kernel is None:
         print("error: the UML kernel is not built (bash scripts/setup-uml.sh)", file=sys.stderr)
         return 2
-    label = f"{kernel.info.get('kernel_release')} (uml {kernel.info.get('version')} config {config_hash()})"
+    label = kernel.label
     new_file = not OUT.exists()
     # Resumable: a scenario with rows already is not run again.
     done = set() if new_file else {r["scenario"] for r in csv.DictReader(OUT.open())}

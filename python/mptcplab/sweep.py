@@ -205,11 +205,10 @@ RECORD_FORMAT = 2
 def _uml_id() -> str:
     """The UML kernel's source version and configuration hash (the folder it was built into),
     and a separately built emulator as for :func:`_linux_id`."""
-    from mptcplab.kernel.uml.kernel import config_hash, find_kernel
+    from mptcplab.kernel.uml.kernel import find_kernel
 
     kernel = find_kernel()
-    version = kernel.info.get("version", "?") if kernel is not None else "none"
-    return f"{version}-{config_hash()}-{_linux_id()}"
+    return f"{kernel.label if kernel is not None else 'none'}-{_linux_id()}"
 
 
 def _linux_id() -> str:

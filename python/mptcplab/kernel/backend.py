@@ -105,12 +105,13 @@ def scratch_dirs_of(pid: int) -> list[Path]:
     return sorted(Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}{pid}-*"))
 
 
-def cleanup_stale_scratch() -> list[tuple[Path, str | None]]:
-    """Removes the scratch directories of runs whose process no longer exists; returns each
-    one found with None when it was removed, or why it was left (:func:`_remove_scratch`)."""
+def cleanup_stale_scratch(prefix: str = TMP_PREFIX) -> list[tuple[Path, str | None]]:
+    """Removes the scratch directories named ``<prefix><pid>-...`` (this backend's, or the
+    ``uml`` backend's run folders) of runs whose process no longer exists; returns each one
+    found with None when it was removed, or why it was left (:func:`_remove_scratch`)."""
     found = []
-    for d in sorted(Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}*-*")):
-        pid = d.name[len(TMP_PREFIX):].split("-", 1)[0]
+    for d in sorted(Path(tempfile.gettempdir()).glob(f"{prefix}*-*")):
+        pid = d.name[len(prefix):].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
             found.append((d, _remove_scratch(d)))
     return found

@@ -110,6 +110,7 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any], backend: 
             if spec.get("queue_at") == "host":
                 return f"{at}.queue_at", ("the link emulator is a router between the namespaces; a queue in the sending "
                                           "host (with TCP small queues acting on it) is not emulated")
+    jitter = host_jitter_ns(data, resolved)
     mptcp_sets: list[tuple[str, ...]] = []
     sysctl_values: dict[str, Any] = {}
     for c, rc in zip(data.get("connections", []), resolved["connections"], strict=True):
@@ -141,7 +142,6 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any], backend: 
                     return _conn_key(c, f"rcvbuf.{k}"), (
                         f"`{rc['rcvbuf'][k]}` is below {UML_TCP_MIN_RCVBUF} B, which the UML kernel (Linux 7.3) refuses "
                         "in net.ipv4.tcp_rmem (`tcp_min_rcvbuf`; the host's 6.18 takes it)")
-        jitter = host_jitter_ns(data, resolved)
         if backend == "uml" and jitter is not None and (
             "host_jitter" not in c or _core.parse_duration_ns(rc["host_jitter"]) != jitter
         ):

@@ -152,11 +152,10 @@ def _kernel_label(backend: str) -> str:
     version and configuration hash."""
     if backend == "linux":
         return os.uname().release
-    from mptcplab.kernel.uml.kernel import config_hash, find_kernel
+    from mptcplab.kernel.uml.kernel import find_kernel
 
     k = find_kernel()
-    info = k.info if k is not None else {}
-    return f"{info.get('kernel_release', '?')} (uml {info.get('version', '?')} config {config_hash()})"
+    return k.label if k is not None else "none"
 
 
 def _measure_one(f: str, sc: Any, k: int, backend: str) -> dict[str, Any]:

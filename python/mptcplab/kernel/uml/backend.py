@@ -35,14 +35,14 @@ from typing import Any
 from mptcplab.capture import CaptureRequest
 from mptcplab.errors import config_error
 from mptcplab.kernel import lifetime
-from mptcplab.kernel.backend import _signals_interrupt
+from mptcplab.kernel.backend import _signals_interrupt, cleanup_stale_scratch
 from mptcplab.kernel.support import check_supported
 from mptcplab.kernel.uml.guest import GUEST_TMP
 from mptcplab.kernel.uml.kernel import SETUP_COMMAND, UmlKernel, find_kernel
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
 
-__all__ = ["TMP_PREFIX", "cleanup_stale_runs", "run_uml", "uml_command"]
+__all__ = ["TMP_PREFIX", "run_uml", "uml_command"]
 
 TMP_PREFIX = "mptcplab-uml-"
 #: The instance's memory (a sparse file of UML's: only what the kernel touches is used). Linux
@@ -58,21 +58,6 @@ def crash_dir() -> Path:
     """Where the console of a failed instance is kept (the user's cache)."""
     xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(xdg) / "mptcplab" / "uml-crashes"
-
-
-def cleanup_stale_runs() -> list[Path]:
-    """Removes the run folders of runs whose process no longer exists (their instance died
-    with them); returns them."""
-    removed = []
-    for d in sorted(Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}*-*")):
-        pid = d.name[len(TMP_PREFIX):].split("-", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or Path(f"/proc/{pid}").exists():
-            continue
-        if d.is_symlink() or not d.is_dir() or d.lstat().st_uid != os.geteuid():
-            continue
-        shutil.rmtree(d, ignore_errors=True)
-        removed.append(d)
-    return removed
 
 
 #: The instance's wall clock at boot (ns since the epoch: 2026-01-01T00:00:00Z), so that nothing
@@ -159,7 +144,7 @@ def run_uml(
                            sc.source)
     if pcap_dir is not None:
         CaptureRequest(Path(pcap_dir), label=pcap_label).check()
-    cleanup_stale_runs()
+    cleanup_stale_scratch(TMP_PREFIX)
     with _signals_interrupt():
         return _run(sc, kernel, seed if seed is not None else sc.seed, pcap_dir, pcap_label)
 

@@ -35,7 +35,9 @@ class UmlKernel:
 
     @property
     def label(self) -> str:
-        return f"{self.info.get('package', '?')} {self.info.get('version', '?')} (config {config_hash()})"
+        """The kernel's release, source package version and configuration hash, as stored runs
+        name their kernel: ``7.3.4 (uml 7.3.4-1~bpo13+1 config 627fe4c6574e)``."""
+        return f"{self.info.get('kernel_release', '?')} (uml {self.info.get('version', '?')} config {config_hash()})"
 
 
 def patches() -> list[Path]:
