@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from mptcplab.validation.compare import bimodal_split
-from mptcplab.validation.grid import GRID_DIR, KERNEL_CSV, grid_scenarios, load_grid_scenario, metric_of
+from mptcplab.validation.grid import (
+    GRID_DIR,
+    KERNEL_CSV,
+    grid_scenarios,
+    load_grid_scenario,
+    metric_of,
+)
 from mptcplab.validation.kernel_runs import BACKEND_CSV, load_kernel_csv
 
 __all__ = ["UML_TARGET", "uml_lines", "uml_vs_host"]
@@ -53,7 +59,7 @@ def uml_vs_host(grid: str | Path = GRID_DIR, only: str | None = None) -> list[di
         sc = load_grid_scenario(f)
         metric = metric_of(sc)
         hv = [r[metric] for r in host if r["scenario"] == sc.name and r[metric] is not None]
-        uruns = sorted(((r["seed"], r[metric]) for r in uml if r["scenario"] == sc.name and r[metric] is not None))
+        uruns = sorted((r["seed"], r[metric]) for r in uml if r["scenario"] == sc.name and r[metric] is not None)
         if hv and not uruns:
             out.append({"scenario": sc.name, "metric": metric, "refused": _refusal(sc)})
         if not hv or not uruns:
