@@ -15,14 +15,7 @@ from typing import Any
 
 from mptcplab.errors import ConfigError, config_error
 from mptcplab.validation.grid import (
-    GRID_DIR,
-    KERNEL_CSV,
-    _shares_parse,
-    _shares_text,
-    grid_scenarios,
-    load_grid_scenario,
-    metric_of,
-    run_metrics,
+    GRID_DIR, KERNEL_CSV, _shares_parse, _shares_text, grid_scenarios, load_grid_scenario, metric_of, run_metrics,
 )
 
 KERNEL_RUNS = 5
