@@ -242,6 +242,29 @@ def test_different_triples_on_two_connections_are_refused() -> None:
     assert err is not None and err[0] == "connections.other.rcvbuf" and "tcp_rmem" in err[1]
 
 
+def _download(name: str, metrics: str, **extra: str) -> dict:
+    return {"name": name, "kind": "tcp", "stack": "linux", "paths": ["wifi"], "tcp": {"metrics": metrics},
+            "app": {"kind": "periodic", "size": "64KB", "period": "1s", "count": 1}, **extra}
+
+
+@pytest.mark.parametrize("backend", ["linux", "uml"])
+def test_a_download_after_another_and_two_metrics_settings_are_refused_on_the_kernel(backend: str) -> None:
+    """Both backends start every connection at its `start` (nothing starts one at another's
+    close), and `tcp.metrics` is two sysctls of the namespace (tcp_no_metrics_save,
+    tcp_no_ssthresh_metrics_save), so one scenario has one setting."""
+    paths = [{"name": "wifi", "rate": "10Mbit", "delay": "10ms", "queue": "50 packets"}]
+    base = {"name": "two-downloads", "duration": "4s", "paths": paths}
+    after = load_scenario(base | {"connections": [_download("first", "all"), _download("second", "all", after="first")]})
+    assert _first_unsupported(after.data, after.resolved, backend) == (
+        "connections.second.after", "the backend starts every connection at its `start`; a connection started by "
+        "another's close is not supported")
+    mixed = load_scenario(base | {"connections": [_download("first", "all"), _download("second", "off", start="2s")]})
+    err = _first_unsupported(mixed.data, mixed.resolved, backend)
+    assert err is not None and err[0] == "connections.second.tcp.metrics" and "per-namespace" in err[1]
+    same = load_scenario(base | {"connections": [_download("first", "all"), _download("second", "all", start="2s")]})
+    assert _first_unsupported(same.data, same.resolved, backend) is None
+
+
 # ---------------------------------------------------------------------------------------
 # Pieces
 # ---------------------------------------------------------------------------------------
