@@ -256,8 +256,8 @@ def test_a_download_after_another_and_two_metrics_settings_are_refused_on_the_ke
     base = {"name": "two-downloads", "duration": "4s", "paths": paths}
     after = load_scenario(base | {"connections": [_download("first", "all"), _download("second", "all", after="first")]})
     assert _first_unsupported(after.data, after.resolved, backend) == (
-        "connections.second.after", "the backend starts every connection at its `start`; a connection started by "
-        "another's close is not supported")
+        "connections.second.after", ("the backend starts every connection at its `start`; a connection started by "
+                                     "another's close is not supported"))
     mixed = load_scenario(base | {"connections": [_download("first", "all"), _download("second", "off", start="2s")]})
     err = _first_unsupported(mixed.data, mixed.resolved, backend)
     assert err is not None and err[0] == "connections.second.tcp.metrics" and "per-namespace" in err[1]
