@@ -86,7 +86,7 @@ def _setup(reps: int) -> str:
 
 
 def _discussion(cell: Any, util: dict, net_gain: dict, host_gain: dict, host: Any, dyn: Any,
-                measured: dict[str, Measured]) -> str:
+                measured: dict[str, Measured], run_s: float) -> str:
     mr = cell("both", "30KB", "200ms", "minRTT")
     mr150 = cell("both", "150KB", "200ms", "minRTT")
     sp = cell("both", "30KB", "200ms", SPTCP)
@@ -111,10 +111,10 @@ def _discussion(cell: Any, util: dict, net_gain: dict, host_gain: dict, host: An
     held = mr.sndbuf_limited_s + mr.rwnd_limited_s
     window = (
         f"With host buffers auto-tuned up to 6M minRTT is send-buffer-limited for {fmt(mr.sndbuf_limited_s)} s and "
-        f"receive-window-limited for {fmt(mr.rwnd_limited_s)} s of the 10 s run at 30 KB"
+        f"receive-window-limited for {fmt(mr.rwnd_limited_s)} s of the {run_s:g} s run at 30 KB"
         + (": the connection-level window almost never holds the fast subflow back, so it is clocked by its own "
            "ACKs like single-path TCP and the window sliding has no backlog to release in a burst."
-           if held < 0.1 * 30 else "; the fast subflow's free window share is "
+           if held < 0.1 * run_s else "; the fast subflow's free window share is "
            f"{fmt(measured['burst-free-space'].value)}× what it is with 20 vs 20 ms (STMS: "
            f"{fmt(measured['stms-less-free-space'].value)}× minRTT's).")
     )

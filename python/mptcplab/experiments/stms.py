@@ -68,6 +68,7 @@ def run(ctx: Context) -> Result:
 
     import mptcplab
     from mptcplab.sweep import repeat_seed
+    from mptcplab.units import parse_duration
 
     reps = ctx.reps(10, 4)
     base = _base()
@@ -256,7 +257,7 @@ def run(ctx: Context) -> Result:
     abl = _ablation(ctx, base)
     abl_csv = ctx.path("ablation.csv")
     abl.to_csv(abl_csv, index=False)
-    discussion = _discussion(cell, util, net_gain, host_gain, host, dyn, measured)
+    discussion = _discussion(cell, util, net_gain, host_gain, host, dyn, measured, parse_duration(base.data["duration"]))
     discussion += "\n\n" + _ablation_text(abl)
     setup = _setup(reps)
     return Result(NAME, TITLE, SOURCE, setup, CLAIMS, measured, discussion,
