@@ -22,8 +22,8 @@
 use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
 use crate::config::{
-    BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, DrsRtt, OptionSizes, PenalisationRule, PerMss, RcvbufWindow,
-    Scenario, WindowTail, WindowUpdate,
+    BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, DrsRtt, OptionSizes, PenalisationRule, PerMss,
+    RcvbufWindow, Scenario, WindowTail, WindowUpdate,
 };
 use crate::mptcp::pm::{PathManager, PmAction};
 use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace};
