@@ -306,8 +306,48 @@ def test_stms_burst_mechanism_is_read_from_the_free_window_series(stms: Any) -> 
 
 def test_stms_fixed_6mb_ablation_shows_the_window_never_binding(stms: Any) -> None:
     """Fixed 6 MB buffers (~1.96 MB of data in 4352 B skbs) leave the fast path
-    ACK-clocked: it carries more than with auto-tuned buffers and loses less at the 30 KB queue."""
-    abl = pd.read_csv(stms.tables["ablation"]).set_index("variant")
-    run, fixed = abl.iloc[0], abl.loc["fixed 6 MB buffers"]
-    assert fixed["minrtt_fast_30kb_mbps"] > run["minrtt_fast_30kb_mbps"]
-    assert fixed["minrtt_fast_loss_30kb_pct"] < run["minrtt_fast_loss_30kb_pct"]
+    ACK-clocked: at 30 KB it carries more than with auto-tuned buffers and loses less there."""
+    abl = pd.read_csv(stms.tables["ablation"])
+    at30 = abl[abl["in_network_buffer_kb"] == 30].set_index("variant")
+    run, fixed = at30.iloc[0], at30.loc["fixed 6 MB buffers"]
+    assert fixed["minrtt_fast_mbps"] > run["minrtt_fast_mbps"]
+    assert fixed["minrtt_fast_loss_pct"] < run["minrtt_fast_loss_pct"]
+
+
+def test_stms_runs_the_stated_kernel_and_tools_defaults() -> None:
+    """"Based on Linux kernel MPTCP v0.92" names no congestion control: that kernel's
+    `net.ipv4.tcp_congestion_control` default is CUBIC (net/ipv4/Kconfig `default DEFAULT_CUBIC`),
+    on MPTCP and on single-path TCP alike; its subflows' send buffers grow by tcp_sndbuf_expand's
+    per_mss on that build (per_mss = "build"); "iPerf to measure the throughput" gives no run
+    length: iPerf's default `-t` is 10 s. The changing-paths runs need their changes (to 25 s)."""
+    from mptcplab.experiments import _stms_claims, _stms_runs
+
+    base = _stms_runs._base()
+    assert base.data["duration"] == "10s"
+    c = _stms_runs._conn(base, "minRTT")[0]
+    assert (c["cc"], c["per_mss"], c["stack"]) == ("cubic", "build", "linux-v0.9x")
+    sp = _stms_runs._conn(base, _stms_claims.SPTCP)[0]
+    assert (sp["kind"], sp["cc"]) == ("tcp", "cubic")
+    assert _stms_claims.DYNAMIC_DURATION == "30s"
+
+
+def test_stms_ablation_runs_single_path_tcp_as_linux_does_under_a_coupled_default() -> None:
+    """LIA and OLIA couple subflows; on a socket without MPTCP Linux's `mptcp_coupled` and
+    `mptcp_olia` run Reno, so the LIA/OLIA rows' single-path reference is Reno."""
+    from mptcplab.experiments import _stms_ablation, _stms_claims, _stms_runs
+
+    base = _stms_runs._base()
+    assert _stms_ablation._variant_conn(base, _stms_claims.SPTCP, {"cc": "lia"})[0]["cc"] == "reno"
+    assert _stms_ablation._variant_conn(base, "minRTT", {"cc": "lia"})[0]["cc"] == "lia"
+    assert _stms_ablation._variant_conn(base, _stms_claims.SPTCP, {})[0]["cc"] == "cubic"
+
+
+def test_stms_subflow_buffers_of_the_build_hold_twice_the_data(stms: Any) -> None:
+    """With per_mss = 4352 B (the build's) the meta socket's auto-tuned buffer, the sum of the
+    subflows' 2 × cwnd × per_mss, holds 2 × cwnd of 4352 B skbs; with 2304 B, 1.06 × cwnd:
+    the connection-level window binds harder and minRTT's aggregate at 30 KB falls."""
+    abl = pd.read_csv(stms.tables["ablation"])
+    at30 = abl[abl["in_network_buffer_kb"] == 30].set_index("variant")
+    host = at30.loc["subflow send buffers at 2304 B per MSS (per_mss = host)"]
+    assert at30.iloc[0]["minrtt_aggregate_mbps"] > host["minrtt_aggregate_mbps"]
+    assert at30.iloc[0]["minrtt_sndbuf_limited_s"] < host["minrtt_sndbuf_limited_s"]

@@ -32,7 +32,7 @@ def _paths(base: Any, buf_kb: int, reading: str, slow_delay: str = "100ms") -> l
 def _conn(base: Any, label: str, host: str | None = None) -> list[dict[str, Any]]:
     c = json.loads(json.dumps(base.data["connections"][0]))
     if label == SPTCP:
-        c.update(kind="tcp", paths=["fast"], cc="reno")
+        c.update(kind="tcp", paths=["fast"])
     else:
         c.update(SCHEDULERS[label])
     if host:

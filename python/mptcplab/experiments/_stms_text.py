@@ -26,11 +26,17 @@ def _setup(reps: int) -> str:
         "The bundled scenario `stms-20ms-200ms`: two 30 Mbit/s paths with 10 and 100 ms one way (20 vs 200 ms RTT; "
         "the 20 vs 20 ms case sets both to 10 ms; slide 'Host buffer is not the only bottleneck': \"Bandwidth = 30Mbps, "
         "loss rate = 0.01%\", \"RTT 20ms vs 200ms / 20ms vs 20ms\"), 0.01 % random loss on both, iPerf's continuous "
-        "sending as a bulk writer (\"iPerf to measure the throughput (send packets continuously)\"), LIA, 30 s of "
-        "bulk transfer, on the stack STMS was built on (\"Based on Linux kernel MPTCP v0.92\": `stack = "
-        "\"linux-v0.9x\"`, full-mesh joins, PRR, quick-ACK mode, RFC 2861's decay, and the meta socket's send buffer "
-        "charged in one-MSS skbs of 4352 B truesize, as DSS checksums, that stack's default, make it; receive buffers "
-        "count payload bytes).\n\n"
+        "sending as a bulk writer (\"iPerf to measure the throughput (send packets continuously)\"; iPerf's "
+        "write size is not modelled), for iPerf's default test length (`-t`, 10 s; the slides give none), on the "
+        "stack STMS was built on (\"Based on Linux kernel MPTCP v0.92\": `stack = \"linux-v0.9x\"`, full-mesh joins, "
+        "PRR, quick-ACK mode, RFC 2861's decay, and the meta socket's send buffer charged in one-MSS skbs of 4352 B "
+        "truesize, as DSS checksums, that stack's default, make it; receive buffers count payload bytes). The "
+        "subflows' auto-tuned send buffers, which the meta socket's sums (`mptcp_update_sndbuf`), count one MSS as "
+        "`tcp_sndbuf_expand` does on that build, 4352 B (`per_mss = \"build\"`; 2304 B, this host's 6.18 value, is an "
+        "ablation row). The slides name no congestion control (\"Congestion control agnostic\"), so every "
+        "connection runs that kernel's default, CUBIC, uncoupled per subflow: the out-of-tree tree keeps Linux's "
+        "`default DEFAULT_CUBIC` (net/ipv4/Kconfig), and LIA runs only when chosen as the default or written to "
+        "`net.ipv4.tcp_congestion_control`; LIA and OLIA are ablation rows.\n\n"
         "**Host buffers**: \"Host buffer big enough(6M)\" is read as Linux's auto-tuned maximum, `tcp_wmem` and "
         "`tcp_rmem` max = 6M = 6 291 456 B (the kernel's own default `tcp_rmem` max), min and default Linux's (4096 "
         "16384 and 4096 87380; assumed). The buffers grow to what the transfer needs (the meta socket's send buffer to "
@@ -39,8 +45,8 @@ def _setup(reps: int) -> str:
         "of fast path\"). Fixed 6 MB buffers hold about 1.96 MB of data and almost never bind; they are an "
         "ablation row. Schedulers: minRTT with M1 + M2 (the "
         "default of Linux MPTCP v0.92, the slides' \"Default\"), ECF (β = 0.25), STMS with the gap calculated from "
-        "cwnd and SRTT, and STMS with the gap adjusted from DATA_ACK bursts. \"SPTCP fast\" is single-path Reno over "
-        "the fast path with the same queue. The gain claims are checked on gap adjustment, the slides' own approach "
+        "cwnd and SRTT, and STMS with the gap adjusted from DATA_ACK bursts. \"SPTCP fast\" is single-path TCP (CUBIC, "
+        "the same kernel's default) over the fast path with the same queue. The gain claims are checked on gap adjustment, the slides' own approach "
         "(\"Our approach: Feedback based adjustment … Deployable\"); gap calculation is reported beside it.\n\n"
         "Where the in-network buffer sits is not stated. The claims read it as the slides' other settings (30 Mbit/s, "
         "0.01 % loss), which apply to both paths: the buffer on both paths' bottlenecks. The other reading, the "
@@ -67,12 +73,12 @@ def _setup(reps: int) -> str:
         "read from the fast subflow's free congestion-window space, max(0, cwnd − in flight) / cwnd sampled every "
         "5 ms (a quarter of its RTT), 3 runs per case, as the slides' 'CWND free space of fast path' figures compare "
         "20 vs 200 with 20 vs 20 ms.\n\n"
-        "Left open by the slides: the run length (30 s), the congestion control (LIA; CUBIC and OLIA in the "
-        "ablation), and how the paths changed "
+        "Left open by the slides: the run length (iPerf's default 10 s; 30 and 60 s in the ablation), the "
+        "congestion control (the kernel's default CUBIC; LIA and OLIA in the ablation), and how the paths changed "
         "in the dynamic test (here: at 10 s the slow path's one-way delay drops to 50 ms, at 15 s the fast path's "
         "rate halves, at 20 s the slow path's delay rises to 150 ms, at 25 s the fast rate is restored; host "
         f"buffers {HOST_LIMITED_BYTES / 1e6:g} MB as in the host-buffer claim, 30 KB fast-path buffer, 750 KB "
-        "slow-path buffer).\n\n"
+        "slow-path buffer, 30 s, as those changes run to 25 s).\n\n"
         f"Runs: {reps} per point, with common random numbers across points (repeat r of every point uses the same "
         "seed), so gains and utilisations are paired per repeat. Error bars in the figures: 95 % confidence "
         "intervals."
@@ -80,7 +86,7 @@ def _setup(reps: int) -> str:
 
 
 def _discussion(cell: Any, util: dict, net_gain: dict, host_gain: dict, host: Any, dyn: Any,
-                measured: dict[str, Measured]) -> str:
+                measured: dict[str, Measured], run_s: float) -> str:
     mr = cell("both", "30KB", "200ms", "minRTT")
     mr150 = cell("both", "150KB", "200ms", "minRTT")
     sp = cell("both", "30KB", "200ms", SPTCP)
@@ -105,10 +111,10 @@ def _discussion(cell: Any, util: dict, net_gain: dict, host_gain: dict, host: An
     held = mr.sndbuf_limited_s + mr.rwnd_limited_s
     window = (
         f"With host buffers auto-tuned up to 6M minRTT is send-buffer-limited for {fmt(mr.sndbuf_limited_s)} s and "
-        f"receive-window-limited for {fmt(mr.rwnd_limited_s)} s of the 30 s run at 30 KB"
+        f"receive-window-limited for {fmt(mr.rwnd_limited_s)} s of the {run_s:g} s run at 30 KB"
         + (": the connection-level window almost never holds the fast subflow back, so it is clocked by its own "
            "ACKs like single-path TCP and the window sliding has no backlog to release in a burst."
-           if held < 0.1 * 30 else "; the fast subflow's free window share is "
+           if held < 0.1 * run_s else "; the fast subflow's free window share is "
            f"{fmt(measured['burst-free-space'].value)}× what it is with 20 vs 20 ms (STMS: "
            f"{fmt(measured['stms-less-free-space'].value)}× minRTT's).")
     )

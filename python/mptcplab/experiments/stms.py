@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from mptcplab.experiments._stms_ablation import ABLATION_REPS, ABLATIONS, _ablation
+from mptcplab.experiments._stms_ablation import ABLATION_REPS, ABLATIONS, _ablation, _ablation_text
 from mptcplab.experiments._stms_claims import (
     _T2,
     ADMIT_TOLERANCE,
     BUFFERS_KB,
     CLAIMS,
     COLOURS,
+    DYNAMIC_DURATION,
     FREE_SAMPLE,
     HOST_BUFFERS,
     HOST_CLAIM_NET,
@@ -67,6 +68,7 @@ def run(ctx: Context) -> Result:
 
     import mptcplab
     from mptcplab.sweep import repeat_seed
+    from mptcplab.units import parse_duration
 
     reps = ctx.reps(10, 4)
     base = _base()
@@ -143,7 +145,7 @@ def run(ctx: Context) -> Result:
         else:
             p["schedule"] = [{"at": "15s", "rate": "15Mbit"}, {"at": "25s", "rate": "30Mbit"}]
     dconns = {lab: _conn(base, lab, HOST_LIMITED) for lab in SCHEDULERS}
-    dyn_base = base.with_overrides({"paths": dyn_paths})
+    dyn_base = base.with_overrides({"paths": dyn_paths, "duration": DYNAMIC_DURATION})
     dd = repeated(ctx, dyn_base, {"connections": list(dconns.values())}, reps, "dynamic")
     dd["scheduler"] = _label(dd, "connections", dconns)
     dyn_rows, dyn_ts = [], []
@@ -240,7 +242,7 @@ def run(ctx: Context) -> Result:
         burst.value, burst.ci95, burst.n,
         f"free share {fmt(fs('minRTT', '200ms')['free_share'].mean())} vs {fmt(fs('minRTT', '20ms')['free_share'].mean())}; "
         f"the connection is send-buffer-limited {fmt(fs('minRTT', '200ms')['sndbuf_limited_s'].mean())} s and "
-        f"{fmt(fs('minRTT', '20ms')['sndbuf_limited_s'].mean())} s of 30 s; paired runs, sampled every {FREE_SAMPLE}")
+        f"{fmt(fs('minRTT', '20ms')['sndbuf_limited_s'].mean())} s of {base.data['duration']}; paired runs, sampled every {FREE_SAMPLE}")
     less = measured_mean(_paired(fs(STMS, "200ms"), fs("minRTT", "200ms"), "free_share", lambda a, b: a / b))
     measured["stms-less-free-space"] = Measured(
         less.value, less.ci95, less.n, f"free share {fmt(fs(STMS, '200ms')['free_share'].mean())} vs "
@@ -255,29 +257,8 @@ def run(ctx: Context) -> Result:
     abl = _ablation(ctx, base)
     abl_csv = ctx.path("ablation.csv")
     abl.to_csv(abl_csv, index=False)
-    discussion = _discussion(cell, util, net_gain, host_gain, host, dyn, measured)
-    discussion += "\n\n**Ablation** (not counted; " + f"{ABLATION_REPS} paired runs per cell; 20 vs 200 ms, 30 KB on "
-    discussion += "both paths): " + "; ".join(
-        f"{r.variant}: minRTT {fmt(r.minrtt_aggregate_30kb_mbps)} Mbit/s ({fmt(r.minrtt_fast_30kb_mbps)} on the fast "
-        f"path, {fmt(r.minrtt_fast_loss_30kb_pct)} % lost there), {STMS} {r.stms_gain_30kb_pct:+.0f} % over minRTT"
-        for r in abl.itertuples()) + "."
-    run0, fixed = abl.iloc[0], abl.iloc[1]
-    by_id = {c.id: c for c in CLAIMS}
-    both = [r.variant for r in abl.itertuples()
-            if by_id["rtt200ms-fast"].tolerance.holds(by_id["rtt200ms-fast"].paper, r.minrtt_fast_30kb_mbps)
-            and by_id["rtt200ms-aggregate"].tolerance.holds(by_id["rtt200ms-aggregate"].paper, r.minrtt_aggregate_30kb_mbps)]
-    wmem = abl[abl["variant"].str.startswith("tcp_wmem max")].iloc[0]
-    discussion += (
-        f" Which mechanism carries the RTT table's 20 vs 200 ms column (read at 30 KB on both paths here, the ablation's "
-        f"cell): with the window binding (as run) the fast path "
-        f"carries {fmt(run0.minrtt_fast_30kb_mbps)} Mbit/s (slides 12.1) but the slow path only "
-        f"{fmt(run0.minrtt_aggregate_30kb_mbps - run0.minrtt_fast_30kb_mbps)} (slides 21); with the fixed 6 MB the "
-        f"aggregate is {fmt(fixed.minrtt_aggregate_30kb_mbps)} (slides 33.1) but the fast path, ACK-clocked, carries "
-        f"{fmt(fixed.minrtt_fast_30kb_mbps)}. "
-        + (f"Rows with both the fast path and the aggregate within tolerance: {', '.join(both)}."
-           if both else "No row of the ablation has both the fast path and the aggregate within tolerance.")
-        + (" The auto-tuned size, not its maximum, is what binds (the 4 MiB maximum gives the same runs)."
-           if wmem.minrtt_aggregate_30kb_mbps == run0.minrtt_aggregate_30kb_mbps else ""))
+    discussion = _discussion(cell, util, net_gain, host_gain, host, dyn, measured, parse_duration(base.data["duration"]))
+    discussion += "\n\n" + _ablation_text(abl)
     setup = _setup(reps)
     return Result(NAME, TITLE, SOURCE, setup, CLAIMS, measured, discussion,
                   {"tables": table_csv, "host-buffer sweep": host_csv, "changing paths": dyn_csv,

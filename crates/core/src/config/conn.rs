@@ -244,6 +244,22 @@ pub enum BufferAccounting {
     Skb,
 }
 
+/// What one MSS costs a subflow's auto-tuned send buffer (Linux `tcp_sndbuf_expand`'s
+/// `per_mss`, [`crate::mptcp::sfqueue`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PerMss {
+    /// `roundup_pow_of_two(MSS + 512) + 256` bytes: 2304 B at MSS 1448, as this host's 6.18
+    /// kernel sizes it (`ss -m`).
+    #[default]
+    Host,
+    /// With `buffer_accounting = "skb"`: the kernel's rule on the build whose one-MSS skbs the
+    /// meta socket charges, `roundup_pow_of_two(max(mss_clamp, mss_cache) + MAX_TCP_HEADER +
+    /// 320) + 256` bytes, `MAX_TCP_HEADER` from `max_tcp_header` (304 B unset) and `mss_clamp`
+    /// the MSS Linux announces (MTU − 40): 4352 B at MTU 1500, the meta's skb truesize.
+    Build,
+}
+
 /// Which subflows carry a window update when the receiving application frees buffer space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -382,6 +398,10 @@ pub struct ConnCfg {
     /// ([`crate::mptcp::sendbuf::v09x_skb_truesize`]). Unset: 304 B, a distribution build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tcp_header: Option<u64>,
+    /// What one MSS costs a subflow's auto-tuned send buffer, which the meta socket's
+    /// auto-tuned buffer sums ([`PerMss`]).
+    #[serde(default)]
+    pub per_mss: PerMss,
     /// Which subflows send a window update when the application reads.
     #[serde(default)]
     pub window_update: WindowUpdate,

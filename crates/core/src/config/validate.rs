@@ -1,7 +1,7 @@
 //! The semantic checks of a scenario that the types alone cannot express.
 
 use super::{
-    algorithms, did_you_mean, AppCfg, BufferAccounting, ConfigError, ConnCfg, ConnKind, QueueLimit, Scenario,
+    algorithms, did_you_mean, AppCfg, BufferAccounting, ConfigError, ConnCfg, ConnKind, PerMss, QueueLimit, Scenario,
     MIN_APP_PERIOD, MIN_RTO,
 };
 use crate::units::Dur;
@@ -172,6 +172,12 @@ impl Scenario {
             }
             if let Err((key, msg)) = c.sched_params.check() {
                 return Err(ConfigError::new(at(&format!("sched_params.{key}")), msg));
+            }
+            if c.per_mss == PerMss::Build && c.buffer_accounting != BufferAccounting::Skb {
+                return Err(ConfigError::new(
+                    at("per_mss"),
+                    "\"build\" applies only with buffer_accounting = \"skb\" (the out-of-tree stack's one-MSS skbs)",
+                ));
             }
             if let Some(h) = c.max_tcp_header {
                 if c.buffer_accounting != BufferAccounting::Skb {

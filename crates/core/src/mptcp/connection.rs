@@ -22,15 +22,15 @@
 use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
 use crate::config::{
-    BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, DrsRtt, OptionSizes, PenalisationRule, RcvbufWindow,
-    Scenario, WindowTail, WindowUpdate,
+    BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, DrsRtt, OptionSizes, PenalisationRule, PerMss,
+    RcvbufWindow, Scenario, WindowTail, WindowUpdate,
 };
 use crate::mptcp::pm::{PathManager, PmAction};
 use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace};
 use crate::mptcp::reassembly::ConnReceiver;
 use crate::mptcp::sched::{self, SchedView, Scheduler};
 use crate::mptcp::sendbuf::{v09x_skb_truesize, ConnSender, MetaCharge, V09X_MAX_TCP_HEADER};
-use crate::mptcp::sfqueue::SubflowQueue;
+use crate::mptcp::sfqueue::{build_per_mss, per_mss, SubflowQueue};
 use crate::net::packet::{flags, optlen, MpOption, Packet, IP_TCP_HEADER};
 use crate::rng::Rng;
 use crate::tcp::metrics::Metrics;
@@ -110,6 +110,9 @@ pub struct Endpoint {
     pub(crate) mptcp_rtx: bool,
     /// The send buffer as configured (fixed or auto-tuned).
     pub(crate) sndbuf_cfg: BufSize,
+    /// What one MSS costs a subflow's auto-tuned send buffer with `per_mss = "build"`
+    /// (bytes); unset, the host rule of [`crate::mptcp::sfqueue::per_mss`].
+    pub(crate) build_per_mss: Option<u64>,
     pub(crate) rtx_at: Option<Time>,
     pub(crate) rtx_ival: crate::units::Dur,
     /// Whether the first queue each subflow's packets enter is in this host
@@ -215,6 +218,12 @@ impl Endpoint {
             tso_defer: t.tso_defer,
             mptcp_rtx: mptcp && cfg.mptcp_retransmit,
             sndbuf_cfg: cfg.sndbuf,
+            build_per_mss: (skb_charge.is_some() && cfg.per_mss == PerMss::Build).then(|| {
+                // `mss_clamp`: the MSS Linux announces, MTU − 40 (`tcp_advertise_mss`);
+                // `mss_cache` without the DSS option, as the meta's skbs are sized.
+                let mss_clamp = t.mtu - IP_TCP_HEADER as u64;
+                build_per_mss(mss_clamp, smss + mp_len as u64, cfg.max_tcp_header.unwrap_or(V09X_MAX_TCP_HEADER))
+            }),
             rtx_at: None,
             rtx_ival: t.rto_min,
             host_queue: vec![false; subflows.len()],
@@ -251,7 +260,10 @@ impl Endpoint {
         self.sfq[sf] = match (self.sndbuf_cfg, self.truesize) {
             // SO_SNDBUF: every subflow's buffer is set to the doubled value and locked.
             (BufSize::Fixed(b), true) => SubflowQueue::locked(2 * b.0),
-            _ => SubflowQueue::new(s.w.smss, s.w.cwnd, self.subflow_sndbuf_cap()),
+            _ => {
+                let pm = self.build_per_mss.unwrap_or_else(|| per_mss(s.w.smss));
+                SubflowQueue::new(s.w.smss, s.w.cwnd, self.subflow_sndbuf_cap(), pm)
+            }
         };
         // Linux `tcp_select_initial_window`: `rcv_ssthresh` starts at the window offered in
         // the handshake, before any data set the scaling ratio.

@@ -16,7 +16,8 @@
 //! The bytes a subflow holds are payload bytes with payload accounting (the classic model)
 //! and skb truesize with `buffer_accounting = "truesize"` ([`wmem_truesize`]). `per_mss` is
 //! `roundup_pow_of_two(MSS + 512) + 256` bytes, the kernel's allocation for an MSS-sized
-//! skb (2304 B at MSS 1448: `ss -m` shows a send buffer of 4608 B × cwnd on 6.18).
+//! skb (2304 B at MSS 1448: `ss -m` shows a send buffer of 4608 B × cwnd on 6.18), or with
+//! `per_mss = "build"` the kernel's rule on the out-of-tree stack's build ([`build_per_mss`]).
 
 use std::collections::VecDeque;
 
@@ -37,6 +38,8 @@ pub struct SubflowQueue {
     pub acked: bool,
     /// The size was set by the application (`SO_SNDBUF`): auto-tuning never changes it.
     pub locked: bool,
+    /// What one MSS costs the send buffer (bytes, `per_mss`).
+    per_mss: u64,
 }
 
 pub use crate::tcp::subflow::TX_SKB_HEAD;
@@ -62,11 +65,24 @@ pub fn per_mss(smss: u64) -> u64 {
     (smss + 512).next_power_of_two() + 256
 }
 
+/// `SKB_DATA_ALIGN(sizeof(struct skb_shared_info))` and `SKB_DATA_ALIGN(sizeof(struct
+/// sk_buff))` on x86-64.
+const SHINFO: u64 = 320;
+const SKB_STRUCT: u64 = 256;
+
+/// Linux `tcp_sndbuf_expand`'s `per_mss` on a build with `MAX_TCP_HEADER` = `max_tcp_header`:
+/// `roundup_pow_of_two(max(mss_clamp, mss_cache) + MAX_TCP_HEADER + SKB_DATA_ALIGN(shinfo)) +
+/// SKB_DATA_ALIGN(sk_buff)` bytes (the worst case, one linear skb per MSS). At MTU 1500
+/// (`mss_clamp` 1460) and 304 B: 2084 → 4096, 4352 B.
+pub fn build_per_mss(mss_clamp: u64, mss_cache: u64, max_tcp_header: u64) -> u64 {
+    (mss_clamp.max(mss_cache) + max_tcp_header + SHINFO).next_power_of_two() + SKB_STRUCT
+}
+
 impl SubflowQueue {
     /// The queue of a subflow just established, its send buffer sized for max(10, cwnd)
-    /// segments.
-    pub fn new(smss: u64, cwnd: u64, cap: u64) -> SubflowQueue {
-        let mut q = SubflowQueue::default();
+    /// segments of `per_mss` bytes each.
+    pub fn new(smss: u64, cwnd: u64, cap: u64, per_mss: u64) -> SubflowQueue {
+        let mut q = SubflowQueue { per_mss, ..SubflowQueue::default() };
         q.expand(smss, cwnd, cap);
         q
     }
@@ -85,13 +101,13 @@ impl SubflowQueue {
         self.bytes == 0
     }
 
-    /// Raises the send buffer to 2 × max(10, cwnd / smss) × `per_mss(smss)`, at most `cap`.
+    /// Raises the send buffer to 2 × max(10, cwnd / smss) × `per_mss`, at most `cap`.
     pub fn expand(&mut self, smss: u64, cwnd: u64, cap: u64) {
         if self.locked {
             return;
         }
         let segs = (cwnd / smss.max(1)).max(INIT_SEGMENTS);
-        self.sndbuf = self.sndbuf.max((2 * segs * per_mss(smss)).min(cap));
+        self.sndbuf = self.sndbuf.max((2 * segs * self.per_mss).min(cap));
     }
 
     /// Appends `[dsn, dsn + len)`, merged with the last run when contiguous.
@@ -159,7 +175,7 @@ mod tests {
     fn the_send_buffer_follows_linux_autotuning_and_never_shrinks() {
         // MSS 1448: per_mss = 2048 + 256 = 2304 B (as `ss -m` shows: 4608 B per cwnd segment).
         assert_eq!(per_mss(1448), 2304);
-        let mut q = SubflowQueue::new(1448, 4 * 1448, u64::MAX);
+        let mut q = SubflowQueue::new(1448, 4 * 1448, u64::MAX, per_mss(1448));
         assert_eq!(q.sndbuf, 2 * 10 * 2304); // at least 10 segments
         q.expand(1448, 40 * 1448, u64::MAX);
         assert_eq!(q.sndbuf, 2 * 40 * 2304);
@@ -167,5 +183,23 @@ mod tests {
         assert_eq!(q.sndbuf, 2 * 40 * 2304);
         q.expand(1448, 1000 * 1448, 1 << 20);
         assert_eq!(q.sndbuf, 1 << 20);
+    }
+
+    #[test]
+    fn a_4x_distribution_build_charges_an_mss_its_skb_truesize() {
+        // tcp_sndbuf_expand at MTU 1500: mss_clamp 1460 (> mss_cache 1448), MAX_TCP_HEADER 304,
+        // shinfo 320: 2084 B → 4096 B, + 256 B sk_buff = 4352 B, the meta socket's one-MSS skb
+        // truesize on the same build (`v09x_skb_truesize(1448 + 20, 304)`).
+        assert_eq!(build_per_mss(1460, 1448, 304), 4352);
+        assert_eq!(build_per_mss(1460, 1448, 304), crate::mptcp::sendbuf::v09x_skb_truesize(1468, 304));
+        // Without wireless mesh (272 B) 2052 B still rounds up to 4096 B; 160 B (no wireless
+        // LAN, no tunnels) fits 2048 B: 2304 B, the host rule's value.
+        assert_eq!(build_per_mss(1460, 1448, 272), 4352);
+        assert_eq!(build_per_mss(1460, 1448, 160), 2304);
+        // 2 × max(10, cwnd) segments: 40 segments of cwnd hold 2 × 40 × 4352 B.
+        let mut q = SubflowQueue::new(1448, 4 * 1448, u64::MAX, build_per_mss(1460, 1448, 304));
+        assert_eq!(q.sndbuf, 2 * 10 * 4352);
+        q.expand(1448, 40 * 1448, u64::MAX);
+        assert_eq!(q.sndbuf, 2 * 40 * 4352);
     }
 }
