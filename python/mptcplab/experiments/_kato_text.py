@@ -96,8 +96,10 @@ def failing_text(pen4: dict[str, float], starv4: float, slow_peak: float, cwnd_d
         fast += (
             "iperf's send() calls let the decay act: Linux's tcp_cwnd_application_limited skips it while the writer "
             "sleeps for space (SOCK_NOSPACE, on the connection's socket, which the out-of-tree stack's subflows share: "
-            "sk_set_socket(sk, meta_sk->sk_socket) in mptcp_init4_subsockets), and the writer's copy loop pushes "
-            "with it clear, so the window is kept low as the paper says"
+            "sk_set_socket(sk, meta_sk->sk_socket) in mptcp_init4_subsockets), but the wake-up clears it and the "
+            "pushes that follow run before the writer sleeps again (mptcp_data_ack wakes the writer before "
+            "mptcp_push_pending_frames; the copy loop's tcp_push_one precedes wait_for_sndbuf), so the window is "
+            "kept low as the paper says"
             + ("; but each decay moves cwnd halfway to what was used, a step the drop count reads like a halving"
                if cwnd_drops["fast"] else "") + ". ")
     else:

@@ -325,9 +325,11 @@ impl ConnSender {
     /// would, whatever the block; the block decides where a write ends after `stop`. The copy
     /// loop pushes the skbs it fills (`tcp_push_one`, `__tcp_push_pending_frames`) before
     /// `wait_for_sndbuf` sets `SOCK_NOSPACE`, so the push that follows a copy is checked with
-    /// it clear (`sendmsg_copied`); the wake-up (`sk_stream_write_space`) cleared it.
-    /// Deviation: the push that follows the copy also carries what the waking ACK itself
-    /// released, which Linux pushes from the softirq before the wake, with `SOCK_NOSPACE` set.
+    /// it clear (`sendmsg_copied`); the wake-up (`sk_stream_write_space`) cleared it. That
+    /// push also carries what the waking ACK released: the out-of-tree stack's DATA_ACK
+    /// handling (`mptcp_data_ack`) wakes the writer before `mptcp_push_pending_frames`, so
+    /// Linux sends it with `SOCK_NOSPACE` clear too. Deviation: single-path TCP pushes before
+    /// it wakes the writer (`tcp_data_snd_check`), with `SOCK_NOSPACE` still set.
     #[inline(never)]
     fn send_blocks(&mut self, now: Time, block: u64) {
         if self.block_left == 0 {
