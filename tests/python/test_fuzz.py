@@ -296,6 +296,9 @@ def a_connection(draw, i: int, names: list[str]) -> dict[str, Any]:
     app = draw(st.sampled_from(["bulk", "download", "periodic"]))
     if app == "bulk":
         c["app"] = {"kind": "bulk"}
+        if draw(st.booleans()):
+            # iperf-like send() calls, from one byte to beyond any drawn send buffer.
+            c["app"]["write"] = f"{draw(st.integers(1, 8_000_000))}B"
     elif app == "download":
         c["app"] = {"kind": "download", "size": f"{draw(st.integers(1, 3_000_000))}B"}
     else:

@@ -250,3 +250,24 @@ def test_kato_new_claims_follow_the_time_series(kato: Result) -> None:
     assert v["regime-sequence"] == "not testable"
     assert v["fast-cwnd-drops"] == ("reproduced" if drops == 0 else "not reproduced")
     assert {c.id for c in kato.claims if c.headline} >= {"fast-cwnd-drops", "fast-cwv", "stop-and-go"}
+
+
+def test_kato_writer_rows_follow_tcp_sendmsg(kato: Result) -> None:
+    """iperf's writes as Linux runs them (tcp_sendmsg_locked). A call copies while the send buffer
+    has room and the next begins at once, so a writer that always has data copies the same bytes
+    at the same times whatever its send() size: 8 KiB calls give the run of 128 KiB ones, column
+    for column. Without send() calls the writer fills the buffer and sleeps in the same instant,
+    so every check of RFC 2861's decay (tcp_cwnd_application_limited) finds SOCK_NOSPACE set: the
+    run is the one without the decay. With them, the copy loop's own pushes see it clear, so the
+    decay can act: the fast-cwv claim reads "lower" exactly when run 4's fast window differs from
+    the same run's without the decay, and the fast subflow's sampled drops are those the claim
+    counts."""
+    import pandas as pd
+
+    abl = pd.read_csv(kato.tables["ablation at 1 MiB"]).set_index("variant")
+    full, small = abl.iloc[0], abl.loc["iperf writes of 8 KiB instead of 128 KiB"]
+    assert full.equals(small.rename(full.name))
+    nocalls, off = abl.loc["a writer without send() calls (whatever fits)"], abl.loc["RFC 2861 decay off"]
+    assert nocalls.equals(off.rename(nocalls.name))
+    assert nocalls["fast_cwv"] == "no difference"
+    assert (full["fast_cwv"] == "lower") == (full["fast_cwnd_mean"] < 0.99 * off["fast_cwnd_mean"])

@@ -14,6 +14,10 @@ RP = {
     "connections.mptcp.sched_params.minrtt.opportunistic_retransmission": True,
     "connections.mptcp.sched_params.minrtt.penalisation": True,
 }
+#: iperf's writes: the seed's "iperf is used in both hosts" on Ubuntu 16.04, whose `iperf` is
+#: iperf 2, writes in blocking send() calls of its TCP default length (`-l`, 128 KiB:
+#: kDefault_TCPBufLen), run as Linux tcp_sendmsg_locked runs them (the bulk key `write`).
+IPERF = {"connections.mptcp.app": {"kind": "bulk", "write": "128KiB"}}
 SNDBUFS = ("64KiB", "128KiB", "256KiB", "512KiB", "768KiB", "1MiB", "1536KiB", "2MiB", "4MiB", "8MiB")
 #: The assumed qdisc limits (first) and the sensitivity case.
 QUEUES = ("1000 packets", "100 packets")
@@ -34,6 +38,11 @@ ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     # v0.9x kernel's own default is CUBIC) and the fast path's delay (no emulator on it).
     ("CUBIC instead of LIA (the v0.9x kernel's default)", {"connections.mptcp.cc": "cubic"}),
     ("fast path 0.5 ms one way instead of 50 µs", {"paths.fast.delay": "500us"}),
+    # The writer: iperf 2's 128 KiB send() calls (as run) against 8 KiB ones (the length
+    # older iperf 2 manual pages give) and against a writer without send() calls, which
+    # writes whatever fits with SOCK_NOSPACE set in its own pushes.
+    ("iperf writes of 8 KiB instead of 128 KiB", {"connections.mptcp.app.write": "8KiB"}),
+    ("a writer without send() calls (whatever fits)", {"connections.mptcp.app": {"kind": "bulk"}}),
     # Not a switch but the other stack, beside the paper's: upstream Linux MPTCP with the same
     # sysctls (tcp_wmem 1 MiB for min, default and max; the paper's tcp_rmem) and its own
     # defaults (the `default` scheduler, CUBIC: upstream has no coupled controller).

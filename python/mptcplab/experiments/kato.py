@@ -4,21 +4,25 @@ The bundled scenario ``kato-sndbuf``: a 100 Mbit/s fast path (no emulator: 50 µ
 assumed) and a 100 Mbit/s slow path with 40 ms one way (80 ms RTT), both rate-limited by
 ``tc`` on the sender's own interfaces (``queue_at = "host"``: TCP small queues act), a 1 MiB
 send buffer (``tcp_wmem`` min = default = max), the receive buffer auto-tuned from the Linux
-defaults the paper gives (``tcp_rmem`` 4096 87380 6291456), 10 s of iperf-like bulk transfer,
-on the out-of-tree stack the paper ran (``stack = "linux-v0.9x"``: minRTT with opportunistic
-retransmission (M1) and penalisation (M2), RFC 2861's decay, TCP small queues of 4.x, and the
-meta socket's send buffer charged in one-MSS skbs of their truesize, as DSS checksums make it).
+defaults the paper gives (``tcp_rmem`` 4096 87380 6291456), 10 s of iperf's bulk transfer
+(blocking send() calls, run as Linux ``tcp_sendmsg_locked`` runs them), on the out-of-tree
+stack the paper ran (``stack = "linux-v0.9x"``: minRTT with opportunistic retransmission (M1)
+and penalisation (M2), RFC 2861's decay, TCP small queues of 4.x, and the meta socket's send
+buffer charged in one-MSS skbs of their truesize, as DSS checksums make it).
 Five runs, as the paper's.
 
 Assumptions the paper leaves open: the qdisc limit (1000 packets on both paths, Linux's
 default ``txqueuelen``), the congestion control (LIA, the coupled one; the kernel's default
-CUBIC in the ablation), the fast path's propagation delay (50 µs), and the hosts' timing noise (the processing jitter measured
-on the kernel backend, mean 33 µs). Nothing is fitted, with one caveat: the throughput rests on
+CUBIC in the ablation), the fast path's propagation delay (50 µs), iperf's write size (iperf 2's
+TCP default, 128 KiB), and the hosts' timing noise (the processing jitter measured on the
+kernel backend, mean 33 µs). Nothing is fitted, with one caveat: the throughput rests on
 the kernel build assumed for the send buffer's skb charge (the seed does not give it), and the
 ablation's other plausible charges move it out of the paper's range. Reported beside the
 claims and never counted: an ablation that switches the stack's mechanisms off one at a time
 (the skb charge of the send buffer and the kernel build it assumes, TCP small queues, RFC
-2861's decay, M2, M1, the queues moved into a router, a fixed receive buffer) and, beside it,
+2861's decay, M2, M1, the queues moved into a router, a fixed receive buffer) and varies the
+open facts (the congestion control, the fast path's delay, iperf's write size, a writer
+without send() calls), each variant also run without RFC 2861's decay, and, beside it,
 the upstream Linux stack with the same sysctls, the send-buffer sweep repeated with 100-packet
 queues, and a scan of the queue size at 1 MiB. Single-path TCP for the regimes is
 Reno over the fast path with the same send buffer and stack.
@@ -34,10 +38,11 @@ import math
 from typing import Any
 
 from mptcplab.experiments._kato_claims import (  # noqa: F401 (the section's names, importable from here)
-    _PEN, _SD, _SD_BAND, ABLATIONS, CLAIMS, DROP_FACTOR, FIG4_WINDOWS, MSS, PATHS, QUEUE_SCAN, QUEUES, REGIMES, RP, RUN4,
+    _PEN, _SD, _SD_BAND, ABLATIONS, CLAIMS, DROP_FACTOR, FIG4_WINDOWS, IPERF, MSS, PATHS, QUEUE_SCAN, QUEUES, REGIMES, RP, RUN4,
     JITTERS, SERIES_STEP, SNDBUFS, K,
 )
 from mptcplab.experiments._kato_series import STOP_STEP_S, cwv_effect, stop_and_go, time_mean
+from mptcplab.experiments._kato_text import failing_text, setup_text
 from mptcplab.experiments.base import Context, Measured, Result, fmt, mean_ci95, measured_mean, repeated, save_figure
 
 NAME = "kato"
@@ -52,10 +57,11 @@ def _scenarios(queue: str) -> tuple[Any, Any]:
     from mptcplab import load_scenario
 
     q = {"paths.fast.queue": queue, "paths.slow.queue": queue}
-    mp = load_scenario("kato-sndbuf", {**RP, **q})
+    mp = load_scenario("kato-sndbuf", {**RP, **q, **IPERF})
     tcp = load_scenario(
         "kato-sndbuf",
-        {**q, "connections.mptcp.kind": "tcp", "connections.mptcp.paths": ["fast"], "connections.mptcp.cc": "reno"},
+        {**q, **IPERF, "connections.mptcp.kind": "tcp", "connections.mptcp.paths": ["fast"],
+         "connections.mptcp.cc": "reno"},
     )
     return mp, tcp
 
@@ -201,7 +207,13 @@ def run(ctx: Context) -> Result:
     # Ablation: the stack's mechanisms off one at a time, at 1 MiB (one run each, the scenario's seed).
     abl_rows = []
     for label, ov in ABLATIONS:
-        d = mptcplab.run(mp.with_overrides(ov)).metrics()
+        r = mptcplab.run(mp.with_overrides({**ov, "output.timeseries": SERIES_STEP}))
+        d = r.metrics()
+        w = {p: [v / MSS for v in _series(r.timeseries, p, "cwnd_bytes")[1]] for p in PATHS}
+        # The same variant without RFC 2861's decay, for the fast-cwv reading.
+        r_off = mptcplab.run(mp.with_overrides({**ov, "output.timeseries": SERIES_STEP,
+                                                "connections.mptcp.tcp.cwv": False}))
+        fast_on = time_mean(*_series(r.timeseries, "fast", "cwnd_bytes")) / MSS
         abl_rows.append({
             "variant": label, "mptcp_goodput_bps": d["conn.mptcp.goodput_bps"],
             "fast_goodput_bps": d["sf.mptcp.fast.goodput_bps"], "slow_goodput_bps": d["sf.mptcp.slow.goodput_bps"],
@@ -210,6 +222,9 @@ def run(ctx: Context) -> Result:
             "fast_penalisations": d["sf.mptcp.fast.penalisations"],
             "m1": d["conn.mptcp.opportunistic_retransmissions"],
             "rbuf_calls": d["conn.mptcp.rbuf_calls"], "rbuf_calls_full": d["conn.mptcp.rbuf_calls_full"],
+            "slow_cwnd_peak": max(w["slow"]), "slow_cwnd_drops": drops(w["slow"]), "fast_cwnd_drops": drops(w["fast"]),
+            "fast_cwnd_mean": fast_on,
+            "fast_cwv": cwv_effect(fast_on, time_mean(*_series(r_off.timeseries, "fast", "cwnd_bytes")) / MSS),
         })
     abl = pd.DataFrame(abl_rows)
     abl_csv = ctx.path("ablation_1MiB.csv")
@@ -446,13 +461,13 @@ def run(ctx: Context) -> Result:
         f"Starvations. The engine's writer finds the send buffer full {fmt(starv4)} times in 10 s (paper 278). This "
         "is the paper's quantity as the engine models it: each episode is one sleep of the writer until Linux's "
         "wake-up rule (free space at least half of what is queued) holds, the entry into sk_stream_wait_memory the "
-        "paper timestamps. The engine's writer writes whatever fits at once, where iperf writes 128 KiB blocks. "
+        "paper timestamps; the writer is iperf's loop of blocking 128 KiB send() calls. "
         "The paper's conclusion, that starvations far outnumber "
         f"penalisations of the slow subflow, compares {fmt(starv4)} starvations with {fmt(pen4['slow'])} "
         "slow-subflow penalisations here"
         + (": starvations outnumber them only because M2 never acts on the slow subflow, not through the paper's "
            "mechanism." if pen4["slow"] == 0 else "."),
-        _failing_text(pen4, starv4, slow_peak, cwnd_drops, slow_payload, fast_mean, abl_rows, scan, pen_t["slow"]),
+        failing_text(pen4, starv4, slow_peak, cwnd_drops, slow_payload, fast_mean, abl_rows, scan, pen_t["slow"]),
         f"Sensitivity (not counted). With 100-packet queues the engine moves {fmt(alt['mptcp_goodput_bps'] / 1e6)} "
         f"Mbit/s at 1 MiB, M2 halves fast {fmt(alt['fast_penalisations'])}, slow {fmt(alt['slow_penalisations'])} "
         f"times, and the subflows retransmit {fmt(float(scan_at.loc[100, 'retransmitted_segments']))} segments "
@@ -469,105 +484,12 @@ def run(ctx: Context) -> Result:
             f"{r['variant']}: {fmt(r['mptcp_goodput_bps'] / 1e6)} Mbit/s (fast {fmt(r['fast_goodput_bps'] / 1e6)}, "
             f"slow {fmt(r['slow_goodput_bps'] / 1e6)}; fast RTT {fmt(r['fast_mean_rtt_s'] * 1e3)} ms; "
             f"{int(r['starvations'])} starvations; M2 on the slow subflow {int(r['slow_penalisations'])}, "
-            f"on the fast {int(r['fast_penalisations'])}; M1 {int(r['m1'])})" for r in abl_rows)
+            f"on the fast {int(r['fast_penalisations'])}; M1 {int(r['m1'])}; slow window peak "
+            f"{fmt(r['slow_cwnd_peak'])}, {r['slow_cwnd_drops']} drops; fast window {r['fast_cwnd_drops']} drops, "
+            f"RFC 2861's decay: {r['fast_cwv']})" for r in abl_rows)
         + ". " + _ablation_reading(abl_rows, g_mean),
     ])
-    setup = _setup(runs, abl_rows)
+    setup = setup_text(runs, abl_rows)
     return Result(NAME, TITLE, SOURCE, setup, CLAIMS, measured, discussion,
                   {"runs at 1 MiB": main_csv, "send-buffer sweep": sweep_csv, "run 4 time series": ts_csv,
                    "queue scan at 1 MiB": scan_csv, "ablation at 1 MiB": abl_csv}, figs)
-
-
-def _abl(rows: list[dict[str, Any]], label: str) -> float:
-    """The goodput (Mbit/s) of the ablation's variant whose label starts with ``label``."""
-    return next(r["mptcp_goodput_bps"] for r in rows if r["variant"].startswith(label)) / 1e6
-
-
-def _setup(runs: int, abl_rows: list[dict[str, Any]]) -> str:
-    """The section's setup: every value with the seed's line, then the assumptions with the
-    ablation that shows their effect."""
-    lo, hi = K["throughput_min"].value / 1e6, K["throughput_max"].value / 1e6
-    cubic = _abl(abl_rows, "CUBIC instead of LIA")
-    return "\n".join([
-        "From the seed (§III.A):",
-        "- paths: 'two 1Gbps Ethernet links ... the frame transmission speed is limited to 100 Mbps using Linux "
-        "traffic control (tc) command' → 100 Mbit/s on both paths, the rate limit in the sending host (where TCP "
-        "small queues act); 'a network emulator is inserted ... the delay ... is set to 40 msec for one direction, "
-        "i.e., 80 msec in round-trip' → the slow path;",
-        "- send buffer: 'set to 1,048,576 bytes ... for the minimum, default, and maximum sizes, using the sysctl -w "
-        "net.ipv4.tcp_wmem command' → 1 MiB, no auto-tuning;",
-        "- receive buffer: 'the default value, which is 4,096, 87380, and 6,291,456 bytes' → auto-tuned from "
-        "those tcp_rmem values;",
-        "- stack: 'Ubuntu 16.04 LTS', 'The scheduler is the default one, minRTT', the RP mechanism 'used in the "
-        "current MPTCP implementation as a default' (§I) → the out-of-tree stack (linux-v0.9x: minRTT with "
-        "opportunistic retransmission (M1) and penalisation (M2) as mptcp_rcv_buf_optimization has them, RFC 2861's "
-        "decay of an application-limited window, TCP small queues of Linux 4.x);",
-        f"- traffic: 'iperf ... bulk data transfer is executed for 10 seconds', 'five experiment runs' → {runs} "
-        "runs of 10 s bulk transfer; run 4 ('we pick up the forth experiment run') read with a "
-        f"{SERIES_STEP[:-2]} ms time series, as tcpprobe read the window 'at the timing of sender receiving ACK segments' "
-        "(§III.B).",
-        "",
-        "Assumed where the seed is silent (each with the ablation or scan that shows its effect; none fitted): "
-        "qdisc limits of 1000 packets on both paths (Linux's default txqueuelen; the queue scan and the 100-packet "
-        "sweep), LIA congestion control (the coupled controller; the seed names none and the v0.9x kernel's own "
-        "default is CUBIC: ablation), 50 µs one way on the fast path (no emulator on it; ablation: 0.5 ms), the "
-        "hosts' timing noise (the processing jitter measured on this project's kernel backend, mean "
-        "33 µs per packet, so that runs differ as the paper's did), iperf's writes as one writer that writes "
-        "whatever fits (iperf's block size is not given), and the send buffer's skb charge: DSS checksums at the "
-        "stack's default (on), so every skb holds one MSS (1420 B of payload), in a kernel built with a "
-        "distribution configuration (MAX_TCP_HEADER 304 B: a 4096-byte buffer, truesize 4352 B, so 1 MiB holds 241 "
-        "skbs, 342 KB of data).",
-        "",
-        "**Nothing is fitted, with one caveat: the throughput rests on that build assumption.** The seed names the "
-        "distribution and a kernel the authors modified ('we modified the Linux kernel to generate the "
-        "timestamps', §IV.B), not its configuration, and the ablation's other plausible charges give "
-        f"{fmt(_abl(abl_rows, 'a kernel build without wireless mesh'))} Mbit/s (a build without wireless and tunnel "
-        "headers: 2304 B per skb) and "
-        f"{fmt(_abl(abl_rows, 'send buffer charged in payload bytes'))} Mbit/s (the buffer charged in payload "
-        f"bytes), both outside the paper's {fmt(lo)}–{fmt(hi)}: the throughput claim is a prediction of the assumed "
-        "build, not of the seed's stated setup alone. The controller (the seed names none) moves it less: CUBIC, "
-        f"the kernel's own default, gives {fmt(cubic)} Mbit/s, {'inside' if lo <= cubic <= hi else 'outside'} "
-        "that range.",
-        "",
-        "Single-path TCP for the regimes is Reno over the fast path with the same send buffer; the regimes are "
-        "classified against it (more than 2 % above: above one link; more than 2 % below with the slow subflow "
-        "carrying at least 0.5 % of the data, or about equal with at least 5 %: both paths, below single-path TCP; "
-        "otherwise fast path only). Sensitivity analyses, not counted: the send-buffer sweep "
-        f"({', '.join(SNDBUFS)}, one run each with the scenario's seed) repeated with 100-packet queues, and the "
-        f"queue size scanned over {', '.join(str(q) for q in QUEUE_SCAN)} packets at 1 MiB. Which subflow M2 "
-        "penalised is read from the engine's per-subflow counts of window halvings.",
-    ])
-
-
-def _failing_text(pen4: dict[str, float], starv4: float, slow_peak: float, cwnd_drops: dict[str, int],
-                  slow_payload: list[float], fast_mean: dict[str, float], abl_rows: list[dict[str, Any]],
-                  scan: Any, slow_pen_t: list[float]) -> str:
-    """The claims that fail, against what the seed states and what the ablation varies."""
-    pens = [r["slow_penalisations"] for r in abl_rows] + list(scan["slow_penalisations"])
-    starv = [r["starvations"] for r in abl_rows] + list(scan["sndbuf_blocked_episodes"])
-    return (
-        "Failing claims against the seed. Every setup value the seed states is modelled (list in the setup), and "
-        "the window is read at every millisecond as tcpprobe read it at every ACK. What still fails: M2 halves "
-        f"the slow window {fmt(pen4['slow'])} times (paper 28 sets of one to three) and the window drops "
-        f"{cwnd_drops['slow']} times (paper more than 20); over every ablation variant and queue size the most is "
-        f"{fmt(max(pens))}, so no defensible value of the open facts reproduces the count, and no mechanism of the "
-        "engine carries it (how often mptcp_rcv_buf_optimization could act is read with the ablation below). In "
-        "run 4 the halvings fall at "
-        + (", ".join(f"{fmt(t)}" for t in slow_pen_t) if slow_pen_t else "no time") + " s: "
-        + ("all in the first second, while the windows open; after it the slow window stays flat (figure), "
-           "where the paper's keeps climbing to about 700 and dropping. " if slow_pen_t and max(slow_pen_t) < 1.0
-           else "") +
-        f"Starvations: {fmt(starv4)} (paper 278), {fmt(min(starv))}–{fmt(max(starv))} over the ablation and the "
-        "scan; iperf's writes (the seed gives no block size) are one writer here. The slow "
-        f"window peaks at {fmt(slow_peak)} packets (paper about 700): the send buffer's 241 skbs bound what the "
-        "slow subflow can have in flight, and a window grows only while it is used; charged in payload bytes the "
-        f"peak is {fmt(max(slow_payload))} packets and the throughput leaves the paper's range, so the peak and the "
-        "throughput cannot both be met by the buffer's charge. The fast window: no drops, as the paper says, but "
-        "RFC 2861's decay does not act on it "
-        f"(time mean {fmt(fast_mean['on'])} packets with it, {fmt(fast_mean['off'])} without): Linux's "
-        "tcp_cwnd_application_limited skips the decay while the writer waits for send-buffer space (SOCK_NOSPACE), "
-        "and the out-of-tree stack attaches each subflow to the connection's socket (sk_set_socket(sk, "
-        "meta_sk->sk_socket) in mptcp_init4_subsockets), whose writer is almost always waiting here, as in the "
-        "paper ('the tcp_sendmsg_locked() "
-        "function seems to be almost always blocked', §IV.B); the paper's attribution of the fast window's low "
-        "value to the validation is not reproduced by that rule.")

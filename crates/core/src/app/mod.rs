@@ -6,8 +6,14 @@ use crate::units::{Dur, Time};
 /// The sending application of a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum App {
-    /// Always has data (iperf-like) until `stop` (absolute time), if any.
-    Bulk { stop: Option<Time> },
+    /// Always has data (iperf-like) until `stop` (absolute time), if any. With `write`, the
+    /// application is a loop of blocking `send()` calls of `write` bytes each (iperf's
+    /// client: `write(sock, buf, len)` until its end time, checked between calls), which the
+    /// connection's send side runs as Linux `tcp_sendmsg_locked` does
+    /// ([`crate::mptcp::sendbuf::ConnSender`]): a call copies while the buffer has room,
+    /// sleeps in `sk_stream_wait_memory` when it has none and returns only once all its bytes
+    /// are copied, so a call begun before `stop` is finished after it.
+    Bulk { stop: Option<Time>, write: Option<u64> },
     /// Writes exactly `size` bytes.
     Download { size: u64 },
     /// Writes `size` bytes at `start + k·period`, k = 0..count.
@@ -17,7 +23,7 @@ pub enum App {
 impl App {
     pub fn from_cfg(cfg: &AppCfg, start: Time) -> App {
         match cfg {
-            AppCfg::Bulk { stop } => App::Bulk { stop: stop.map(|d| start + d) },
+            AppCfg::Bulk { stop, write } => App::Bulk { stop: stop.map(|d| start + d), write: write.map(|w| w.0) },
             AppCfg::Download { size } => App::Download { size: size.0 },
             AppCfg::Periodic { size, period, count } => {
                 App::Periodic { size: size.0, period: *period, start, count: *count }
@@ -28,7 +34,7 @@ impl App {
     /// Bytes the application still wants to write, having written `written`.
     pub fn wants(&self, now: Time, written: u64) -> u64 {
         match *self {
-            App::Bulk { stop } => {
+            App::Bulk { stop, .. } => {
                 if stop.is_some_and(|s| now >= s) {
                     0
                 } else {

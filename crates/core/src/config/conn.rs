@@ -67,6 +67,11 @@ pub enum AppCfg {
     Bulk {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop: Option<Dur>,
+        /// Each write is a blocking `send()` of this many bytes, as Linux `tcp_sendmsg_locked`
+        /// handles it ([`crate::app::App::Bulk`]); unset, one writer that writes whatever the
+        /// send buffer takes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        write: Option<ByteSize>,
     },
     /// Transfers `size` bytes, then the connection is done.
     Download { size: ByteSize },

@@ -43,6 +43,18 @@ fn a_periodic_total_that_overflows_is_refused_at_its_key() {
 }
 
 #[test]
+fn a_bulk_write_of_no_bytes_is_refused_and_one_above_the_buffer_is_not() {
+    let app = r#"app = { kind = "bulk", write = "0B" }"#;
+    let e = refused(&OK.replace(r#"app = { kind = "bulk" }"#, app));
+    assert_eq!(e.to_string(), "connections[0].app.write: each write needs at least one byte");
+    // A send() larger than the send buffer is what iperf's 128 KiB default makes of a 64 KiB
+    // buffer: Linux copies it in parts, waiting between them.
+    let app = r#"app = { kind = "bulk", write = "128KiB" }
+        sndbuf = "64KiB""#;
+    assert!(Scenario::from_toml_str(&OK.replace(r#"app = { kind = "bulk" }"#, app)).is_ok());
+}
+
+#[test]
 fn periods_and_timers_below_one_microsecond_are_refused() {
     let app = r#"app = { kind = "periodic", size = "1KB", period = "999ns" }"#;
     assert_eq!(refused(&OK.replace(r#"app = { kind = "bulk" }"#, app)).path, "connections[0].app.period");

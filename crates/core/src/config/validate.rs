@@ -143,6 +143,9 @@ impl Scenario {
                 AppCfg::Download { size } if size.0 == 0 => {
                     return Err(ConfigError::new(at("app.size"), "a download needs at least one byte"));
                 }
+                AppCfg::Bulk { write: Some(w), .. } if w.0 == 0 => {
+                    return Err(ConfigError::new(at("app.write"), "each write needs at least one byte"));
+                }
                 AppCfg::Periodic { size, period, count } => {
                     if size.0 == 0 {
                         return Err(ConfigError::new(at("app.size"), "each period needs at least one byte"));

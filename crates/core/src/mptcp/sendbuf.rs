@@ -101,6 +101,12 @@ pub struct ConnSender {
     /// (DSN, subflow) of M1 copies of the oldest unacknowledged data; cleared as DATA_ACK moves.
     pub m1_copies: Vec<(Dsn, u8)>,
     app_blocked_since: Option<Time>,
+    /// Bytes of the bulk writer's current `send()` call not yet copied (only with
+    /// [`App::Bulk`]'s `write`; 0 between calls).
+    block_left: u64,
+    /// The `send()` loop copied data since the last push (only with [`App::Bulk`]'s `write`):
+    /// the push that follows is the writer's own, made before it sets `SOCK_NOSPACE`.
+    pub sendmsg_copied: bool,
     pub blocked_episodes: u64,
     pub blocked_ns: u64,
     rwnd_limited_since: Option<Time>,
@@ -132,6 +138,8 @@ impl ConnSender {
             rbuf_calls_full: 0,
             m1_copies: Vec::new(),
             app_blocked_since: None,
+            block_left: 0,
+            sendmsg_copied: false,
             blocked_episodes: 0,
             blocked_ns: 0,
             rwnd_limited_since: None,
@@ -295,6 +303,9 @@ impl ConnSender {
 
     /// `app_write` once the writer is not blocked.
     fn app_write_unblocked(&mut self, now: Time) {
+        if let App::Bulk { write: Some(block), .. } = self.app {
+            return self.send_blocks(now, block);
+        }
         let want = self.app.wants(now, self.write_seq.0);
         let n = want.min(self.room());
         self.write_seq += n;
@@ -304,9 +315,50 @@ impl ConnSender {
         }
     }
 
+    /// The bulk writer's loop of blocking `send()` calls of `block` bytes each, as Linux
+    /// `tcp_sendmsg_locked` runs a call: it copies while `sk_stream_memory_free` holds (the
+    /// room of [`ConnSender::room`]); finding none, it sets `SOCK_NOSPACE` and sleeps in
+    /// `sk_stream_wait_memory` (one blocking episode) with the rest of the call left; a call
+    /// whose bytes are all copied returns, and the next begins at once unless the
+    /// application's end time has come (iperf checks it between calls). A call that finds the
+    /// buffer full waits at once, so a writer always wanting data copies what an unbounded one
+    /// would, whatever the block; the block decides where a write ends after `stop`. The copy
+    /// loop pushes the skbs it fills (`tcp_push_one`, `__tcp_push_pending_frames`) before
+    /// `wait_for_sndbuf` sets `SOCK_NOSPACE`, so the push that follows a copy is checked with
+    /// it clear (`sendmsg_copied`); the wake-up (`sk_stream_write_space`) cleared it. That
+    /// push also carries what the waking ACK released: the out-of-tree stack's DATA_ACK
+    /// handling (`mptcp_data_ack`) wakes the writer before `mptcp_push_pending_frames`, so
+    /// Linux sends it with `SOCK_NOSPACE` clear too. Deviation: single-path TCP pushes before
+    /// it wakes the writer (`tcp_data_snd_check`), with `SOCK_NOSPACE` still set.
+    #[inline(never)]
+    fn send_blocks(&mut self, now: Time, block: u64) {
+        if self.block_left == 0 {
+            if self.app.wants(now, self.write_seq.0) == 0 {
+                return;
+            }
+            self.block_left = block;
+        }
+        let room = self.room();
+        let mut n = room.min(self.block_left);
+        self.block_left -= n;
+        if self.block_left == 0 && self.app.wants(now, self.write_seq.0 + n) > 0 {
+            // The calls that follow take the rest of the room: whole blocks, then part of one,
+            // which waits for the rest of its bytes (all of them if the rest is whole blocks).
+            let rest = room - n;
+            n = room;
+            self.block_left = block - rest % block;
+        }
+        self.write_seq += n;
+        self.sendmsg_copied |= n > 0;
+        if self.block_left > 0 {
+            self.blocked_episodes += 1;
+            self.app_blocked_since = Some(now);
+        }
+    }
+
     /// Whether the application has written everything it ever will and it was all DATA_ACKed.
     pub fn all_acked(&self, now: Time) -> bool {
-        self.app.wants(now, self.write_seq.0) == 0 && self.data_una == self.write_seq
+        self.app.wants(now, self.write_seq.0) == 0 && self.block_left == 0 && self.data_una == self.write_seq
     }
 
     /// A DATA_ACK (and the window relative to it) arrived.

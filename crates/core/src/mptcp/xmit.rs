@@ -276,7 +276,9 @@ impl Endpoint {
         let smss = self.params[0].smss;
         let rwnd_blocked = self.snd.rwnd_blocked(smss);
         let full_limits = !queues && self.snd.unsent() > 0 && !rwnd_blocked;
-        let nospace = self.snd.app_blocked();
+        // `SOCK_NOSPACE`: set while the writer sleeps for send-buffer space, clear in the push
+        // of what its `send()` call just copied (`ConnSender::sendmsg_copied`).
+        let nospace = self.snd.app_blocked() && !std::mem::take(&mut self.snd.sendmsg_copied);
         let cap = self.subflow_sndbuf_cap();
         let mut grew = false;
         for ((s, q), &before) in self.subflows.iter_mut().zip(self.sfq.iter_mut()).zip(&self.sent_before) {

@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn the_writer_blocks_when_full_and_wakes_at_half_of_queued_free() {
-    let mut s = ConnSender::new(App::Bulk { stop: None }, 3000, 1 << 30);
+    let mut s = ConnSender::new(App::Bulk { stop: None, write: None }, 3000, 1 << 30);
     s.app_write(Time(0));
     assert_eq!(s.queued(), 3000);
     assert_eq!(s.blocked_episodes, 1);
@@ -19,6 +19,67 @@ fn the_writer_blocks_when_full_and_wakes_at_half_of_queued_free() {
     assert_eq!(s.write_seq, Dsn(4200));
     assert_eq!(s.blocked_episodes, 2);
     assert_eq!(s.blocked_ns, 30);
+}
+
+/// A loop of blocking `send()` calls of 1000 B into a 3000 B buffer (`tcp_sendmsg_locked`):
+/// three calls copy 1000 B each; the fourth finds the buffer full and sleeps with all 1000 B
+/// left (one episode). 900 B acked leaves 900 B free < 2100 / 2: still asleep. 1200 B acked:
+/// 1200 ≥ 900, the fourth call copies its 1000 B and returns, the fifth copies the last
+/// 200 B of room and sleeps with 800 B left. The copies are the unbounded writer's (3000 B,
+/// then 4200 B; its test above), as is the count of episodes. A 7000 B call, larger than the
+/// buffer, copies the same bytes with 4000 B, then 2800 B of it left.
+#[test]
+fn a_blocking_block_writer_copies_what_an_unbounded_one_does() {
+    for (block, left) in [(1000, [1000, 800]), (7000, [4000, 2800])] {
+        let mut s = ConnSender::new(App::Bulk { stop: None, write: Some(block) }, 3000, 1 << 30);
+        s.app_write(Time(0));
+        assert_eq!((s.write_seq, s.block_left, s.blocked_episodes), (Dsn(3000), left[0], 1));
+        s.mark_sent(Dsn(0), 3000);
+        s.on_data_ack(Dsn(900), 1 << 20);
+        s.app_write(Time(10));
+        assert_eq!(s.write_seq, Dsn(3000));
+        s.on_data_ack(Dsn(1200), 1 << 20);
+        s.app_write(Time(30));
+        assert_eq!((s.write_seq, s.block_left, s.blocked_episodes), (Dsn(4200), left[1], 2));
+        assert_eq!(s.blocked_ns, 30);
+    }
+}
+
+/// iperf checks its end time between `send()` calls: at `stop` (100 ns) the call asleep with
+/// 1000 B left still copies them once woken, where the unbounded writer stops at once; the
+/// run is done only once those bytes are DATA_ACKed too.
+#[test]
+fn a_send_call_begun_before_stop_is_finished_after_it() {
+    for (write, end) in [(Some(1000), 4000), (None, 3000)] {
+        let mut s = ConnSender::new(App::Bulk { stop: Some(Time(100)), write }, 3000, 1 << 30);
+        s.app_write(Time(0));
+        s.mark_sent(Dsn(0), 3000);
+        s.on_data_ack(Dsn(3000), 1 << 20);
+        s.app_write(Time(200));
+        assert_eq!(s.write_seq, Dsn(end));
+        assert!(!s.app_blocked());
+        assert_eq!(s.all_acked(Time(200)), end == 3000);
+    }
+}
+
+/// `SOCK_NOSPACE` is clear in the push after a `send()` call copied (the copy loop pushes
+/// before `wait_for_sndbuf` sets it), and only then: not while the writer sleeps on, and
+/// never for the unbounded writer, whose push after a copy sees it set as before.
+#[test]
+fn the_push_after_a_copy_is_the_writers_own() {
+    let mut s = ConnSender::new(App::Bulk { stop: None, write: Some(1000) }, 3000, 1 << 30);
+    s.app_write(Time(0));
+    assert!(std::mem::take(&mut s.sendmsg_copied));
+    s.mark_sent(Dsn(0), 3000);
+    s.on_data_ack(Dsn(900), 1 << 20);
+    s.app_write(Time(10));
+    assert!(!s.sendmsg_copied, "900 B free < 1050: asleep, nothing copied");
+    s.on_data_ack(Dsn(1200), 1 << 20);
+    s.app_write(Time(30));
+    assert!(s.sendmsg_copied);
+    let mut u = ConnSender::new(App::Bulk { stop: None, write: None }, 3000, 1 << 30);
+    u.app_write(Time(0));
+    assert!(!u.sendmsg_copied && u.app_blocked());
 }
 
 /// The out-of-tree meta socket at MSS 1448 with DSS checksums: kmalloc of
@@ -40,7 +101,7 @@ fn the_meta_socket_charges_whole_skbs_of_their_truesize() {
     assert_eq!(v09x_skb_truesize(1448, 281), 4096 + 256);
     // A build without the headroom of wireless and tunnel headers would fit kmalloc-2048.
     assert_eq!(((1448u64 + 224).next_multiple_of(64) + SHINFO).next_power_of_two() + SKB_STRUCT, 2304);
-    let mut s = ConnSender::new(App::Bulk { stop: None }, 1 << 20, 1 << 30);
+    let mut s = ConnSender::new(App::Bulk { stop: None, write: None }, 1 << 20, 1 << 30);
     s.charge = MetaCharge::Skb { payload: 1420, truesize: 4352 };
     s.app_write(Time(0));
     assert_eq!(s.queued(), 241 * 1420);
