@@ -170,7 +170,8 @@ def scenario(policy: str, rate_mbps: float = CELL_RATE_MBPS) -> dict[str, Any]:
         "name": NAME,
         "duration": f"{DURATION_S:g}s",
         "paths": [links.path("wifi", links.WIFI), links.path("cell", cellular(rate_mbps))],
-        "connections": [links.mptcp({"kind": "bulk"}, cc_params={"lia": {"alpha_update": policy}})],
+        "connections": [links.mptcp({"kind": "bulk"}, cc_params={"lia": {"alpha_update": policy}},
+                                    sched_params={"minrtt": dict(links.APACHE_WRITER)})],
         "output": {"timeseries": SAMPLE},
     }
 
