@@ -230,6 +230,11 @@ TCP_RMEM_311: dict[str, int] = {"min": 4096, "default": 87380, "max": 6 * 1024 *
 TCP_WMEM_311: dict[str, int] = {"min": 4096, "default": 16384, "max": 4 * 1024 * 1024}
 
 
+#: Ablation of the receive window: Linux 3.11 advertises at most half its receive buffer
+#: (``tcp_adv_win_scale`` = 1 since 3.4), so at most 3 MiB of the 6 MiB ``tcp_rmem[2]``; as a
+#: payload buffer auto-tuned from half of ``tcp_rmem[1]`` up to that.
+RMEM_311_HALF_WINDOW: dict[str, int] = {"min": 4096, "default": 87380 // 2, "max": 3 * 1024 * 1024}
+
 #: v0.88 with Apache2's non-blocking writer: no opportunistic retransmission or penalisation
 #: for a full send buffer (``BLOAT_DOC``).
 APACHE_WRITER: dict[str, Any] = {"send_buffer_path": False}

@@ -211,6 +211,7 @@ ABLATIONS: tuple[tuple[str, dict[str, Any], dict[str, dict[str, Any]]], ...] = (
     ("as run", {}, {}),
     ("opportunistic retransmission and penalisation off", _NO_M1_M2, {}),
     ("a blocking writer (M1/M2 also for a full send buffer)", _BLOCKING_WRITER, {}),
+    ("receive window at most 3 MiB (3.11's tcp_adv_win_scale = 1)", {"rcvbuf": links.RMEM_311_HALF_WINDOW}, {}),
     ("WiFi queue 1 packet (same storage F)", {}, {"wifi": links.wifi_shallow(1)}),
     ("WiFi queue 5 packets (same storage F)", {}, {"wifi": links.wifi_shallow(5)}),
     ("cellular 5 Mbit/s (buffer and dip refitted)", {}, {"cell": links.bloated_finite(5e6)}),

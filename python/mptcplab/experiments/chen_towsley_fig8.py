@@ -141,10 +141,14 @@ def scenario(idle_restart: bool = True, penalisation: bool = False, start: float
 #: the "penl." configurations only, change to the paths by name, start of the first repeat or
 #: None for the figure's).
 _M2_ONLY = {"sched_params": {"minrtt": {"opportunistic_retransmission": False}}}
+_BLOCKING_WRITER = {"sched_params": {"minrtt": {"send_buffer_path": True}}}
 _DEEP_WIFI = {"rate": "20Mbit", "delay": "15ms", "queue": "50 packets"}
 ABLATIONS: tuple[tuple[str, dict[str, Any], dict[str, Any], dict[str, dict[str, Any]], float | None], ...] = (
     ("as run", {}, {}, {}, None),
     ("penl. = penalisation alone (opportunistic retransmission off)", {}, _M2_ONLY, {}, None),
+    ("a blocking writer (M1/M2 also for a full send buffer)", _BLOCKING_WRITER, {}, {}, None),
+    ("receive window at most 3 MiB (3.11's tcp_adv_win_scale = 1)", {"rcvbuf": links.RMEM_311_HALF_WINDOW}, {}, {},
+     None),
     ("cellular 5 Mbit/s (buffer and dip refitted)", {}, {}, {"cell": links.bloated_finite(5e6)}, None),
     ("WiFi: 20 Mbit/s with 0.9 % random loss", {}, {}, {"wifi": links.WIFI}, None),
     ("WiFi: 20 Mbit/s, 50-packet queue, no random loss", {}, {}, {"wifi": _DEEP_WIFI}, None),
@@ -170,6 +174,8 @@ def _one(
     sc["connections"][0] |= {k: base["connections"][0][k] for k in ("app", "start")}
     merge_into(sc["connections"][0], {"tcp": base["connections"][0]["tcp"],
                                       "sched_params": base["connections"][0]["sched_params"]})
+    # The variant's own scheduler keys (such as the writer's) win over the configuration's.
+    merge_into(sc["connections"][0], {k: v for k, v in conn.items() if k == "sched_params"})
     if penl:
         merge_into(sc["connections"][0], conn_penl)
     sc["duration"], sc["name"], sc["output"] = base["duration"], base["name"], base["output"]
