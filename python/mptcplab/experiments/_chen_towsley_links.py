@@ -174,8 +174,16 @@ BLOAT_DOC = """Links of Figs. 7-8 (seed 000 §V), built from what the seed state
   for a full send buffer only while ``meta_sk->sk_write_pending``; its other caller,
   ``mptcp_write_xmit``, runs it when the peer's window blocks. Both mechanisms are on in that
   tree (no switch), so the model keeps them on and turns off only the send-buffer path
-  (``sched_params.minrtt.send_buffer_path = false``). (Ablation: a blocking writer, with the
-  send-buffer path on.)
+  (``sched_params.minrtt.send_buffer_path = false``). Which tree is v0.88 is read from the
+  code, not from a tag: the ``mptcp_output.c`` of the Linux ≤ 3.12 tree (``ireq->loc_addr``,
+  ``tp->srtt``, no path-manager ops) tests ``sk_write_pending``; the later ones (path-manager
+  ops, then ``mptcp_sched.c`` from v0.89) test ``SOCK_NOSPACE``, which a non-blocking writer
+  sets too. (Ablation: a blocking writer, with the send-buffer path on, which is also what the
+  later test gives.) The seed's "the penalizing scheme helps ... by throttling the WiFi flow"
+  says penalisation acted in its runs; with this writer it can act only when the receive
+  window blocks, which Linux 3.11 does sooner than the model (it advertises at most half the
+  buffer, ``tcp_adv_win_scale`` = 1, and charges out-of-order data its truesize; the model's
+  receive buffer counts payload: a deviation, with an ablation at half the buffer).
 - Idle restart: the engine's RFC 2861 rule is Linux 3.11's ``tcp_cwnd_restart`` (seed
   footnote 5): when a subflow sends with nothing in flight and more than its RTO since its
   last transmission, cwnd is halved once per RTO of idle time down to min(cwnd, I_w),
