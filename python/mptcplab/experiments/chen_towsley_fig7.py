@@ -158,7 +158,10 @@ def starved_fraction(w: pd.DataFrame, t0: float, t1: float | None = None) -> flo
     cum = w["mptcp:sndbuf_limited_s"].dropna()
     t = cum.index.to_numpy()
     end = float(t[-1]) if t1 is None else t1
-    at = lambda x: float(cum.iloc[max(0, int((t <= x + 1e-9).sum()) - 1)])  # noqa: E731
+
+    def at(x: float) -> float:
+        return float(cum.iloc[max(0, int((t <= x + 1e-9).sum()) - 1)])
+
     return (at(end) - at(t0)) / (end - t0)
 
 
