@@ -59,6 +59,9 @@ FILE_ERRORS = {
     "unknown penalisation rule": (('cc = "lia"', 'cc = "lia"\nscheduler = "minrtt"\n'
                                                  'sched_params = { minrtt = { penalisation_rule = "v0.87" } }'),
                                   "connections[0].sched_params.minrtt.penalisation_rule", ["`v0.9x`", "`v0.88`"]),
+    "send-buffer path not a boolean": (('cc = "lia"', 'cc = "lia"\nscheduler = "minrtt"\n'
+                                                      'sched_params = { minrtt = { send_buffer_path = "no" } }'),
+                                       "connections[0].sched_params.minrtt.send_buffer_path", ["expected a boolean"]),
     "unknown buffer accounting": (('cc = "lia"', 'cc = "lia"\nbuffer_accounting = "skbs"'),
                                   "connections[0].buffer_accounting", ["`payload`", "`truesize`", "`skb`"]),
     "MAX_TCP_HEADER without skb accounting": (('cc = "lia"', 'cc = "lia"\nmax_tcp_header = 272'),

@@ -452,3 +452,35 @@ fn v088_and_v09x_penalisation_rules_differ_and_v09x_never_halves_the_low_srtt_su
     assert_eq!(new.0, 0, "v0.9x halved the subflow with the lower SRTT");
     assert_ne!(new, old, "the two rules acted identically");
 }
+
+/// `send_buffer_path = false` (v0.86–v0.88 with a non-blocking writer: `mptcp_next_segment`
+/// runs M1/M2 only while `sk_write_pending`, which such a writer never raises) leaves M1/M2
+/// only the receive-window path. Setup: WiFi 8 Mbit/s, 20 ms RTT beside a 2 Mbit/s path with
+/// 2 s of queue; a 200 kB send buffer and a 4 MB receive buffer. The data outstanding never
+/// exceeds the send buffer, so the peer's window (4 MB) never blocks: with the path off, no
+/// opportunistic retransmission and no penalisation can happen (0 and 0), and the
+/// receive-window-limited time is 0. With the path on (the default) the full send buffer
+/// triggers both.
+#[test]
+fn without_the_send_buffer_path_m1_and_m2_need_a_full_receive_window() {
+    let run = |path: bool| {
+        let s = two_paths(
+            "20s",
+            [("wifi", "8Mbit", "10ms", "53 packets"), ("3g", "2Mbit", "75ms", "333 packets")],
+            &format!(
+                "cc = \"lia\"\nsndbuf = \"200KB\"\nrcvbuf = \"4MB\"\napp = {{ kind = \"bulk\" }}\n\
+                 [connections.sched_params.minrtt]\nopportunistic_retransmission = true\npenalisation = true\n\
+                 send_buffer_path = {path}\n"
+            ),
+            "",
+        );
+        sim(&s).summary.connection("mp").clone()
+    };
+    let off = run(false);
+    let on = run(true);
+    show("send-buffer path off", &off);
+    show("send-buffer path on", &on);
+    assert_eq!(off.rwnd_limited_time_s, 0.0, "{off:?}");
+    assert_eq!((off.opportunistic_retransmissions, off.penalisations), (0, 0), "{off:?}");
+    assert!(on.sndbuf_limited_time_s > 0.0 && on.opportunistic_retransmissions > 0, "{on:?}");
+}

@@ -163,6 +163,27 @@ BLOAT_DOC = """Links of Figs. 7-8 (seed 000 §V), built from what the seed state
   client have 8 GB of memory"). The receive buffer grows by the engine's dynamic
   right-sizing (Linux 6.x's rule; 3.11's differs in the per-segment overhead and has no
   slow-start term: a deviation), the send buffer as v0.9x's ``mptcp_update_sndbuf``.
+- The writer is non-blocking, so v0.88 runs opportunistic retransmission and penalisation
+  only when the receive window blocks. §III: "The UMass server is configured as an HTTP
+  server running Apache2" and "kernel version 3.11.3 using the MPTCP kernel implementation
+  [14] version v0.88". Apache gives every connection socket its timeout
+  (``apr_socket_timeout_set``), which in APR makes the socket non-blocking, and waits for
+  send-buffer space in ``poll()``. Linux 3.11's ``sk_stream_wait_memory`` raises
+  ``sk_write_pending`` only for a writer that sleeps there, never for a non-blocking one, and
+  v0.88's ``mptcp_next_segment`` (``mptcp_output.c``) calls ``mptcp_rcv_buf_optimization``
+  for a full send buffer only while ``meta_sk->sk_write_pending``; its other caller,
+  ``mptcp_write_xmit``, runs it when the peer's window blocks. Both mechanisms are on in that
+  tree (no switch), so the model keeps them on and turns off only the send-buffer path
+  (``sched_params.minrtt.send_buffer_path = false``). Which tree is v0.88 is read from the
+  code, not from a tag: the ``mptcp_output.c`` of the Linux ≤ 3.12 tree (``ireq->loc_addr``,
+  ``tp->srtt``, no path-manager ops) tests ``sk_write_pending``; the later ones (path-manager
+  ops, then ``mptcp_sched.c`` from v0.89) test ``SOCK_NOSPACE``, which a non-blocking writer
+  sets too. (Ablation: a blocking writer, with the send-buffer path on, which is also what the
+  later test gives.) The seed's "the penalizing scheme helps ... by throttling the WiFi flow"
+  says penalisation acted in its runs; with this writer it can act only when the receive
+  window blocks, which Linux 3.11 does sooner than the model (it advertises at most half the
+  buffer, ``tcp_adv_win_scale`` = 1, and charges out-of-order data its truesize; the model's
+  receive buffer counts payload: a deviation, with an ablation at half the buffer).
 - Idle restart: the engine's RFC 2861 rule is Linux 3.11's ``tcp_cwnd_restart`` (seed
   footnote 5): when a subflow sends with nothing in flight and more than its RTO since its
   last transmission, cwnd is halved once per RTO of idle time down to min(cwnd, I_w),
@@ -217,9 +238,22 @@ TCP_RMEM_311: dict[str, int] = {"min": 4096, "default": 87380, "max": 6 * 1024 *
 TCP_WMEM_311: dict[str, int] = {"min": 4096, "default": 16384, "max": 4 * 1024 * 1024}
 
 
+#: Ablation of the receive window: Linux 3.11 advertises at most half its receive buffer
+#: (``tcp_adv_win_scale`` = 1 since 3.4), so at most 3 MiB of the 6 MiB ``tcp_rmem[2]``; as a
+#: payload buffer auto-tuned from half of ``tcp_rmem[1]`` up to that.
+RMEM_311_HALF_WINDOW: dict[str, int] = {"min": 4096, "default": 87380 // 2, "max": 3 * 1024 * 1024}
+
+#: v0.88 with Apache2's non-blocking writer: no opportunistic retransmission or penalisation
+#: for a full send buffer (``BLOAT_DOC``).
+APACHE_WRITER: dict[str, Any] = {"send_buffer_path": False}
+
+
 def mptcp_autotuned(app: dict[str, Any], tcp: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    """:func:`mptcp` with both socket buffers auto-tuned within Linux 3.11's defaults."""
-    return mptcp(app, tcp=tcp, **{"rcvbuf": dict(TCP_RMEM_311), "sndbuf": dict(TCP_WMEM_311), **extra})
+    """:func:`mptcp` with both socket buffers auto-tuned within Linux 3.11's defaults and the
+    stated server's writer (``APACHE_WRITER``); ``sched_params.minrtt`` keys in ``extra`` win."""
+    minrtt = {**APACHE_WRITER, **extra.pop("sched_params", {}).get("minrtt", {})}
+    return mptcp(app, tcp=tcp, **{"rcvbuf": dict(TCP_RMEM_311), "sndbuf": dict(TCP_WMEM_311),
+                                  "sched_params": {"minrtt": minrtt}, **extra})
 
 
 def bloat_paths() -> list[dict[str, Any]]:

@@ -55,6 +55,19 @@ the true γ reaches 8. The claim is measured there, at each run's first sample w
 An average over the whole ramp (1 − Σ applied / Σ true) cannot be the paper's number: in the
 paper's own model (α frozen at γ = 2, β = 2, γ uniform over 2–8) it gives 49 %, not 61 %; it
 is reported beside the claim, and the split by cause uses it.
+(4) What kind of claim the 61 % is. A seed number is a simulation claim when the seed reports
+it as an outcome of what it ran, or as a property of the mechanism it ran (how its stack
+behaves); it is a model claim when the seed obtains it by evaluating its own equations at
+inputs it states as assumed. The 61 % is the second: "if we assume the window ratio β remains
+fixed at 2 … the WiFi flow's increment efficiency should increase from 0.25 to 0.65. However
+… the WiFi flow's increment efficiency remains at 0.25 for at least one RTT. Thus, the WiFi
+flow's increase rate is underestimated by 61%" (§V-B) is 1 − Eq. (12)(2, 2)/Eq. (12)(2, 8)
+at the assumed β = 2 and an efficiency held at its γ = 2 value; the seed measures no α and no
+increment efficiency anywhere. It is judged as a model claim (``eq12-under``). The simulated
+underestimation at γ = 8 (``under``) asks whether a simulated ramp supplies the inputs the
+paper assumes (β = 2, α held at γ = 2); it is reported as a supporting check, not counted
+as a test of the seed's number. The two causes the seed names (the slow responsiveness of α,
+the lagged SRTT) are properties of the stack it ran, so they stay simulation claims.
 """
 
 from __future__ import annotations
@@ -122,9 +135,10 @@ CLAIMS: tuple[Claim, ...] = (
           _C6["underestimation"].value, _TEXT,
           Tolerance.absolute(0.005, "the paper prints a whole percent"), printed="underestimated by 61%",
           check="consistency"),
+    # Supporting by rule (4) of the module doc: the 61 % is a model number (``eq12-under``).
     Claim("under", "simulation", "WiFi's increase underestimated by LIA (α per RTT, as Linux) when the true γ "
           "has ramped from 2 to 8 (the ramp's last sample)", "fraction", _C6["underestimation"].value, _TEXT, DEFAULT_TOLERANCE,
-          printed="underestimated by 61% during this cellular RTT inflation period"),
+          printed="underestimated by 61% during this cellular RTT inflation period", headline=False),
     Claim("cause-srtt", "simulation", "cause 1, the cellular SRTT lagging the true RTT: effect on WiFi's increase",
           "", REDUCES, _TEXT, _CAUSE, printed="the cellular flow's lagged RTT estimates"),
     Claim("cause-alpha", "simulation", "cause 2, α updated once per RTT: effect on WiFi's increase", "", REDUCES,
@@ -156,7 +170,8 @@ def scenario(policy: str, rate_mbps: float = CELL_RATE_MBPS) -> dict[str, Any]:
         "name": NAME,
         "duration": f"{DURATION_S:g}s",
         "paths": [links.path("wifi", links.WIFI), links.path("cell", cellular(rate_mbps))],
-        "connections": [links.mptcp({"kind": "bulk"}, cc_params={"lia": {"alpha_update": policy}})],
+        "connections": [links.mptcp({"kind": "bulk"}, cc_params={"lia": {"alpha_update": policy}},
+                                    sched_params={"minrtt": dict(links.APACHE_WRITER)})],
         "output": {"timeseries": SAMPLE},
     }
 
@@ -465,7 +480,9 @@ def run(ctx: Context) -> Result:
            "older than the SRTTs it is computed from: the applied and the freshly recomputed efficiencies "
            "coincide in panel C." if alpha_cat != REDUCES else
            "α's update lags the SRTTs it is computed from, as the paper says."),
-        f"**Why not 61 %.** The paper's number assumes α frozen at γ = 2 while the true γ is 8 (a γ seen at 0.25 "
+        "**Why not 61 %.** The 61 % is counted where the seed gets it, as a model claim (`eq12-under`, rule (4) "
+        "of the setup); the simulated value is a supporting check of the inputs the paper assumes. "
+        f"The paper's number assumes α frozen at γ = 2 while the true γ is 8 (a γ seen at 0.25 "
         f"of its value) and β fixed at 2. Here α follows the SRTT, seen at {fmt(lag)} of the true RTT; at the "
         f"paper's β = 2 such a lag gives 1 − Eq. (12)(2, {fmt(lag * g1)})/Eq. (12)(2, 8) = {fmt(100 * lagged)} %. "
         f"And β is not 2 over the ramp: the ramp is the cellular window growing fourfold in slow start while "

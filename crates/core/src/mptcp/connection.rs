@@ -83,6 +83,8 @@ pub struct Endpoint {
     pub(crate) last_rbuf_opti: Vec<Option<Time>>,
     /// M2's test, and (v0.88) the last time each subflow was penalised.
     pub(crate) penalisation_rule: PenalisationRule,
+    /// M1/M2 also run while the writer waits for send-buffer space (`sched_params.minrtt.send_buffer_path`).
+    pub(crate) rbuf_opt_send_buffer_path: bool,
     pub(crate) last_penalised: Vec<Option<Time>>,
     /// Receiver-side RTT estimate of each subflow (receive-buffer auto-tuning).
     pub(super) rcv_rtt: Vec<RcvRtt>,
@@ -205,6 +207,7 @@ impl Endpoint {
             sfq: vec![SubflowQueue::default(); subflows.len()],
             last_rbuf_opti: vec![None; subflows.len()],
             penalisation_rule: cfg.sched_params.minrtt.penalisation_rule,
+            rbuf_opt_send_buffer_path: cfg.sched_params.minrtt.send_buffer_path,
             last_penalised: vec![None; subflows.len()],
             rcv_rtt: vec![RcvRtt::default(); subflows.len()],
             ts_recent: vec![Time::ZERO; subflows.len()],

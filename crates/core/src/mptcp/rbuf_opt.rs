@@ -17,8 +17,8 @@ impl Endpoint {
     /// connection's receive window is full while data waits (`mptcp_next_segment`, with
     /// penalisation), or nothing is left to send and the writer waits for send-buffer space
     /// (`__mptcp_next_segment`, penalisation only while the send buffer is still full,
-    /// `!sk_stream_memory_free`). Nothing happens unless data is outstanding. Returns true if
-    /// it sent something.
+    /// `!sk_stream_memory_free`; only with `send_buffer_path`). Nothing happens unless data is
+    /// outstanding. Returns true if it sent something.
     /// - M2: unless a penalisation by `sf` happened less than its SRTT ago (in jiffies, the
     ///   clock starting when the subflow was set up: `defsched_init`), the first other subflow
     ///   holding the oldest unacknowledged data is looked at, and if it has a larger SRTT and
@@ -42,7 +42,7 @@ impl Endpoint {
                 return false;
             }
             true
-        } else if self.snd.app_blocked() {
+        } else if self.snd.app_blocked() && self.rbuf_opt_send_buffer_path {
             full
         } else {
             return false;

@@ -462,6 +462,13 @@ impl ConnSender {
         track(&mut self.sndbuf_limited_since, &mut self.sndbuf_limited_ns, sndbuf, now);
     }
 
+    /// Time (ns) the connection has been send-buffer limited up to `now`: a subflow could
+    /// send, nothing is left unsent and the writer waits for send-buffer space (the interval
+    /// still open at `now` included).
+    pub fn sndbuf_limited_ns_at(&self, now: Time) -> u64 {
+        self.sndbuf_limited_ns + self.sndbuf_limited_since.map_or(0, |s| now.since(s).0)
+    }
+
     /// Closes the open accounting intervals at the end of the run.
     pub fn finish(&mut self, now: Time) {
         track(&mut self.rwnd_limited_since, &mut self.rwnd_limited_ns, false, now);

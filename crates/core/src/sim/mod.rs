@@ -72,7 +72,9 @@ const SF_METRICS: [&str; 8] = [
     "retransmitted_segments",
     "penalisations",
 ];
-const CONN_METRICS: [&str; 4] = ["data_acked_bytes", "delivered_bytes", "rcv_ooo_bytes", "alpha"];
+/// Per-connection series; `sndbuf_limited_s` is the cumulative time the connection has been
+/// send-buffer limited (as `sndbuf_limited_time_s` of the summary counts it).
+const CONN_METRICS: [&str; 5] = ["data_acked_bytes", "delivered_bytes", "rcv_ooo_bytes", "alpha", "sndbuf_limited_s"];
 const LINK_METRICS: [&str; 2] = ["queue_packets", "queue_bytes"];
 
 impl Simulation {
@@ -478,6 +480,7 @@ impl Simulation {
             push(&mut self.ts, ids[1], rcv.rcv.delivered as f64);
             push(&mut self.ts, ids[2], rcv.rcv.ooo_bytes() as f64);
             push(&mut self.ts, ids[3], snd.cc.alpha().unwrap_or(f64::NAN));
+            push(&mut self.ts, ids[4], snd.snd.sndbuf_limited_ns_at(self.now) as f64 * 1e-9);
         }
         let now = self.now;
         for l in 0..self.topo.links.len() {

@@ -19,7 +19,7 @@ use super::{Pick, SchedCtx, SchedFactory, Scheduler};
 use crate::registry::AlgorithmParams;
 
 /// minRTT's add-ons from the out-of-tree Linux MPTCP (NSDI 2012 §4.2; `sched_params.minrtt`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MinRttParams {
     /// M1: when the receive window or a full send buffer blocks new data, re-send the
@@ -33,6 +33,28 @@ pub struct MinRttParams {
     /// Which release's penalisation test M2 applies.
     #[serde(default)]
     pub penalisation_rule: PenalisationRule,
+    /// Whether M1/M2 also run when nothing is left to send and the writer waits for
+    /// send-buffer space (`mptcp_next_segment`), besides a full receive window. v0.86–v0.88
+    /// run that path only while `meta_sk->sk_write_pending`, which Linux raises only for a
+    /// writer asleep in `sk_stream_wait_memory`: a writer on a non-blocking socket (Apache2
+    /// through APR, which waits in `poll()`) never raises it, and the path never runs (false).
+    #[serde(default = "yes")]
+    pub send_buffer_path: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for MinRttParams {
+    fn default() -> MinRttParams {
+        MinRttParams {
+            opportunistic_retransmission: false,
+            penalisation: false,
+            penalisation_rule: PenalisationRule::default(),
+            send_buffer_path: true,
+        }
+    }
 }
 
 /// The out-of-tree stack changed M2's test between releases (`mptcp_rcv_buf_optimization`).

@@ -336,3 +336,25 @@ fn sent_data_matches_a_byte_map_through_one_range_several_and_back() {
         "{single} single, {several} several, {back_to_one} back to one"
     );
 }
+
+/// The send-buffer-limited time is the sum of the intervals in which a subflow could send,
+/// nothing is unsent and the writer is blocked; the one still open counts up to the time
+/// asked. A 3000-byte buffer fills at t = 0 (writer blocked) and is all sent: limited from
+/// t = 10 to 40 (30 ns), not at 40–60 (no subflow could send), again from t = 60, so 30 ns
+/// at t = 60 and 30 + 25 = 55 ns at t = 85; the closed total alone stays 30 until `finish`.
+#[test]
+fn send_buffer_limited_time_includes_the_open_interval() {
+    let mut s = ConnSender::new(App::Bulk { stop: None }, 3000, 1 << 30);
+    s.app_write(Time(0));
+    s.mark_sent(Dsn(0), 3000);
+    s.account(Time(10), true, false);
+    assert_eq!(s.sndbuf_limited_ns_at(Time(25)), 15);
+    s.account(Time(40), false, false);
+    assert_eq!(s.sndbuf_limited_ns_at(Time(50)), 30);
+    s.account(Time(60), true, false);
+    assert_eq!(s.sndbuf_limited_ns_at(Time(60)), 30);
+    assert_eq!(s.sndbuf_limited_ns_at(Time(85)), 55);
+    assert_eq!(s.sndbuf_limited_ns, 30);
+    s.finish(Time(85));
+    assert_eq!((s.sndbuf_limited_ns, s.sndbuf_limited_ns_at(Time(90))), (55, 55));
+}
