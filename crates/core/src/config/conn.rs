@@ -255,11 +255,13 @@ pub enum BufferAccounting {
 #[serde(rename_all = "lowercase")]
 pub enum PerMss {
     /// `roundup_pow_of_two(MSS + 512) + 256` bytes: 2304 B at MSS 1448, as this host's 6.18
-    /// kernel sizes it (`ss -m`).
+    /// kernel sizes it (`ss -m`). Kernels before 3.13 (`tcp_new_space`) charge
+    /// `SKB_TRUESIZE(max(mss_clamp, mss_cache) + MAX_TCP_HEADER)`, no power-of-two rounding:
+    /// 2340 B at MTU 1500 and 304 B, 1.6 % above this value (a deviation for 3.11's stack).
     #[default]
     Host,
-    /// With `buffer_accounting = "skb"`: the kernel's rule on the build whose one-MSS skbs the
-    /// meta socket charges, `roundup_pow_of_two(max(mss_clamp, mss_cache) + MAX_TCP_HEADER +
+    /// With `buffer_accounting = "skb"`: the rule of kernels from 3.13 (`tcp_sndbuf_expand`) on
+    /// the build whose one-MSS skbs the meta socket charges, `roundup_pow_of_two(max(mss_clamp, mss_cache) + MAX_TCP_HEADER +
     /// 320) + 256` bytes, `MAX_TCP_HEADER` from `max_tcp_header` (304 B unset) and `mss_clamp`
     /// the MSS Linux announces (MTU − 40): 4352 B at MTU 1500, the meta's skb truesize.
     Build,
