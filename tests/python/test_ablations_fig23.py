@@ -111,8 +111,8 @@ def test_fig2_ablation_table_and_bounds_from_the_links(tmp_path, monkeypatch) ->
     sim = pd.read_csv(res.tables["packets vs gamma"])
     a = abl.set_index("variant")
     assert a.loc[mod.AS_RUN, "runs"] == len(sim)
-    # A count's verdict stands only when every history gives the same one (the module's rule); then its
-    # value is the claims' runs', else it is not testable and names the range the histories span.
+    # A count's verdict stands only when both readings of the round's start give the same one (the
+    # module's rule); then its value is the claims' runs', else it is not testable and names both.
     verdicts = mod.history_verdicts(abl)
     for p in mod.pv.CT_FIG2:
         k = mod._key(p.carrier)
@@ -125,7 +125,7 @@ def test_fig2_ablation_table_and_bounds_from_the_links(tmp_path, monkeypatch) ->
         elif len(within) == 1:
             assert m.value == pytest.approx(a.loc[mod.AS_RUN, f"packets_{k}"])
         else:
-            assert m.value is None and "depends on how many downloads came before" in m.not_testable
+            assert m.value is None and "outlived the hour between measurement rounds" in m.not_testable
     assert a.loc[mod.AS_RUN, "spearman_rho"] == pytest.approx(res.measured["rising"].value)
 
     # Capacity: WiFi serialises 1500-byte frames at its rate C and the first data packet arrives at t₂, so

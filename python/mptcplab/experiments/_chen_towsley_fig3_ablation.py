@@ -43,6 +43,7 @@ AS_RUN = f"as run (trace, {AS_RUN_QUEUE} packets)"
 MEAN_RATE = f"constant rate at the trace's mean, {AS_RUN_QUEUE} packets"
 OTHER = f"another trace of the technology, {AS_RUN_QUEUE} packets"
 FIXED_RCVBUF = f"receive buffer fixed at {fmt(RCVBUF_DEFAULT_B)} B (no auto-tuning)"
+FIXED_MAX = "both buffers fixed at Linux 3.11's maxima: 6 MB receive, 4 MiB send (no auto-tuning)"
 #: (label, capacity, downlink queue in packets, change to the connection). Capacity: "trace"
 #: (as run), "mean" (a constant rate at the trace's mean: its delivery gaps removed, its mean
 #: kept) or "other" (another recorded trace of the technology, OTHER_TRACES).
@@ -52,8 +53,8 @@ ABLATIONS: tuple[tuple[str, str, int, dict[str, Any]], ...] = (
     (MEAN_RATE, "mean", AS_RUN_QUEUE, {}),
     *((f"constant rate at the trace's mean, {q} packets", "mean", q, {}) for q in QUEUE_SCAN),
     (OTHER, "other", AS_RUN_QUEUE, {}),
-    ("receive buffer auto-tuned within Linux 3.11's tcp_rmem (4096 87380 6291456)", "trace", AS_RUN_QUEUE,
-     {"rcvbuf": TCP_RMEM_311}),
+    (FIXED_MAX, "trace", AS_RUN_QUEUE, {"rcvbuf": "6MB", "sndbuf": "4MiB"}),
+    ("send buffer fixed at 4 MiB, receive buffer auto-tuned", "trace", AS_RUN_QUEUE, {"sndbuf": "4MiB"}),
     (FIXED_RCVBUF, "trace", AS_RUN_QUEUE, {"rcvbuf": TCP_RMEM_311["default"]}),
 )
 

@@ -27,6 +27,11 @@ What the seed measured, and how it is run here:
   not overflow. The same sentence is why the cellular link has no random loss (shared links), so
   the measured loss rate only shows that the assumed 1000-packet queue never overflows: the
   claim is supporting, an input checked, not a prediction (as Fig. 7 treats its input RTT).
+- Socket buffers: both hosts auto-tune them within Linux 3.11's defaults on their 8 GB of
+  memory (§III: "Both the server and the client have 8 GB of memory" and "kernel version
+  3.11.3"; §V-C: "We do not disable TCP auto-tuning"; wget and Apache set no buffer of their
+  own): the shared links' ``tcp_rmem`` = {4096, 87380, 6 MiB} and ``tcp_wmem`` = {4096, 16384,
+  4 MiB}. The ablation runs the buffers fixed at those maxima (no auto-tuning).
 - Footnote 1 (Linux caches the ssthresh of earlier connections to the same server) applies to
   this campaign too ("We randomize the order of each configuration", §III): which downloads
   came before each one is not given. Assumption: no earlier download, an empty cache (every run
@@ -95,7 +100,7 @@ def scenario(carrier: str, data: str | Path | None = None) -> dict:
         "name": NAME,
         "duration": "1500s",
         "paths": [links.path("wifi", links.WIFI), links.path("cell", links.cellular(carrier, data))],
-        "connections": [links.mptcp({"kind": "download", "size": SIZES[0]})],
+        "connections": [links.mptcp_autotuned({"kind": "download", "size": SIZES[0]})],
     }
 
 
