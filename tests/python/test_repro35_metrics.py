@@ -115,6 +115,23 @@ def test_cli_refuses_a_wrong_switch_value(tmp_path: Path) -> None:
     assert_user_error(cli("run", str(_write(tmp_path, sc))), "connections[0].tcp.metrics", "sometimes")
 
 
+def test_cli_refuses_a_wrong_slow_start_bound_and_the_kernel_backend_refuses_the_3x_one(tmp_path: Path) -> None:
+    """`tcp.slow_start_bound` takes `below` (Linux >= 4.3) or `at_or_below` (Linux <= 4.2, MPTCP
+    v0.88); anything else is one line naming the key. The kernel backend's Linux has only `below`."""
+    from mptcplab.errors import ConfigError
+    from mptcplab.kernel.support import check_supported
+
+    sc = _two("all")
+    sc["connections"][0]["tcp"]["slow_start_bound"] = "sometimes"
+    assert_user_error(cli("run", str(_write(tmp_path, sc))), "connections[0].tcp.slow_start_bound", "sometimes")
+    sc["connections"] = [{**sc["connections"][0], "stack": "linux"}]
+    sc["connections"][0]["tcp"]["slow_start_bound"] = "at_or_below"
+    with pytest.raises(ConfigError, match="slow_start_bound"):
+        check_supported(mptcplab.load_scenario(sc))
+    sc["connections"][0]["tcp"]["slow_start_bound"] = "below"
+    check_supported(mptcplab.load_scenario(sc))
+
+
 @pytest.mark.parametrize(("change", "words"), [
     ({"after": "third"}, ["no connection named `third`"]),
     ({"after": "second"}, ["must be listed before"]),

@@ -56,6 +56,7 @@ ABLATIONS: tuple[tuple[str, str, int, dict[str, Any]], ...] = (
     (FIXED_MAX, "trace", AS_RUN_QUEUE, {"rcvbuf": "6MB", "sndbuf": "4MiB"}),
     ("send buffer fixed at 4 MiB, receive buffer auto-tuned", "trace", AS_RUN_QUEUE, {"sndbuf": "4MiB"}),
     (FIXED_RCVBUF, "trace", AS_RUN_QUEUE, {"rcvbuf": TCP_RMEM_311["default"]}),
+    ("slow start while cwnd < ssthresh (Linux >= 4.3)", "trace", AS_RUN_QUEUE, {"tcp": {"slow_start_bound": "below"}}),
 )
 
 

@@ -43,6 +43,10 @@ from typing import Any
 
 #: Linux 3.11's window growth (seed 000's kernel), on every subflow.
 TCP_LINUX_311: dict[str, Any] = {"slow_start": "per_ack", "ca_counting": "per_ack", "iw": 10, "delack_segments": 2}
+#: Linux 3.11's and MPTCP v0.88's slow-start test, cwnd <= ssthresh (``tcp_reno_cong_avoid``,
+#: ``bictcp_cong_avoid``, ``mptcp_ccc_cong_avoid``), with ``tcp_slow_start`` uncapped at
+#: ssthresh: Figs. 2-3 (Linux >= 4.3 tests cwnd < ssthresh, the engine's default).
+SLOW_START_311: dict[str, Any] = {"slow_start_bound": "at_or_below"}
 
 WIFI: dict[str, Any] = {"rate": "20Mbit", "delay": "15ms", "queue": "50 packets", "loss": "0.9%"}
 
