@@ -83,11 +83,25 @@ def measured_draw(seed: int, point: str) -> tuple[str, tuple[Download, ...], tup
 
     rng = random.Random(f"{NAME} round {seed} {point}")
     size = rng.choice(MEASURED_SIZES)
+    return size, *_before(rng, size)
+
+
+def _before(rng: Any, size: str) -> tuple[tuple[Download, ...], tuple[Download, ...]]:
+    """The downloads before one of the round's MPTCP downloads of ``size`` (which carrier's copy,
+    drawn), and the previous round."""
     carrier = rng.randrange(len(CARRIERS))
     this = round_order(rng)
     prev = round_order(rng)
     at = this.index(("mptcp", size, carrier))
-    return size, tuple((k, z) for k, z, _ in this[:at]), tuple((k, z) for k, z, _ in prev)
+    return tuple((k, z) for k, z, _ in this[:at]), tuple((k, z) for k, z, _ in prev)
+
+
+def history_of_size(seed: int, point: str, size: str) -> tuple[Download, ...]:
+    """The downloads before a measured MPTCP download of a given ``size`` (any of the round's
+    sizes, as Fig. 3 measures them) in its round, the cache empty at the round's start."""
+    import random
+
+    return _before(random.Random(f"{NAME} round {seed} {point}"), size)[0]
 
 
 def history(seed: int, point: str, boundary: str = EMPTY) -> tuple[Download, ...]:
