@@ -34,10 +34,10 @@ def r2(table: pd.DataFrame) -> Measured:
 
 
 def history_text(table: pd.DataFrame) -> str:
-    """What the drawn histories held: by `tcp_update_metrics`' rule an MPTCP download that finds
-    nothing cached for WiFi tends to leave nothing (its coupled WiFi subflow ends with
-    cwnd = ssthresh), a single-path cellular one never writes WiFi's entry, so a WiFi ssthresh
-    comes mostly from a single-path WiFi download (``tcp``) that ended in congestion avoidance."""
+    """What the drawn histories held: by `tcp_update_metrics`' rule a single-path WiFi download
+    (``tcp``) that ended in congestion avoidance leaves WiFi an ssthresh, an MPTCP download's
+    coupled WiFi subflow may (:mod:`chen_towsley_fig2`), a single-path cellular one never
+    writes WiFi's entry."""
     if len(table) == 0 or "history" not in table:
         return ""
     wifi = table["history"].fillna("").str.split(" → ").map(lambda h: any(x.startswith("tcp ") for x in h))

@@ -22,11 +22,12 @@ configuration once, in a random order: :mod:`_chen_towsley_fig2_history`), from 
 (`after`, 1 s later), with Linux's TCP metrics cache on as the seed's 3.11 kernel had it
 (`tcp.metrics = "all"`, the `linux-v0.9x` profile's value): each subflow of the measured
 download starts with what earlier connections left for its destination (an entry is
-overwritten only under `tcp_update_metrics`' conditions). By that rule an MPTCP download can
-leave no ssthresh for WiFi when none is cached: its coupled WiFi subflow, held near 2 segments
-by the coupled increase at 0.9 % loss, tends to end with cwnd = ssthresh, which is neither
-congestion avoidance (cwnd > ssthresh) nor above a cached value; a single-path download that
-ends in congestion avoidance leaves max(cwnd/2, ssthresh), and later MPTCP downloads keep it.
+overwritten only under `tcp_update_metrics`' conditions): a download whose subflow ends in
+congestion avoidance in the Open state (3.11: cwnd > ssthresh) leaves max(cwnd/2, ssthresh).
+Under 3.11's slow-start test (cwnd <= ssthresh) a window set to ssthresh by a recovery grows one
+segment on its next ACK, so an MPTCP download's coupled WiFi subflow, held near 2 segments by the
+coupled increase at 0.9 % loss, also ends above its ssthresh and leaves one (under Linux >= 4.3's
+test it tends to end at cwnd = ssthresh and leaves none: an ablation row).
 
 Each run draws its own round by its seed and grid point: where the measured download falls in
 it (so how many downloads came before, from none to 48) and what they were. Whether the cache
@@ -386,7 +387,7 @@ def _ablation_text(abl: pd.DataFrame) -> str:
            if math.isfinite(a.loc[v, f"packets_{k}"]) and math.isfinite(a.loc[AS_RUN, f"packets_{k}"])]
     full = [v for v in configs if len(fits(v)) == len(ks)]
     text += (f" The link and stack assumptions (join timing, stack profile, WiFi rate and queue, slow-start "
-             f"counting) move the counts to {span(rel)}× the as-run ones; "
+             f"counting and bound, fixed buffers) move the counts to {span(rel)}× the as-run ones; "
              + (f"all three within {band}: {', '.join(full)}." if full else
                 f"none puts all three within {band}."))
     parts.append(text)
@@ -402,9 +403,8 @@ def _ablation_text(abl: pd.DataFrame) -> str:
           "histories the seed does not describe: "
         + "; ".join(f"{v}: {trio(v)}" for v in fixed)
         + ". A WiFi subflow that starts with a cached ssthresh (left by a single-path WiFi download that ended in "
-          "congestion avoidance) grows linearly from its first round instead of by Eq. (3)'s slow start; an MPTCP "
-          "download that finds nothing cached for WiFi leaves nothing, and a single-path cellular one never "
-          "writes WiFi's entry.")
+          "congestion avoidance, or an MPTCP download whose WiFi subflow did) grows linearly from its first round "
+          "instead of by Eq. (3)'s slow start; a single-path cellular download never writes WiFi's entry.")
 
     # The trend (rising) and the share below Eq. (3): random loss.
     rho, rho0 = a.loc[AS_RUN, "spearman_rho"], a.loc[LOSS_FREE, "spearman_rho"]

@@ -38,8 +38,9 @@ What the seed measured, and how it is run here:
   this campaign too ("We randomize the order of each configuration", §III): which downloads
   came before each one is not given. Assumption: no earlier download, an empty cache (every run
   is the first connection to the server). The WiFi ablation runs every download after one earlier
-  1 MB single-path WiFi download with the cache on (it leaves WiFi's entry only); Fig. 2's
-  section shows how far drawn histories move the WiFi subflow's start.
+  1 MB single-path WiFi download with the cache on (it leaves WiFi's entry only), and after
+  the downloads before it in a drawn measurement round (Fig. 2's rule, the cache empty at the
+  round's start; the measured download then starts wherever the round leaves it in the traces).
 - Sprint: none of the recorded traces is Sprint's network; Sprint 3G EVDO is modelled with the
   only EVDO trace (Verizon's, recorded driving): an assumption, with the ablation across every
   available trace.
