@@ -32,9 +32,11 @@ test it tends to end at cwnd = ssthresh and leaves none: an ablation row).
 Each run draws its own round by its seed and grid point: where the measured download falls in
 it (so how many downloads came before, from none to 48) and what they were. Whether the cache
 outlived the hour between rounds is not given (the entry expires an hour after its last
-update); the claims' runs take it as empty at the round's start (assumed). The ablation also
-runs the previous round before (the cache carried over), only the 3 downloads just before, and
-fixed histories (none, one 1 MB or 16 MB single-path WiFi download, one 1 MB MPTCP download, a
+update); the claims' runs take it as empty at the round's start (assumed). The simulated
+history leaves out the round's single-path cellular downloads, which write only the cellular
+entries (:mod:`_chen_towsley_fig2_history`). The ablation also runs the previous round before
+(the cache carried over), the single-path cellular downloads simulated too, only the 3
+downloads just before, and fixed histories (none, one 1 MB or 16 MB single-path WiFi download, one 1 MB MPTCP download, a
 single-path then an MPTCP one), which the seed does not describe.
 
 Verdict rule for the three counts (sim-att / -verizon / -sprint): a count's verdict stands only
