@@ -298,7 +298,7 @@ def _discussion(ctx: Context, table: pd.DataFrame, wifi: pd.DataFrame, measured:
         + "The ranges are " + ranges + ". "
         + (f"Too small a download sends nothing on the cellular subflow (no cellular RTT: {'; '.join(empty)}), "
            "so each carrier's low end is its smallest size with cellular data. " if empty else "")
-        + f"The cellular links lose {loss.note.split('; ', 1)[1]} of their packets (the seed: less than 0.03 %): "
+        + f"The cellular links lose {loss.note.split('; ')[1]} of their packets (the seed: less than 0.03 %): "
         "the connection's shared send buffer bounds the data in flight below what the 1000-packet queue holds, "
         "so the queue does not overflow, and the loss-free window fills it instead: the tops follow from that "
         "queue drained at the traces' mean rates (a full queue adds "
