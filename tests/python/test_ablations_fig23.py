@@ -111,8 +111,8 @@ def test_fig2_ablation_table_and_bounds_from_the_links(tmp_path, monkeypatch) ->
     sim = pd.read_csv(res.tables["packets vs gamma"])
     a = abl.set_index("variant")
     assert a.loc[mod.AS_RUN, "runs"] == len(sim)
-    # A count's verdict stands only when every history gives the same one (the module's rule); then its
-    # value is the claims' runs', else it is not testable and names the range the histories span.
+    # A count's verdict stands only when both readings of the round's start give the same one (the
+    # module's rule); then its value is the claims' runs', else it is not testable and names both.
     verdicts = mod.history_verdicts(abl)
     for p in mod.pv.CT_FIG2:
         k = mod._key(p.carrier)
@@ -125,7 +125,7 @@ def test_fig2_ablation_table_and_bounds_from_the_links(tmp_path, monkeypatch) ->
         elif len(within) == 1:
             assert m.value == pytest.approx(a.loc[mod.AS_RUN, f"packets_{k}"])
         else:
-            assert m.value is None and "depends on how many downloads came before" in m.not_testable
+            assert m.value is None and "outlived the hour between measurement rounds" in m.not_testable
     assert a.loc[mod.AS_RUN, "spearman_rho"] == pytest.approx(res.measured["rising"].value)
 
     # Capacity: WiFi serialises 1500-byte frames at its rate C and the first data packet arrives at t₂, so
@@ -140,15 +140,16 @@ def test_fig2_ablation_table_and_bounds_from_the_links(tmp_path, monkeypatch) ->
     # at the first data packet (t₂); t₂ − t₁ is one WiFi round trip after the handshake: 2·15 ms of
     # propagation plus the serialisation of the request and of the first data packet (each ≤ 1500 B at
     # the WiFi rate), with the WiFi queue empty. The cellular path is empty and loss-free, so the join's
-    # first data arrive that much earlier; t₂ itself is unchanged. Median over the pairs, so that a
-    # handshake packet lost to the 0.9 % loss (an RTO) in a few runs cannot decide it.
+    # first data arrive that much earlier after the measured download's own t₂: its window t₄ − t₂ is
+    # shorter by t₂ − t₁ (the earlier downloads also follow the rule, so the measured one starts at
+    # another time: only its own window is compared). Median over the pairs, so that a handshake
+    # packet lost to the 0.9 % loss (an RTO) in a few runs cannot decide it.
     join = next(v for v in labels if "join = at_once" in v)
     at_once = runs[runs["variant"] == join].set_index(["cell_base_rtt_ms", "seed"])
     wifi_rtt = 2 * parse_duration(links.WIFI["delay"])
     ser = PACKET_BITS / parse_rate(links.WIFI["rate"])
-    d = (full["t4_s"] - at_once["t4_s"].reindex(full.index)).median()
+    d = (full["window_s"] - at_once["window_s"].reindex(full.index)).median()
     assert wifi_rtt <= d <= wifi_rtt + 2 * ser
-    assert (full["t2_s"] - at_once["t2_s"].reindex(full.index)).abs().median() == 0
     # Qualitative, not a bound: without random loss on WiFi a run's count depends on its join delay
     # alone (no loss position to draw), so it ranks with γ more closely than with the 0.9 % loss.
     assert a.loc[mod.LOSS_FREE, "spearman_rho"] > a.loc[mod.AS_RUN, "spearman_rho"]

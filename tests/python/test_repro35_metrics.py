@@ -115,6 +115,23 @@ def test_cli_refuses_a_wrong_switch_value(tmp_path: Path) -> None:
     assert_user_error(cli("run", str(_write(tmp_path, sc))), "connections[0].tcp.metrics", "sometimes")
 
 
+def test_cli_refuses_a_wrong_slow_start_bound_and_the_kernel_backend_refuses_the_3x_one(tmp_path: Path) -> None:
+    """`tcp.slow_start_bound` takes `below` (Linux >= 4.3) or `at_or_below` (Linux <= 4.2, MPTCP
+    v0.88); anything else is one line naming the key. The kernel backend's Linux has only `below`."""
+    from mptcplab.errors import ConfigError
+    from mptcplab.kernel.support import check_supported
+
+    sc = _two("all")
+    sc["connections"][0]["tcp"]["slow_start_bound"] = "sometimes"
+    assert_user_error(cli("run", str(_write(tmp_path, sc))), "connections[0].tcp.slow_start_bound", "sometimes")
+    sc["connections"] = [{**sc["connections"][0], "stack": "linux"}]
+    sc["connections"][0]["tcp"]["slow_start_bound"] = "at_or_below"
+    with pytest.raises(ConfigError, match="slow_start_bound"):
+        check_supported(mptcplab.load_scenario(sc))
+    sc["connections"][0]["tcp"]["slow_start_bound"] = "below"
+    check_supported(mptcplab.load_scenario(sc))
+
+
 @pytest.mark.parametrize(("change", "words"), [
     ({"after": "third"}, ["no connection named `third`"]),
     ({"after": "second"}, ["must be listed before"]),
@@ -132,28 +149,51 @@ def test_cli_refuses_an_after_on_a_connection_that_never_closes(tmp_path: Path) 
     assert_user_error(cli("run", str(_write(tmp_path, sc))), "connections[1].after", "never closes")
 
 
-def test_fig2_each_run_follows_a_history_drawn_from_the_seeds_configurations() -> None:
-    """Seed 000 footnote 1 and §III ("We randomize the order of each configuration"): each
-    measured MPTCP download follows k earlier downloads from the same server, drawn from the
-    seed's configurations by the run's seed, with the 3.11 kernel's cache (ssthresh included) on."""
+def test_fig2_each_run_follows_the_downloads_before_it_in_a_drawn_measurement_round() -> None:
+    """Seed 000 §III ("We randomize the order of each configuration (i.e., single/multi-path, file
+    sizes, and cellular carriers)", "every hour") and footnote 1: a round is every configuration
+    once (single-path WiFi, single-path over each of 3 carriers, MPTCP over WiFi and each carrier,
+    at each of 7 sizes: 7 × 7 = 49 downloads) in a random order, and a measured MPTCP download of
+    1-32 MB follows the downloads before it in its round, with the 3.11 kernel's cache on."""
+    import collections
     import itertools
 
+    from mptcplab.experiments import _chen_towsley_fig2_history as hist
+    from mptcplab.experiments import _chen_towsley_links as links
     from mptcplab.experiments import chen_towsley_fig2 as f
 
-    drawn = {s: f.history(s) for s in range(1, 41)}
-    assert all(len(h) == f.K for h in drawn.values()) and drawn[1] == f.history(1)
-    # The k immediately preceding downloads: a shorter history is the tail of a longer one.
-    assert all(f.history(s, 1) == h[-1:] for s, h in drawn.items())
-    pairs = {x for h in drawn.values() for x in h}
-    assert pairs <= {(k, z) for k in f.KINDS for z in f.SIZES} and {k for k, _ in pairs} == set(f.KINDS)
-    assert len(set(drawn.values())) > 30  # 21³ histories: forty seeds rarely repeat one
-    conns = mptcplab.load_scenario(f.scenario(drawn[1])).resolved["connections"]
-    assert [c["name"] for c in conns] == [f"earlier{i}" for i in range(1, f.K + 1)] + [f.CONN]
+    assert len(hist.CONFIGS) * len(hist.SIZES) == 49
+    per_size = collections.Counter(hist.CONFIGS)
+    assert per_size == {"tcp": 1, "tcp-cell": 3, "mptcp": 3}
+    draws = {(s, d): hist.measured_draw(s, d) for s in range(1, 41) for d in ("30ms", "90ms")}
+    assert draws[(1, "30ms")] == hist.measured_draw(1, "30ms")
+    for (s, d), (size, before, prev) in draws.items():
+        assert size in hist.MEASURED_SIZES and f.history(s, d) == before
+        assert f.history(s, d, hist.CARRIED) == (*prev, *before)
+        # The previous round is a whole round; this one's downloads before the measured one are a part
+        # of a round without the measured configuration (one of the three carriers' MPTCP copies).
+        assert collections.Counter(prev) == {(k, z): n for k, n in per_size.items() for z in hist.SIZES}
+        left = collections.Counter(before)
+        assert all(left[(k, z)] <= per_size[k] - ((k, z) == ("mptcp", size)) for k, z in left)
+    # The measured download's place is uniform over the round's 49 places: 0 to 48 downloads before it,
+    # 24 on average; 80 draws give a mean within 24 ± 3 × 14.1 / √80 = 24 ± 4.7 (σ of a uniform 0..48).
+    lengths = [len(b) for _, b, _ in draws.values()]
+    assert min(lengths) >= 0 and max(lengths) <= 48 and abs(sum(lengths) / len(lengths) - 24) < 4.8
+    _size, before, _ = draws[(1, "30ms")]
+    sc = f.scenario(before, _size)
+    conns = mptcplab.load_scenario(sc).resolved["connections"]
+    kept = hist.simulated(before)
+    assert [k for k, _ in kept] == [k for k, _ in before if k != "tcp-cell"]
+    assert [c["name"] for c in conns] == [f"earlier{i}" for i in range(1, len(kept) + 1)] + [f.CONN]
     assert all(c["after"] == p["name"] for p, c in itertools.pairwise(conns))
-    for c, (kind, _size) in zip(conns, drawn[1]):
-        assert (c["kind"], c["paths"]) == {"tcp": ("tcp", ["wifi"]), "tcp-cell": ("tcp", ["cell"]),
-                                           "mptcp": ("mptcp", ["wifi", "cell"])}[kind]
+    for c, (kind, _z) in zip(conns, kept):
+        assert (c["kind"], c["paths"]) == {"tcp": ("tcp", ["wifi"]), "mptcp": ("mptcp", ["wifi", "cell"])}[kind]
     assert {c["tcp"]["metrics"] for c in conns} == {"all"}
+    # Both buffers auto-tuned within Linux 3.11's triples on every connection (§V-C, §III's 8 GB hosts).
+    raw = sc["connections"]
+    assert all(c["rcvbuf"] == links.TCP_RMEM_311 and c["sndbuf"] == links.TCP_WMEM_311 for c in raw)
+    with_cell = f.scenario(before, _size, cell_downloads=True)["connections"]
+    assert len(with_cell) == len(before) + 1
     claims = {c.id: c for c in f.CLAIMS}
     assert claims["r2"].paper == 0.8758 and not claims["r2"].headline
 

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 
 use mptcplab_core::cc::{self, PeerView};
-use mptcplab_core::config::{CaCounting, CcKind, CcParams, Recovery, SlowStart};
+use mptcplab_core::config::{CaCounting, CcKind, CcParams, Recovery, SlowStart, SlowStartBound};
 use mptcplab_core::tcp::state::Transition;
 use mptcplab_core::tcp::subflow::{CaState, State, Subflow, TcpParams};
 use mptcplab_core::units::{Dsn, Dur, Seq, Time};
@@ -284,6 +284,7 @@ fn params(mss: u64, recovery: Recovery, prr: bool) -> TcpParams {
         iw: 100,
         slow_start: SlowStart::Linux,
         ca_counting: CaCounting::Bytes,
+        slow_start_bound: SlowStartBound::Below,
         b: 2,
         delack_timeout: Dur::from_ms(40),
         idle_restart: false,

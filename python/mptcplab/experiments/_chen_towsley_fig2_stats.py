@@ -33,17 +33,17 @@ def r2(table: pd.DataFrame) -> Measured:
     return Measured(r * r, n=len(g), note=f"{len(g)} grid-point averages; correlation r = {fmt(r)}")
 
 
-def history_text(table: pd.DataFrame, k: int) -> str:
-    """What the drawn histories held: by `tcp_update_metrics`' rule an MPTCP download that finds
-    nothing cached for WiFi tends to leave nothing (its coupled WiFi subflow ends with
-    cwnd = ssthresh), a single-path cellular one never writes WiFi's entry, so a WiFi ssthresh
-    comes mostly from a single-path WiFi download (``tcp``) that ended in congestion avoidance."""
+def history_text(table: pd.DataFrame) -> str:
+    """What the drawn histories held: by `tcp_update_metrics`' rule a single-path WiFi download
+    (``tcp``) that ended in congestion avoidance leaves WiFi an ssthresh, an MPTCP download's
+    coupled WiFi subflow may (:mod:`chen_towsley_fig2`), a single-path cellular one never
+    writes WiFi's entry."""
     if len(table) == 0 or "history" not in table:
         return ""
     wifi = table["history"].fillna("").str.split(" → ").map(lambda h: any(x.startswith("tcp ") for x in h))
     by = table.groupby(wifi)["packets"].mean()
-    text = (f"Of the {len(table)} runs, {int(wifi.sum())} had a single-path WiFi download among their k = {k} "
-            "earlier ones")
+    text = (f"Of the {len(table)} runs, {int(wifi.sum())} had a single-path WiFi download among the downloads "
+            f"before them in their round ({fmt(table['earlier'].mean())} on average)")
     if len(by) == 2:
         text += (f"; those count {fmt(by[True])} packets on average, the others {fmt(by[False])} (all γ pooled)")
     return text + "."

@@ -43,6 +43,7 @@ AS_RUN = f"as run (trace, {AS_RUN_QUEUE} packets)"
 MEAN_RATE = f"constant rate at the trace's mean, {AS_RUN_QUEUE} packets"
 OTHER = f"another trace of the technology, {AS_RUN_QUEUE} packets"
 FIXED_RCVBUF = f"receive buffer fixed at {fmt(RCVBUF_DEFAULT_B)} B (no auto-tuning)"
+FIXED_MAX = "both buffers fixed at Linux 3.11's maxima: 6 MB receive, 4 MiB send (no auto-tuning)"
 #: (label, capacity, downlink queue in packets, change to the connection). Capacity: "trace"
 #: (as run), "mean" (a constant rate at the trace's mean: its delivery gaps removed, its mean
 #: kept) or "other" (another recorded trace of the technology, OTHER_TRACES).
@@ -52,12 +53,17 @@ ABLATIONS: tuple[tuple[str, str, int, dict[str, Any]], ...] = (
     (MEAN_RATE, "mean", AS_RUN_QUEUE, {}),
     *((f"constant rate at the trace's mean, {q} packets", "mean", q, {}) for q in QUEUE_SCAN),
     (OTHER, "other", AS_RUN_QUEUE, {}),
-    ("receive buffer auto-tuned within Linux 3.11's tcp_rmem (4096 87380 6291456)", "trace", AS_RUN_QUEUE,
-     {"rcvbuf": TCP_RMEM_311}),
+    (FIXED_MAX, "trace", AS_RUN_QUEUE, {"rcvbuf": "6MB", "sndbuf": "4MiB"}),
+    ("send buffer fixed at 4 MiB, receive buffer auto-tuned", "trace", AS_RUN_QUEUE, {"sndbuf": "4MiB"}),
     (FIXED_RCVBUF, "trace", AS_RUN_QUEUE, {"rcvbuf": TCP_RMEM_311["default"]}),
+    ("slow start while cwnd < ssthresh (Linux >= 4.3)", "trace", AS_RUN_QUEUE, {"tcp": {"slow_start_bound": "below"}}),
 )
 
 
+#: Fig. 2's measurement-round rule (seed 000 §III): each download after the downloads before it in
+#: a drawn round, the cache empty at the round's start; the measured one starts 1 s after the last
+#: one closed (not at its point's place in the traces).
+ROUND = "after the downloads before it in a drawn measurement round (Fig. 2's rule; cache empty at the round's start)"
 #: WiFi's open facts (the seed gives only its ≈ 30 ms RTT and 0.9 % loss): the home router's
 #: queue, as run 50 packets (assumed), and its rate, as run 20 Mbit/s (assumed). (label, change
 #: to the WiFi path).
@@ -68,10 +74,27 @@ WIFI_ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("WiFi rate 54Mbit (802.11g's nominal rate)", {"rate": "54Mbit"}),
     (CACHED := "after one earlier 1 MB single-path WiFi download (metrics cache on; the cellular entry stays empty)",
      {}),
+    (ROUND, {}),
 )
 #: The earlier download of the :data:`CACHED` row (kind, size), as Fig. 2's section builds it: the
 #: measured download starts its point's start time after it closed.
 EARLIER = (("tcp", "1MB"),)
+
+
+def _round_points(points: list[dict[str, Any]], net: str) -> list[dict[str, Any]]:
+    """The points with each download after the downloads before it in its drawn round (Fig. 2's
+    :mod:`_chen_towsley_fig2_history`; single-path cellular downloads left out as there)."""
+    from mptcplab.experiments import _chen_towsley_fig2_history as hist
+
+    out = []
+    for pt in points:
+        size = pt["connections.mptcp.app.size"]
+        before = hist.history_of_size(pt["seed"], f"fig3 {net} {size} {pt['connections.mptcp.start']}", size)
+        # The size again after the list it belongs to: the sweep's table names each run's size.
+        out.append({"connections": hist.connections(before, size),
+                    "duration": f"{1500 + float(hist.duration(before).removesuffix('s')):g}s",
+                    "connections.mptcp.app.size": size, "seed": pt["seed"]})
+    return out
 
 
 def _after_earlier(sc: dict) -> dict:
@@ -183,7 +206,8 @@ def run_wifi_ablation(ctx: Context, scenario: Any, points: list[dict[str, Any]],
             next(p for p in sc["paths"] if p["name"] == "wifi").update(change)
             if label == CACHED:
                 sc = _after_earlier(sc)
-            frames.append(repeated(ctx, sc, points, 1, f"wifi-{k}-{net.replace('&', '')}"))
+            pts = _round_points(points, net) if label == ROUND else points
+            frames.append(repeated(ctx, sc, pts, 1, f"wifi-{k}-{net.replace('&', '')}"))
         df = pd.concat(frames, ignore_index=True)
         by = df.groupby("connections.mptcp.app.size")["sf.mptcp.wifi.mean_rtt_s"].mean().reindex(list(sizes))
         rows.append({"variant": label, "wifi_rtt_min_ms": 1e3 * by.min(), "wifi_rtt_max_ms": 1e3 * by.max(),

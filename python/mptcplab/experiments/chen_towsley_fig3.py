@@ -27,12 +27,20 @@ What the seed measured, and how it is run here:
   not overflow. The same sentence is why the cellular link has no random loss (shared links), so
   the measured loss rate only shows that the assumed 1000-packet queue never overflows: the
   claim is supporting, an input checked, not a prediction (as Fig. 7 treats its input RTT).
+- Socket buffers: both hosts auto-tune them within Linux 3.11's defaults on their 8 GB of
+  memory (§III: "Both the server and the client have 8 GB of memory" and "kernel version
+  3.11.3"; §V-C: "We do not disable TCP auto-tuning"; wget and Apache set no buffer of their
+  own): the shared links' ``tcp_rmem`` = {4096, 87380, 6 MiB} and ``tcp_wmem`` = {4096, 16384,
+  4 MiB}. The ablation runs the buffers fixed at those maxima (no auto-tuning).
+- Slow start as Linux 3.11 and MPTCP v0.88 test it, cwnd <= ssthresh (``tcp_reno_cong_avoid``,
+  ``bictcp_cong_avoid``, ``mptcp_ccc_cong_avoid``): the shared links' ``SLOW_START_311``.
 - Footnote 1 (Linux caches the ssthresh of earlier connections to the same server) applies to
   this campaign too ("We randomize the order of each configuration", §III): which downloads
   came before each one is not given. Assumption: no earlier download, an empty cache (every run
   is the first connection to the server). The WiFi ablation runs every download after one earlier
-  1 MB single-path WiFi download with the cache on (it leaves WiFi's entry only); Fig. 2's
-  section shows how far drawn histories move the WiFi subflow's start.
+  1 MB single-path WiFi download with the cache on (it leaves WiFi's entry only), and after
+  the downloads before it in a drawn measurement round (Fig. 2's rule, the cache empty at the
+  round's start; the measured download then starts wherever the round leaves it in the traces).
 - Sprint: none of the recorded traces is Sprint's network; Sprint 3G EVDO is modelled with the
   only EVDO trace (Verizon's, recorded driving): an assumption, with the ablation across every
   available trace.
@@ -95,7 +103,7 @@ def scenario(carrier: str, data: str | Path | None = None) -> dict:
         "name": NAME,
         "duration": "1500s",
         "paths": [links.path("wifi", links.WIFI), links.path("cell", links.cellular(carrier, data))],
-        "connections": [links.mptcp({"kind": "download", "size": SIZES[0]})],
+        "connections": [links.mptcp_autotuned({"kind": "download", "size": SIZES[0]}, tcp=links.SLOW_START_311)],
     }
 
 
@@ -290,7 +298,7 @@ def _discussion(ctx: Context, table: pd.DataFrame, wifi: pd.DataFrame, measured:
         + "The ranges are " + ranges + ". "
         + (f"Too small a download sends nothing on the cellular subflow (no cellular RTT: {'; '.join(empty)}), "
            "so each carrier's low end is its smallest size with cellular data. " if empty else "")
-        + f"The cellular links lose {loss.note.split('; ', 1)[1]} of their packets (the seed: less than 0.03 %): "
+        + f"The cellular links lose {loss.note.split('; ')[1]} of their packets (the seed: less than 0.03 %): "
         "the connection's shared send buffer bounds the data in flight below what the 1000-packet queue holds, "
         "so the queue does not overflow, and the loss-free window fills it instead: the tops follow from that "
         "queue drained at the traces' mean rates (a full queue adds "

@@ -35,6 +35,7 @@ LINUX_TCP: dict[str, tuple[Any, str]] = {
     "cwnd_limited": ("linux", "Linux counts the congestion window as used by tcp_cwnd_validate's rule"),
     "tso_defer": (True, "Linux defers small segmentation-offload units (tcp_tso_should_defer)"),
     "cwv": (True, "Linux decays an application-limited window (tcp_cwnd_application_limited)"),
+    "slow_start_bound": ("below", "Linux stays in slow start while cwnd < ssthresh (tcp_in_slow_start)"),
 }
 #: Connection keys of the stack model with the one value this kernel has, and why. A key
 #: absent from the resolved scenario (a schema without it) is not checked.

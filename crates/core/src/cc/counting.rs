@@ -14,6 +14,20 @@ pub enum SlowStart {
     PerAck,
 }
 
+/// Where slow start ends: the test a controller makes on every ACK before growing the window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SlowStartBound {
+    /// Slow start while cwnd < ssthresh (Linux >= 4.3, `tcp_in_slow_start`).
+    #[default]
+    Below,
+    /// Slow start while cwnd <= ssthresh (Linux up to 4.2: `tcp_reno_cong_avoid`,
+    /// `bictcp_cong_avoid`, and MPTCP v0.88's `mptcp_ccc_cong_avoid` test
+    /// `tp->snd_cwnd <= tp->snd_ssthresh`): a window set to ssthresh after a recovery grows by
+    /// the slow-start rule on the next ACK that may grow it, and so ends above ssthresh.
+    AtOrBelow,
+}
+
 /// Congestion-avoidance counting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]

@@ -31,7 +31,7 @@ pub mod olia;
 pub mod reno;
 pub mod wvegas;
 
-use crate::cc::counting::{CaCounting, SlowStart};
+use crate::cc::counting::{CaCounting, SlowStart, SlowStartBound};
 use crate::registry::AlgorithmParams;
 use crate::rng::Rng;
 use crate::units::{Dur, Time};
@@ -50,14 +50,26 @@ pub struct Window {
     pub cnt: u64,
     pub slow_start: SlowStart,
     pub ca_counting: CaCounting,
+    pub bound: SlowStartBound,
 }
 
 impl Window {
     pub fn new(iw_segments: u64, smss: u64, slow_start: SlowStart, ca_counting: CaCounting) -> Window {
-        Window { cwnd: iw_segments * smss, ssthresh: u64::MAX, smss, cnt: 0, slow_start, ca_counting }
+        Window {
+            cwnd: iw_segments * smss,
+            ssthresh: u64::MAX,
+            smss,
+            cnt: 0,
+            slow_start,
+            ca_counting,
+            bound: SlowStartBound::Below,
+        }
     }
     pub fn in_slow_start(&self) -> bool {
-        self.cwnd < self.ssthresh
+        match self.bound {
+            SlowStartBound::Below => self.cwnd < self.ssthresh,
+            SlowStartBound::AtOrBelow => self.cwnd <= self.ssthresh,
+        }
     }
 }
 
@@ -261,7 +273,14 @@ pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
         // Classic: +1 SMSS per ACK — ψ = 1 + 1/b per round with delayed ACKs.
         SlowStart::PerAck => w.smss,
     };
-    let new = w.cwnd.saturating_add(inc).min(w.ssthresh);
+    // Linux >= 3.18 stops slow start at ssthresh; up to 4.2 the test is cwnd <= ssthresh, and
+    // before 3.18 `tcp_slow_start` grows the window by its rule with no cap at ssthresh, so an
+    // ACK taken at cwnd = ssthresh takes it one step past.
+    let cap = match w.bound {
+        SlowStartBound::Below => w.ssthresh,
+        SlowStartBound::AtOrBelow => u64::MAX,
+    };
+    let new = w.cwnd.saturating_add(inc).min(cap);
     let used = new - w.cwnd;
     w.cwnd = new;
     match w.slow_start {
@@ -354,6 +373,7 @@ pub(crate) mod harness {
             cnt: 0,
             slow_start: SlowStart::Linux,
             ca_counting: CaCounting::Bytes,
+            bound: SlowStartBound::Below,
         }
     }
 

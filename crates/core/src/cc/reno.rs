@@ -55,7 +55,7 @@ impl CongestionControl for Reno {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::counting::{CaCounting, SlowStart};
+    use crate::cc::counting::{CaCounting, SlowStart, SlowStartBound};
     use crate::cc::harness::*;
 
     #[test]
@@ -67,6 +67,7 @@ mod tests {
             cnt: 0,
             slow_start: SlowStart::Linux,
             ca_counting: CaCounting::Bytes,
+            bound: SlowStartBound::Below,
         };
         let p = [peer(10, 100)];
         for _ in 0..10 {
@@ -88,6 +89,34 @@ mod tests {
     }
 
     #[test]
+    fn an_ack_at_cwnd_equal_to_ssthresh_grows_the_window_only_under_the_3x_bound() {
+        // Linux 3.11 / MPTCP v0.88: slow start while cwnd <= ssthresh, +1 SMSS per ACK
+        // (`tcp_slow_start`, no cap), so an ACK at cwnd = ssthresh = 10 segments gives 11, and
+        // the next ACK (11 > 10) is congestion avoidance, counting 1 of the 11 ACKs a segment
+        // needs: 11 still. Linux >= 4.3: cwnd < ssthresh is false at 10, so the first ACK is
+        // already congestion avoidance, 1 of 10 ACKs: 10.
+        let w = Window {
+            cwnd: 10_000,
+            ssthresh: 10_000,
+            smss: 1000,
+            cnt: 0,
+            slow_start: SlowStart::PerAck,
+            ca_counting: CaCounting::PerAck,
+            bound: SlowStartBound::AtOrBelow,
+        };
+        let p = [peer(10, 100)];
+        let two = Ack { acked: 2000, ..ack(0, &p) };
+        let (mut old, mut new) = (w, Window { bound: SlowStartBound::Below, ..w });
+        assert!(old.in_slow_start() && !new.in_slow_start());
+        Reno.on_ack(&two, &mut old);
+        Reno.on_ack(&two, &mut new);
+        assert_eq!((old.cwnd, new.cwnd), (11_000, 10_000));
+        Reno.on_ack(&two, &mut old);
+        assert_eq!(old.cwnd, 11_000);
+        assert!(!old.in_slow_start());
+    }
+
+    #[test]
     fn loss_halves_with_a_two_segment_floor() {
         let w = Window {
             cwnd: 30_000,
@@ -96,6 +125,7 @@ mod tests {
             cnt: 0,
             slow_start: SlowStart::Linux,
             ca_counting: CaCounting::Bytes,
+            bound: SlowStartBound::Below,
         };
         assert_eq!(Reno.ssthresh(Time::ZERO, 0, &w, &[]), 15_000);
         let w = Window { cwnd: 3_000, ..w };

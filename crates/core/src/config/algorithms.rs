@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::cc::counting::{CaCounting, SlowStart};
+pub use crate::cc::counting::{CaCounting, SlowStart, SlowStartBound};
 pub use crate::cc::{CcConfig, CcKind, CcParams};
 pub use crate::mptcp::sched::minrtt::{MinRttParams, PenalisationRule};
 pub use crate::mptcp::sched::{SchedConfig, SchedKind, SchedParams};

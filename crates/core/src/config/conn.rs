@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::algorithms::{CaCounting, CwndLimited, Recovery, SlowStart, TsqRule};
+use super::algorithms::{CaCounting, CwndLimited, Recovery, SlowStart, SlowStartBound, TsqRule};
 use super::{BufSize, ByteSize, RouteCfg, Stack};
 use crate::cc::{CcKind, CcParams};
 use crate::mptcp::sched::{SchedKind, SchedParams};
@@ -134,6 +134,10 @@ pub struct TcpCfg {
     /// What congestion avoidance counts towards its +1 segment per window.
     #[serde(default)]
     pub ca_counting: CaCounting,
+    /// Where slow start ends ([`SlowStartBound`]): below ssthresh (default, Linux >= 4.3) or
+    /// at it (Linux up to 4.2 and MPTCP v0.88's coupled controller).
+    #[serde(default)]
+    pub slow_start_bound: SlowStartBound,
     /// Delayed ACK: acknowledge every b-th full-sized segment.
     #[serde(default = "d_b")]
     pub delack_segments: u64,
@@ -202,6 +206,7 @@ impl Default for TcpCfg {
             iw: d_iw(),
             slow_start: SlowStart::default(),
             ca_counting: CaCounting::default(),
+            slow_start_bound: SlowStartBound::default(),
             delack_segments: d_b(),
             delack_timeout: d_delack(),
             idle_restart: true,

@@ -145,6 +145,7 @@ impl Endpoint {
             iw: t.iw,
             slow_start: t.slow_start,
             ca_counting: t.ca_counting,
+            slow_start_bound: t.slow_start_bound,
             b: t.delack_segments,
             delack_timeout: t.delack_timeout,
             idle_restart: t.idle_restart,

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::cc::RateSample;
-use crate::config::{CaCounting, SlowStart};
+use crate::config::{CaCounting, SlowStart, SlowStartBound};
 
 const SMSS: u64 = 1000;
 const MS: u64 = 1_000_000;
@@ -16,6 +16,7 @@ fn window(cwnd_segs: u64) -> Window {
         cnt: 0,
         slow_start: SlowStart::Linux,
         ca_counting: CaCounting::Bytes,
+        bound: SlowStartBound::Below,
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::cc::harness::*;
-use crate::config::{CaCounting, SlowStart};
+use crate::config::{CaCounting, SlowStart, SlowStartBound};
 
 const BETA: f64 = 717.0 / 1024.0;
 const C: f64 = 0.4;
@@ -16,6 +16,7 @@ fn ca_window(segments: u64) -> Window {
         cnt: 0,
         slow_start: SlowStart::Linux,
         ca_counting: CaCounting::Bytes,
+        bound: SlowStartBound::Below,
     }
 }
 

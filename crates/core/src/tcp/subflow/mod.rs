@@ -34,7 +34,7 @@ mod send;
 mod timers;
 
 use crate::cc::{PeerView, RateAck, Window};
-use crate::config::{CaCounting, CwndLimited, Recovery, SlowStart, TsqRule};
+use crate::config::{CaCounting, CwndLimited, Recovery, SlowStart, SlowStartBound, TsqRule};
 use crate::tcp::pacing::{self, Pacer};
 use crate::tcp::prr::Prr;
 use crate::tcp::receiver::SubflowReceiver;
@@ -57,6 +57,7 @@ pub struct TcpParams {
     pub iw: u64,
     pub slow_start: SlowStart,
     pub ca_counting: CaCounting,
+    pub slow_start_bound: SlowStartBound,
     /// Delayed-ACK ratio b.
     pub b: u64,
     pub delack_timeout: Dur,
@@ -206,7 +207,7 @@ pub struct Stale {
 
 impl Subflow {
     pub fn new(idx: u8, path: usize, backup: bool, state: State, p: TcpParams) -> Subflow {
-        let w = Window::new(p.iw, p.smss, p.slow_start, p.ca_counting);
+        let w = Window { bound: p.slow_start_bound, ..Window::new(p.iw, p.smss, p.slow_start, p.ca_counting) };
         let rtt = RttEstimator::new(p.rto_initial, p.rto_min, p.rto_max);
         let mut sb = Scoreboard::default();
         sb.rack.enabled = p.recovery == Recovery::RackTlp;

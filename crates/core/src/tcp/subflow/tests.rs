@@ -12,6 +12,7 @@ fn subflow(rule: CwndLimited) -> Subflow {
         iw: 10,
         slow_start: SlowStart::Linux,
         ca_counting: CaCounting::Bytes,
+        slow_start_bound: SlowStartBound::Below,
         b: 2,
         delack_timeout: Dur::from_ms(40),
         idle_restart: false,
