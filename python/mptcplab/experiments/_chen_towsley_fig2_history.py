@@ -118,9 +118,9 @@ def measured_size(seed: int, point: str) -> str:
 def _earlier(kind: str, size: str) -> dict[str, Any]:
     app = {"kind": "download", "size": size}
     if kind == "mptcp":
-        return links.mptcp_autotuned(app, tcp=links.SLOW_START_311)
+        return links.mptcp_autotuned(app)
     path = "cell" if kind == "tcp-cell" else "wifi"
-    return {**links.mptcp_autotuned(app, paths=(path,), tcp=links.SLOW_START_311), "kind": "tcp", "cc": "cubic"}
+    return {**links.mptcp_autotuned(app, paths=(path,)), "kind": "tcp", "cc": "cubic"}
 
 
 def _bytes(size: str) -> float:
@@ -142,7 +142,7 @@ def connections(earlier: tuple[Download, ...], size: str = "16MB", cell_download
         if k:
             c.update(after=f"earlier{k}", start=GAP)
         conns.append(c)
-    measured = links.mptcp_autotuned({"kind": "download", "size": size}, tcp=links.SLOW_START_311)
+    measured = links.mptcp_autotuned({"kind": "download", "size": size})
     if conns:
         measured.update(after=conns[-1]["name"], start=GAP)
     return [*conns, measured]

@@ -33,7 +33,7 @@ What the seed measured, and how it is run here:
   own): the shared links' ``tcp_rmem`` = {4096, 87380, 6 MiB} and ``tcp_wmem`` = {4096, 16384,
   4 MiB}. The ablation runs the buffers fixed at those maxima (no auto-tuning).
 - Slow start as Linux 3.11 and MPTCP v0.88 test it, cwnd <= ssthresh (``tcp_reno_cong_avoid``,
-  ``bictcp_cong_avoid``, ``mptcp_ccc_cong_avoid``): the shared links' ``SLOW_START_311``.
+  ``bictcp_cong_avoid``, ``mptcp_ccc_cong_avoid``): the shared links' ``TCP_LINUX_311``.
 - Footnote 1 (Linux caches the ssthresh of earlier connections to the same server) applies to
   this campaign too ("We randomize the order of each configuration", §III): which downloads
   came before each one is not given. Assumption: no earlier download, an empty cache (every run
@@ -103,7 +103,7 @@ def scenario(carrier: str, data: str | Path | None = None) -> dict:
         "name": NAME,
         "duration": "1500s",
         "paths": [links.path("wifi", links.WIFI), links.path("cell", links.cellular(carrier, data))],
-        "connections": [links.mptcp_autotuned({"kind": "download", "size": SIZES[0]}, tcp=links.SLOW_START_311)],
+        "connections": [links.mptcp_autotuned({"kind": "download", "size": SIZES[0]})],
     }
 
 

@@ -170,8 +170,7 @@ def scenario(policy: str, rate_mbps: float = CELL_RATE_MBPS) -> dict[str, Any]:
         "name": NAME,
         "duration": f"{DURATION_S:g}s",
         "paths": [links.path("wifi", links.WIFI), links.path("cell", cellular(rate_mbps))],
-        "connections": [links.mptcp({"kind": "bulk"}, cc_params={"lia": {"alpha_update": policy}},
-                                    sched_params={"minrtt": dict(links.APACHE_WRITER)})],
+        "connections": [links.mptcp_autotuned({"kind": "bulk"}, cc_params={"lia": {"alpha_update": policy}})],
         "output": {"timeseries": SAMPLE},
     }
 
