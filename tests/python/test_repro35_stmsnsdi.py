@@ -79,6 +79,39 @@ def nsdi(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return run_one("nsdi12-fig4", tmp_path_factory.mktemp("nsdi"), quick=True, jobs=2, progress=None)
 
 
+@pytest.mark.parametrize(("kb", "scale", "window"), [
+    (600, 2, 450_000),     # Linux 3.2, tcp_adv_win_scale = 2: 600 000 − (600 000 >> 2) = 600 000 − 150 000
+    (10, 2, 7_500),        # 10 000 − 2 500
+    (600, 1, 300_000),     # Linux ≥ 3.4's scale 1: half the buffer
+    (600, 0, 600_000),     # the whole-buffer reading of the ablation
+])
+def test_nsdi12_window_is_tcp_win_from_space_of_the_buffer(kb: int, scale: int, window: int) -> None:
+    """`tcp_win_from_space(space)` = space − (space >> tcp_adv_win_scale) for a positive scale."""
+    n = load("nsdi12-fig4")
+    assert n.window_bytes(kb, scale) == window
+    assert n.rcvbuf(kb, scale) == f"{window}B"
+
+
+def test_nsdi12_sweep_runs_linux_3_2s_window_and_ablates_the_whole_buffer(nsdi: Any) -> None:
+    """Every swept buffer runs with 3.2's window (scale 2: three quarters), mapped back to the
+    `tcp_rmem` value on the x-axis; the key result's ablation has the whole-buffer row at every
+    judged buffer, and its as-run row is the sweep's TBF panel."""
+    n = load("nsdi12-fig4")
+    assert n.ADV_WIN_SCALE == 2
+    import pandas as pd
+
+    back = n._kb_of(pd.Series([n.rcvbuf(kb) for kb in n.RCVBUFS_KB]))
+    assert back.tolist() == list(n.RCVBUFS_KB)
+    abl = pd.read_csv(nsdi.tables["ablation"])
+    whole = abl[abl["variant"] == n.WHOLE_BUFFER]
+    assert sorted(whole["rcvbuf_kb"]) == [kb for kb in n.RCVBUFS_KB if kb >= n.FULL_USE_KB]
+    t = pd.read_csv(nsdi.tables["goodput vs receive buffer"])
+    as_run = abl[abl["variant"] == "linux-v0.9x (as run)"].set_index("rcvbuf_kb")["share_of_links_pct"]
+    sweep = t[(t["variant"] == "queue as TBF") & (t["config"] == "MPTCP + M1 + M2")].set_index("rcvbuf_kb")
+    for kb, share in as_run.items():
+        assert share == pytest.approx(100 * sweep.loc[kb, "goodput_mbps"] * 1e6 / n.LINKS_BPS, rel=1e-9)
+
+
 @pytest.mark.parametrize(("link", "rate", "delay", "limit"), [
     (0, "8Mbit", "10ms", "25000B"),   # 8 Mbit/s / 8 × 10 ms + 15 000 B
     (1, "2Mbit", "75ms", "33750B"),   # 2 Mbit/s / 8 × 75 ms + 15 000 B
