@@ -161,7 +161,7 @@ def test_nsdi12_m2_penalises_the_3g_subflow_and_the_counts_agree(results: dict) 
 
 def test_nsdi12_ablation_starts_from_the_run_the_claims_read(results: dict) -> None:
     """The ablation's unmodified variant is the sweep's MPTCP + M1 + M2 run with TBF as run
-    (same scenario, same seed, no random component): the same goodput at both of its buffers.
+    (same scenario, same seed, no random component): the same goodput at each of its buffers.
     Switching M1 and M2 off leaves no penalisation and no opportunistic retransmission, while the
     run as is has both at 600 KB (the 3G window halved, WiFi resending)."""
     res = results["nsdi12-fig4"][0]

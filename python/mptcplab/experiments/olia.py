@@ -35,8 +35,9 @@ runs with the first 20 s excluded (60 s in quick mode). Users start at random ti
 the first 2 s, the runs' only randomness (simultaneous starts make every repetition
 identical); repetition r draws the same start times in every variant of a scenario, so
 variants are compared pairwise per repetition. Their effect is in the ablation (scenarios A
-and B): the buffers (25 ms), RED, delayed ACKs, uncoupled Reno and the stack profile, one at a
-time; the run length, the start spread and the topologies are not varied.
+and B): the buffers (25 ms), RED, delayed ACKs, uncoupled Reno, the stack profile, the run
+length (half and twice the section's) and the start spread (0.2 s and 20 s), one at a time;
+the topologies are not varied.
 
 Calibration (the one open parameter): the slides' "optimal algorithm with probing cost"
 sends at least 1 MSS per RTT on every path and gives neither MSS nor RTT. The probe rate x is
