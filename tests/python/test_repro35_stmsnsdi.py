@@ -98,8 +98,6 @@ def test_nsdi12_sweep_runs_linux_3_2s_window_and_ablates_the_whole_buffer(nsdi: 
     judged buffer, and its as-run row is the sweep's TBF panel."""
     n = load("nsdi12-fig4")
     assert n.ADV_WIN_SCALE == 2
-    import pandas as pd
-
     back = n._kb_of(pd.Series([n.rcvbuf(kb) for kb in n.RCVBUFS_KB]))
     assert back.tolist() == list(n.RCVBUFS_KB)
     abl = pd.read_csv(nsdi.tables["ablation"])
@@ -344,3 +342,16 @@ def test_stms_fixed_6mb_ablation_shows_the_window_never_binding(stms: Any) -> No
     run, fixed = abl.iloc[0], abl.loc["fixed 6 MB buffers"]
     assert fixed["minrtt_fast_30kb_mbps"] > run["minrtt_fast_30kb_mbps"]
     assert fixed["minrtt_fast_loss_30kb_pct"] < run["minrtt_fast_loss_30kb_pct"]
+
+
+def test_nsdi12_jitter_ablation_starts_from_the_claims_pairs(nsdi: Any) -> None:
+    """The jitter ablation's as-run row (dupthresh 3, netem reordering) runs the claim's scenario
+    with the claim's seeds: its mean ratio is the claim's value. Every row holds the same number
+    of paired runs, and a dupthresh of 127 is Linux's `TCP_MAX_REORDERING`."""
+    n = load("nsdi12-fig4")
+    jab = pd.read_csv(nsdi.tables["jitter ablation"])
+    assert set(jab["variant"]) == set(n.JITTER_ROWS)
+    assert jab.groupby("variant")["repeat"].nunique().nunique() == 1
+    as_run = jab[jab["variant"] == "dupthresh 3 (as run)"]
+    assert as_run["ratio"].mean() == pytest.approx(nsdi.measured["high-jitter"].value, rel=1e-9)
+    assert n.JITTER_ROWS["dupthresh 127"] == (127, True)

@@ -304,6 +304,71 @@ def _tbf_ablation(ctx: Context, base: Any) -> Any:
     return out[["reading", "config", "rcvbuf_kb", "goodput_mbps", "mean_rtt_3g_ms"]]
 
 
+#: The jitter ablation (high jitter, at the key-result buffer, paired runs as the claim's): the
+#: reordering degree TCP tolerates before a fast retransmit. The engine keeps it at `dupthresh`;
+#: Linux 3.2 raises `tp->reordering` to the degree it observes (`tcp_update_reordering`, at most
+#: `TCP_MAX_REORDERING` = 127) and undoes reductions a D-SACK shows spurious. Fixed degrees stand
+#: for that adaptation, the largest at its cap; and netem's reordering off (delay varied, order kept).
+JITTER_DUPTHRESH = (3, 10, 30, 127)
+JITTER_IN_ORDER = "jitter without reordering (dupthresh 3)"
+#: The jitter ablation's rows: label → (dupthresh, packets may overtake each other).
+JITTER_ROWS: dict[str, tuple[int, bool]] = {
+    **{f"dupthresh {d}" + (" (as run)" if d == 3 else ""): (d, True) for d in JITTER_DUPTHRESH},
+    JITTER_IN_ORDER: (3, False)}
+
+
+def _jitter_ablation(ctx: Context, base: Any) -> Any:
+    """MPTCP + M1 + M2 / TCP over WiFi with high jitter at the key-result buffer, per variant and
+    repetition (the seeds of the jitter runs; the dupthresh-3 row is the claim's own pairs)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pandas as pd
+
+    import mptcplab
+    from mptcplab.sweep import repeat_seed
+
+    reps = ctx.reps(5, 3)
+    todo = []
+    for label, (dt, reorder) in JITTER_ROWS.items():
+        paths = _paths(base, QUEUES["TBF"], JITTER["high"])
+        for p in paths:
+            p["jitter"]["reorder"] = reorder
+        for config in ("MPTCP + M1 + M2", "TCP over WiFi"):
+            c = merge_into(_conn(base, config)[0], {"tcp": {"dupthresh": dt}})
+            sc = base.with_overrides({"paths": paths, "connections": [c],
+                                      "connections.mptcp.rcvbuf": rcvbuf(FULL_USE_KB)})
+            todo += [(label, config, r, sc) for r in range(reps)]
+    with ThreadPoolExecutor(max(1, ctx.jobs)) as pool:
+        goodput = list(pool.map(lambda t: mptcplab.run(t[3], seed=repeat_seed(base.seed, t[2])).metrics()
+                                ["conn.mptcp.goodput_bps"] / 1e6, todo))
+    runs = pd.DataFrame([{"variant": t[0], "config": t[1], "repeat": t[2], "goodput_mbps": g}
+                         for t, g in zip(todo, goodput, strict=True)])
+    wide = runs.pivot_table(index=["variant", "repeat"], columns="config", values="goodput_mbps").reset_index()
+    wide["ratio"] = wide["MPTCP + M1 + M2"] / wide["TCP over WiFi"]
+    return wide
+
+
+def _jitter_text(jab: Any) -> str:
+    """The jitter ablation's reading: per variant the mean ratio and goodputs, and the variants
+    that meet the claim's tolerance."""
+    claim = next(c for c in CLAIMS if c.id == "high-jitter")
+    rows = []
+    ok = []
+    for label in JITTER_ROWS:
+        g = jab[jab["variant"] == label]
+        m = measured_mean(g["ratio"].tolist())
+        rows.append(f"{label}: {fmt(m.value)}× (MPTCP + M1 + M2 {fmt(g['MPTCP + M1 + M2'].mean())}, TCP over WiFi "
+                    f"{fmt(g['TCP over WiFi'].mean())} Mbit/s)")
+        if claim.tolerance is not None and claim.tolerance.holds(claim.paper, m.value):
+            ok.append(label)
+    return ("- **Ablation of the jitter result** (not counted; high jitter, "
+            f"{FULL_USE_KB} KB, {jab['repeat'].nunique()} paired runs per variant; table 'jitter ablation'): "
+            + "; ".join(rows) + ". Within the claim's ≤ 0.85 with: " + ("; ".join(ok) if ok else "none of the variants")
+            + ". A larger reordering tolerance lifts TCP and MPTCP alike: the reordering netem's jitter causes "
+              "does not make MPTCP worse than TCP in the engine; seed 003's runs that 'fail to transfer any significant "
+              "amount of data', which it suspects are iperf's, are not modelled.")
+
+
 def run(ctx: Context) -> Result:
     import matplotlib
 
@@ -367,6 +432,10 @@ def run(ctx: Context) -> Result:
     tbf_abl = _tbf_ablation(ctx, base)
     tbf_csv = ctx.path("tbf_readings.csv")
     tbf_abl.to_csv(tbf_csv, index=False)
+
+    jab = _jitter_ablation(ctx, base)
+    jab_csv = ctx.path("jitter_ablation.csv")
+    jab.to_csv(jab_csv, index=False)
 
     tq, tp, tt = "queue as time", "queue as packets", "queue as TBF"
     wide, pen_counts, pen_first = _penalisations(base)
@@ -517,6 +586,7 @@ def run(ctx: Context) -> Result:
                  f"{fmt(tbf_cell(r, 'MPTCP + M1 + M2', 1000, 'goodput_mbps'))} Mbit/s",
                  f"3G RTT {fmt(tbf_cell(r, 'TCP over 3G', FULL_USE_KB, 'mean_rtt_3g_ms'))} ms"])
             for r in TBF_ABLATION) + ". " + _no_dip_readings(tbf_abl, g(tq, "TCP over WiFi", 150)),
+        _jitter_text(jab),
     ])
 
     setup = (
@@ -574,7 +644,7 @@ def run(ctx: Context) -> Result:
     )
     return Result(NAME, TITLE, SOURCE, setup, CLAIMS, measured, discussion,
                   {"goodput vs receive buffer": csv, f"penalisation series ({FULL_USE_KB} KB)": pen_csv,
-                   "ablation": abl_csv, "TBF readings (ablation)": tbf_csv}, figs)
+                   "ablation": abl_csv, "TBF readings (ablation)": tbf_csv, "jitter ablation": jab_csv}, figs)
 
 
 def _no_dip_readings(tbf_abl: Any, tcp_wifi_150: float) -> str:
