@@ -43,6 +43,19 @@ def test_tbf_latency_is_a_byte_limit_of_rate_times_latency_plus_burst() -> None:
     assert tbf["link.g3.down.queue_drops"] > 0
 
 
+def test_tbf_in_front_of_a_device_never_exceeds_burst_plus_rate_times_time() -> None:
+    """sch_tbf in front of a 10 Gbit/s device: over any interval τ at most burst + rate · τ bytes
+    leave, so a bulk Reno flow over 20 s delivers at most 15 000 B + 2 Mbit/s / 8 × 20 s =
+    5 015 000 wire bytes; the bucket's bursts (ten packets back to back after an idle spell)
+    make the run differ from the link's own transmitter as shaper."""
+    aqm = {"kind": "tbf", "burst": "15000B", "latency": "75ms"}
+    shaped = mptcplab.run(_tbf_scenario({**aqm, "device": "10Gbit"})).metrics()
+    serial = mptcplab.run(_tbf_scenario(aqm)).metrics()
+    assert shaped != serial
+    assert shaped["link.g3.down.delivered_bytes"] <= 15_000 + 2_000_000 / 8 * 20
+    assert shaped["link.g3.down.delivered_bytes"] > 0.9 * 2_000_000 / 8 * 20
+
+
 def test_a_bucket_smaller_than_a_packet_passes_nothing() -> None:
     """sch_tbf's max_size: a 1500-byte packet needs 1500 B of tokens, more than a 1000 B bucket
     holds, so every data packet is dropped (counted as an AQM drop) and nothing is delivered."""
@@ -57,6 +70,8 @@ def test_a_bucket_smaller_than_a_packet_passes_nothing() -> None:
     ({"latency": "75ms", "peakrate": "4Mbit"}, "paths[0].aqm.mtu", "requires `mtu`"),
     ({"latency": "75ms", "mtu": "1500B"}, "paths[0].aqm.mtu", "`peakrate`"),
     ({"latency": "0ms"}, "paths[0].aqm.latency", "must be > 0"),
+    # A rate is parsed inside the tagged `aqm` table, which is where the parser can point.
+    ({"latency": "75ms", "device": "0Mbit"}, "paths[0].aqm", "`0Mbit` must be a positive rate"),
 ])
 def test_bad_tbf_input_is_one_line_naming_the_key(tmp_path: Path, extra: dict, key: str, message: str) -> None:
     aqm = {"kind": "tbf", "burst": "15000B", **extra}
@@ -117,11 +132,15 @@ def test_nsdi12_sweep_runs_linux_3_2s_window_and_ablates_the_whole_buffer(nsdi: 
 def test_nsdi12_tbf_limits_follow_tc_from_the_links_delays(link: int, rate: str, delay: str, limit: str) -> None:
     """Seed 003 set "the delay using the 'latency' argument to the TBF qdisc"; with Mininet's
     15 000 B bucket, tc-tbf's limit is rate / 8 × latency + burst. The section's own TBF keys,
-    run through the schema and the engine, decide exactly as a drop-tail queue of that many
-    bytes (identical runs), and the queue overflows (Reno fills any queue)."""
+    run through the schema and the engine with the link's transmitter as the shaper (no
+    `device`), decide exactly as a drop-tail queue of that many bytes (identical runs), and the
+    queue overflows (Reno fills any queue). As run, TBF shapes in front of a 10 Gbit/s device
+    (Mininet's veth), which changes the run."""
     n = load("nsdi12-fig4")
-    tbf = dict(n.QUEUES["TBF"][link])
-    assert tbf["aqm"]["latency"] == delay
+    as_run_keys = json.loads(json.dumps(n.QUEUES["TBF"][link]))
+    assert as_run_keys["aqm"]["latency"] == delay
+    assert as_run_keys["aqm"].pop("device") == "10Gbit"
+    tbf = as_run_keys
 
     def run(keys: dict[str, Any]) -> dict[str, float]:
         path = {"name": "p", "rate": rate, "delay": delay, **keys}
@@ -133,6 +152,7 @@ def test_nsdi12_tbf_limits_follow_tc_from_the_links_delays(link: int, rate: str,
     assert as_run == run({"queue": limit})
     assert as_run != run({"queue": f"{int(limit.removesuffix('B')) + 3000}B"})
     assert as_run["link.p.down.queue_drops"] > 0
+    assert run(n.QUEUES["TBF"][link]) != as_run
 
 
 def test_nsdi12_key_result_is_judged_on_tbf_at_every_swept_buffer_from_600_kb(nsdi: Any) -> None:

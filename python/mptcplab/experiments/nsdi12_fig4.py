@@ -55,10 +55,23 @@ QUEUES: dict[str, tuple[Any, Any]] = {"time": ("80ms", "2s"), "packets": ("53 pa
 #: delays as the latency: 8 Mbit/s × 10 ms + 15 000 B = 25 000 B, 2 Mbit/s × 75 ms + 15 000 B =
 #: 33 750 B. The hard limit behind TBF is netem's default (1000 packets).
 TBF_BURST = "15000B"
+#: The device beneath TBF: Mininet's links are veth pairs, which have no rate of their own
+#: (Mininet's `TCIntf` shapes with `tbf rate <bw>Mbit burst 15000 latency ...`, no `peakrate`),
+#: so TBF is the shaper and a full bucket lets its 15 000 B leave back to back (`tbf_dequeue`).
+#: 10 Gbit/s stands for "no rate" (1500 B in 1.2 µs); 100 Mbit/s, the server link's stated rate,
+#: and the link's own transmitter as the shaper (no burst) are ablation rows.
+TBF_DEVICE = "10Gbit"
+
+
+def _tbf(latency: str, burst: str = TBF_BURST, device: str | None = TBF_DEVICE, **path: str) -> dict[str, Any]:
+    """A link's TBF keys: Mininet's bucket, tc's `latency`, netem's default 1000-packet limit."""
+    aqm = {"kind": "tbf", "burst": burst, "latency": latency} | ({"device": device} if device else {})
+    return {**path, "queue": "1000 packets", "aqm": aqm}
+
+
 TBF_READINGS: dict[str, tuple[str, str]] = {"latency = the links' delays (as run)": ("10ms", "75ms"),
                                             "latency = the paper's buffers": ("80ms", "2s")}
-QUEUES["TBF"] = tuple({"queue": "1000 packets", "aqm": {"kind": "tbf", "burst": TBF_BURST, "latency": lat}}
-                      for lat in TBF_READINGS["latency = the links' delays (as run)"])
+QUEUES["TBF"] = tuple(_tbf(lat) for lat in TBF_READINGS["latency = the links' delays (as run)"])
 JITTER = {"low": ("0.5ms", "7.5ms"), "high": ("2.5ms", "37.5ms")}
 #: The sum of the two link rates (bit/s), seed 003's WiFi 8 + 3G 2 Mbit/s.
 LINKS_BPS = pv.NSDI12_SETUP["wifi_rate"].value + pv.NSDI12_SETUP["g3_rate"].value
@@ -241,6 +254,8 @@ ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
 #: `latency` read as the paper's buffers.
 WHOLE_BUFFER = "window = the whole tcp_rmem (tcp_adv_win_scale 0)"
 PAPER_LATENCY = "TBF latency = the paper's buffers (80 ms, 2 s)"
+NO_BURST = "TBF without the bucket's burst (the link's transmitter as shaper)"
+SLOW_DEVICE = "a 100 Mbit/s device beneath TBF"
 #: Receive buffers of the ablation: every judged buffer of the key result (600 KB to the largest).
 ABLATION_KB = tuple(kb for kb in RCVBUFS_KB if kb >= FULL_USE_KB)
 
@@ -250,15 +265,15 @@ def _ablation(base: Any) -> Any:
 
     import mptcplab
 
-    tbf_paper = tuple({"queue": "1000 packets", "aqm": {"kind": "tbf", "burst": TBF_BURST, "latency": lat}}
-                      for lat in TBF_READINGS["latency = the paper's buffers"])
-    variants = [*ABLATIONS, (WHOLE_BUFFER, {}), (PAPER_LATENCY, {})]
+    queues = {PAPER_LATENCY: tuple(_tbf(lat) for lat in TBF_READINGS["latency = the paper's buffers"]),
+              NO_BURST: tuple(_tbf(lat, device=None) for lat in TBF_READINGS["latency = the links' delays (as run)"]),
+              SLOW_DEVICE: tuple(_tbf(lat, device="100Mbit") for lat in TBF_READINGS["latency = the links' delays (as run)"])}
+    variants = [*ABLATIONS, *((label, {}) for label in (WHOLE_BUFFER, PAPER_LATENCY, NO_BURST, SLOW_DEVICE))]
     rows = []
     for label, change in variants:
         c = merge_into(_conn(base, "MPTCP + M1 + M2")[0], change)
-        queues = tbf_paper if label == PAPER_LATENCY else QUEUES["TBF"]
         for kb in ABLATION_KB:
-            sc = base.with_overrides({"paths": _paths(base, queues), "connections": [c],
+            sc = base.with_overrides({"paths": _paths(base, queues.get(label, QUEUES["TBF"])), "connections": [c],
                                       "connections.mptcp.rcvbuf": rcvbuf(kb, 0 if label == WHOLE_BUFFER else ADV_WIN_SCALE)})
             d = mptcplab.run(sc).metrics()
             rows.append({"variant": label, "rcvbuf_kb": kb,
@@ -275,15 +290,17 @@ def _ablation(base: Any) -> Any:
 #: The TBF ablation: the readings of seed 003's TBF left open by its text (which value went into
 #: `latency`; whether netem's queue replaced TBF's, as a child qdisc grafted under TBF does).
 TBF_ABLATION: dict[str, tuple[Any, Any]] = {
-    **{r: tuple({"queue": "1000 packets", "aqm": {"kind": "tbf", "burst": TBF_BURST, "latency": lat}} for lat in lats)
-       for r, lats in TBF_READINGS.items()},
+    **{r: tuple(_tbf(lat) for lat in lats) for r, lats in TBF_READINGS.items()},
     "latency = the links' delays, one-packet bucket (1500 B)": tuple(
-        {"queue": "1000 packets", "aqm": {"kind": "tbf", "burst": "1500B", "latency": lat}}
+        _tbf(lat, burst="1500B")
         for lat in TBF_READINGS["latency = the links' delays (as run)"]),
-    "Mininet's layout: netem (delay, 1000-packet limit) grafted under TBF, TBF's limit unused": ("1000 packets",
-                                                                                                  "1000 packets"),
+    # TBF still shapes with its bucket; netem's 1000 packets are the queue (a TBF byte limit of
+    # 1000 full-sized packets never binds before it).
+    "Mininet's layout: netem (delay, 1000-packet limit) grafted under TBF, TBF's limit unused": tuple(
+        {"queue": "1000 packets", "aqm": {"kind": "tbf", "burst": TBF_BURST, "limit": "1500000B", "device": TBF_DEVICE}}
+        for _ in range(2)),
     "delay via TBF latency only, no netem delay": tuple(
-        {"delay": "0ms", "queue": "1000 packets", "aqm": {"kind": "tbf", "burst": TBF_BURST, "latency": lat}}
+        _tbf(lat, delay="0ms")
         for lat in TBF_READINGS["latency = the links' delays (as run)"]),
 }
 TBF_ABLATION_CONFIGS = ("TCP over 3G", "MPTCP regular", "MPTCP + M1", "MPTCP + M1 + M2")
@@ -624,7 +641,11 @@ def run(ctx: Context) -> Result:
         "packets by default: 6 s at 2 Mbit/s) is the queue. That layout cannot give the 'much lower' loaded RTT seed 003 "
         "measured under TBF, and seed 003 changed Mininet to pass the delay as `latency` without saying how the qdiscs "
         "were then stacked; the reading here is the one that gives the lower RTT it reports, and a layout Linux builds: "
-        "netem as root with TBF as its child (tc-netem(8)'s rate-control example), where TBF's limit does apply. Mininet's layout and the "
+        "netem as root with TBF as its child (tc-netem(8)'s rate-control example), where TBF's limit does apply. TBF is "
+        "the shaper: Mininet shapes with `tbf rate <bw>Mbit` (the link's rate, no `peakrate`) on a veth interface, "
+        "which has no rate of its own, so a packet leaves when the bucket holds its length (`tbf_dequeue`) and a full "
+        "bucket lets 15 000 B leave back to back (`aqm.device = \"10Gbit\"` stands for the veth; at most burst + "
+        "rate · τ bytes leave in any τ). Mininet's layout and the "
         "reading with the delay carried by `latency` alone (no netem delay) are rows of the TBF ablation. Every graph a, "
         "b and c claim (the key result, the crossing, the mechanism claims and the dips) is judged on this variant, "
         "because seed 003 ran graphs a–e on TBF; the key result with the paper's buffers as time (NSDI '12's stated "
