@@ -278,7 +278,9 @@ def _ablation_text(tb: Any, ta: Any, series: Series) -> str:
                   "rest on the run length or the start times."
                   if not any(holds(cid, get(v)) for cid, get in fails.items() for v in runs_rows)
                   and not any(b.loc[v, "direction"] == by_id["dir-B"].paper for v in runs_rows)
-                  else "Those rows are named above; the claims keep the runs as declared."))
+                  else "Where a row moves a cell inside, the cell's verdict rests on that unstated value; the claims keep "
+                       f"the runs as declared (a spread of {fmt(RUN_CHANGES[SPREAD_HIGH][1])} s starts the last users "
+                       "as the 20 s warm-up ends, so their ramp-up falls in the measured interval)."))
 
     # Coupling, OLIA, the stack profile.
     cells_b = list(B_CELLS.values())
