@@ -375,3 +375,19 @@ def test_nsdi12_jitter_ablation_starts_from_the_claims_pairs(nsdi: Any) -> None:
     as_run = jab[jab["variant"] == "dupthresh 3 (as run)"]
     assert as_run["ratio"].mean() == pytest.approx(nsdi.measured["high-jitter"].value, rel=1e-9)
     assert n.JITTER_ROWS["dupthresh 127"] == (127, True)
+
+
+def test_nsdi12_dip_ablation_as_run_row_is_the_claims(nsdi: Any) -> None:
+    """The dip ablation's 3.2-window, bucket-on-the-veth row runs the scenario graphs a and b are
+    judged on (no random component): its ratios, the mean over 100, 150 and 200 KB of the
+    configuration against TCP over WiFi, are the claims' values; the whole-buffer rows run
+    4/3 of that window (`tcp_adv_win_scale` 0 against 2)."""
+    n = load("nsdi12-fig4")
+    dab = pd.read_csv(nsdi.tables["dip ablation"])
+    assert set(dab["window"]) == set(n.DIP_WINDOWS) and set(dab["shaper"]) == set(n.DIP_SHAPERS)
+    g = dab[(dab["window"] == "¾ window (3.2)") & (dab["shaper"] == "bucket on the veth")]
+    tcp = g[g["config"] == "TCP over WiFi"].set_index("rcvbuf_kb")["goodput_mbps"]
+    for cid, cfg in (("no-dip-time-queues", "MPTCP regular"), ("no-dip-graph-b", "MPTCP + M1")):
+        ratio = (g[g["config"] == cfg].set_index("rcvbuf_kb")["goodput_mbps"] / tcp).mean()
+        assert ratio == pytest.approx(nsdi.measured[cid].value, rel=1e-9), cid
+    assert n.window_bytes(150, n.DIP_WINDOWS["whole buffer"]) * 3 == n.window_bytes(150) * 4
