@@ -246,13 +246,12 @@ impl<P: WireLen + Stow> Link<P> {
         match &mut self.backlog {
             Backlog::Enqueue(ledger) => {
                 let tx = &mut self.tx;
-                let mut bucket = self.bucket;
-                let (start, shaped) = match &mut bucket {
+                let (start, shaped) = match self.bucket {
                     None => (tx.free_at.max(now), None),
-                    Some(b) => {
+                    Some(mut b) => {
                         let rate = Rate(tx.service.nominal_bps(now) as u64);
                         let (start, cost) = b.depart(now, len as u64, rate);
-                        (start, Some((b.device, cost)))
+                        (start, Some((b, cost)))
                     }
                 };
                 ledger.prune(now);
@@ -278,11 +277,11 @@ impl<P: WireLen + Stow> Link<P> {
                         self.stats.busy_ns += end.since(start).0;
                         end
                     }
-                    Some((device, cost)) => {
-                        // Busy for the shaping time the packet took from the bucket.
-                        self.bucket = bucket;
+                    Some((b, cost)) => {
+                        // The bucket keeps what this packet left; busy for the shaping time it took.
+                        self.bucket = Some(b);
                         self.stats.busy_ns += cost.0;
-                        start.max(tx.free_at) + device.tx_time(len as u64)
+                        start.max(tx.free_at) + b.device.tx_time(len as u64)
                     }
                 };
                 tx.free_at = end;
