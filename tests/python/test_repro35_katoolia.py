@@ -166,6 +166,29 @@ def test_olia_overhead_reading_closed_forms() -> None:
     assert not within_tolerance(by_id["th-C10-multi-overhead"], m["th-C10-multi-overhead"])
 
 
+def test_olia_ablation_varies_run_length_and_start_spread() -> None:
+    """The runs' open facts as ablation rows: half and twice the section's 120 s (60 s, 240 s),
+    start times within 0.2 s and within 20 s (whole ms, so below 200 and 20 000 ms); the other
+    rows keep 120 s and the section's 2 s spread, with the section's draws (same stream)."""
+    from mptcplab.experiments import _olia_ablation as ab
+    rows = {v[0]: v for v in ab.ABLATIONS}
+    scen, config = "B", "red multipath"
+
+    def starts(label: str) -> list[list[int]]:
+        scs = ab.variant_scenarios(rows[label], scen, config, 3, quick=False)
+        return [[int(c["start"].removesuffix("ms")) for c in sc.data["connections"]] for sc in scs]
+
+    def duration(label: str) -> str:
+        return ab.variant_scenarios(rows[label], scen, config, 1, quick=False)[0].data["duration"]
+
+    assert (duration(ab.HALF), duration(ab.DOUBLE), duration(ab.SHORT)) == ("60s", "240s", "120s")
+    assert max(max(r) for r in starts(ab.SPREAD_LOW)) < 200
+    wide = starts(ab.SPREAD_HIGH)
+    assert max(max(r) for r in wide) < 20_000 and max(max(r) for r in wide) >= 2_000
+    assert max(max(r) for r in starts(ab.SHORT)) < 2_000
+    assert len(starts(ab.SHORT)[0]) == 30  # 15 blue + 15 red users
+
+
 def test_olia_c_check_and_illustrative_example_are_declared_not_testable() -> None:
     from mptcplab.experiments import olia
 

@@ -43,6 +43,19 @@ def test_tbf_latency_is_a_byte_limit_of_rate_times_latency_plus_burst() -> None:
     assert tbf["link.g3.down.queue_drops"] > 0
 
 
+def test_tbf_in_front_of_a_device_never_exceeds_burst_plus_rate_times_time() -> None:
+    """sch_tbf in front of a 10 Gbit/s device: over any interval τ at most burst + rate · τ bytes
+    leave, so a bulk Reno flow over 20 s delivers at most 15 000 B + 2 Mbit/s / 8 × 20 s =
+    5 015 000 wire bytes; the bucket's bursts (ten packets back to back after an idle spell)
+    make the run differ from the link's own transmitter as shaper."""
+    aqm = {"kind": "tbf", "burst": "15000B", "latency": "75ms"}
+    shaped = mptcplab.run(_tbf_scenario({**aqm, "device": "10Gbit"})).metrics()
+    serial = mptcplab.run(_tbf_scenario(aqm)).metrics()
+    assert shaped != serial
+    assert shaped["link.g3.down.delivered_bytes"] <= 15_000 + 2_000_000 / 8 * 20
+    assert shaped["link.g3.down.delivered_bytes"] > 0.9 * 2_000_000 / 8 * 20
+
+
 def test_a_bucket_smaller_than_a_packet_passes_nothing() -> None:
     """sch_tbf's max_size: a 1500-byte packet needs 1500 B of tokens, more than a 1000 B bucket
     holds, so every data packet is dropped (counted as an AQM drop) and nothing is delivered."""
@@ -57,6 +70,8 @@ def test_a_bucket_smaller_than_a_packet_passes_nothing() -> None:
     ({"latency": "75ms", "peakrate": "4Mbit"}, "paths[0].aqm.mtu", "requires `mtu`"),
     ({"latency": "75ms", "mtu": "1500B"}, "paths[0].aqm.mtu", "`peakrate`"),
     ({"latency": "0ms"}, "paths[0].aqm.latency", "must be > 0"),
+    # A rate is parsed inside the tagged `aqm` table, which is where the parser can point.
+    ({"latency": "75ms", "device": "0Mbit"}, "paths[0].aqm", "`0Mbit` must be a positive rate"),
 ])
 def test_bad_tbf_input_is_one_line_naming_the_key(tmp_path: Path, extra: dict, key: str, message: str) -> None:
     aqm = {"kind": "tbf", "burst": "15000B", **extra}
@@ -79,6 +94,37 @@ def nsdi(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return run_one("nsdi12-fig4", tmp_path_factory.mktemp("nsdi"), quick=True, jobs=2, progress=None)
 
 
+@pytest.mark.parametrize(("kb", "scale", "window"), [
+    (600, 2, 450_000),     # Linux 3.2, tcp_adv_win_scale = 2: 600 000 − (600 000 >> 2) = 600 000 − 150 000
+    (10, 2, 7_500),        # 10 000 − 2 500
+    (600, 1, 300_000),     # Linux ≥ 3.4's scale 1: half the buffer
+    (600, 0, 600_000),     # the whole-buffer reading of the ablation
+])
+def test_nsdi12_window_is_tcp_win_from_space_of_the_buffer(kb: int, scale: int, window: int) -> None:
+    """`tcp_win_from_space(space)` = space − (space >> tcp_adv_win_scale) for a positive scale."""
+    n = load("nsdi12-fig4")
+    assert n.window_bytes(kb, scale) == window
+    assert n.rcvbuf(kb, scale) == f"{window}B"
+
+
+def test_nsdi12_sweep_runs_linux_3_2s_window_and_ablates_the_whole_buffer(nsdi: Any) -> None:
+    """Every swept buffer runs with 3.2's window (scale 2: three quarters), mapped back to the
+    `tcp_rmem` value on the x-axis; the key result's ablation has the whole-buffer row at every
+    judged buffer, and its as-run row is the sweep's TBF panel."""
+    n = load("nsdi12-fig4")
+    assert n.ADV_WIN_SCALE == 2
+    back = n._kb_of(pd.Series([n.rcvbuf(kb) for kb in n.RCVBUFS_KB]))
+    assert back.tolist() == list(n.RCVBUFS_KB)
+    abl = pd.read_csv(nsdi.tables["ablation"])
+    whole = abl[abl["variant"] == n.WHOLE_BUFFER]
+    assert sorted(whole["rcvbuf_kb"]) == [kb for kb in n.RCVBUFS_KB if kb >= n.FULL_USE_KB]
+    t = pd.read_csv(nsdi.tables["goodput vs receive buffer"])
+    as_run = abl[abl["variant"] == "linux-v0.9x (as run)"].set_index("rcvbuf_kb")["share_of_links_pct"]
+    sweep = t[(t["variant"] == "queue as TBF") & (t["config"] == "MPTCP + M1 + M2")].set_index("rcvbuf_kb")
+    for kb, share in as_run.items():
+        assert share == pytest.approx(100 * sweep.loc[kb, "goodput_mbps"] * 1e6 / n.LINKS_BPS, rel=1e-9)
+
+
 @pytest.mark.parametrize(("link", "rate", "delay", "limit"), [
     (0, "8Mbit", "10ms", "25000B"),   # 8 Mbit/s / 8 × 10 ms + 15 000 B
     (1, "2Mbit", "75ms", "33750B"),   # 2 Mbit/s / 8 × 75 ms + 15 000 B
@@ -86,11 +132,15 @@ def nsdi(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def test_nsdi12_tbf_limits_follow_tc_from_the_links_delays(link: int, rate: str, delay: str, limit: str) -> None:
     """Seed 003 set "the delay using the 'latency' argument to the TBF qdisc"; with Mininet's
     15 000 B bucket, tc-tbf's limit is rate / 8 × latency + burst. The section's own TBF keys,
-    run through the schema and the engine, decide exactly as a drop-tail queue of that many
-    bytes (identical runs), and the queue overflows (Reno fills any queue)."""
+    run through the schema and the engine with the link's transmitter as the shaper (no
+    `device`), decide exactly as a drop-tail queue of that many bytes (identical runs), and the
+    queue overflows (Reno fills any queue). As run, TBF shapes in front of a 10 Gbit/s device
+    (Mininet's veth), which changes the run."""
     n = load("nsdi12-fig4")
-    tbf = dict(n.QUEUES["TBF"][link])
-    assert tbf["aqm"]["latency"] == delay
+    as_run_keys = json.loads(json.dumps(n.QUEUES["TBF"][link]))
+    assert as_run_keys["aqm"]["latency"] == delay
+    assert as_run_keys["aqm"].pop("device") == "10Gbit"
+    tbf = as_run_keys
 
     def run(keys: dict[str, Any]) -> dict[str, float]:
         path = {"name": "p", "rate": rate, "delay": delay, **keys}
@@ -102,6 +152,7 @@ def test_nsdi12_tbf_limits_follow_tc_from_the_links_delays(link: int, rate: str,
     assert as_run == run({"queue": limit})
     assert as_run != run({"queue": f"{int(limit.removesuffix('B')) + 3000}B"})
     assert as_run["link.p.down.queue_drops"] > 0
+    assert run(n.QUEUES["TBF"][link]) != as_run
 
 
 def test_nsdi12_key_result_is_judged_on_tbf_at_every_swept_buffer_from_600_kb(nsdi: Any) -> None:
@@ -351,3 +402,30 @@ def test_stms_subflow_buffers_of_the_build_hold_twice_the_data(stms: Any) -> Non
     host = at30.loc["subflow send buffers at 2304 B per MSS (per_mss = host)"]
     assert at30.iloc[0]["minrtt_aggregate_mbps"] > host["minrtt_aggregate_mbps"]
     assert at30.iloc[0]["minrtt_sndbuf_limited_s"] < host["minrtt_sndbuf_limited_s"]
+def test_nsdi12_jitter_ablation_starts_from_the_claims_pairs(nsdi: Any) -> None:
+    """The jitter ablation's as-run row (dupthresh 3, netem reordering) runs the claim's scenario
+    with the claim's seeds: its mean ratio is the claim's value. Every row holds the same number
+    of paired runs, and a dupthresh of 127 is Linux's `TCP_MAX_REORDERING`."""
+    n = load("nsdi12-fig4")
+    jab = pd.read_csv(nsdi.tables["jitter ablation"])
+    assert set(jab["variant"]) == set(n.JITTER_ROWS)
+    assert jab.groupby("variant")["repeat"].nunique().nunique() == 1
+    as_run = jab[jab["variant"] == "dupthresh 3 (as run)"]
+    assert as_run["ratio"].mean() == pytest.approx(nsdi.measured["high-jitter"].value, rel=1e-9)
+    assert n.JITTER_ROWS["dupthresh 127"] == (127, True)
+
+
+def test_nsdi12_dip_ablation_as_run_row_is_the_claims(nsdi: Any) -> None:
+    """The dip ablation's 3.2-window, bucket-on-the-veth row runs the scenario graphs a and b are
+    judged on (no random component): its ratios, the mean over 100, 150 and 200 KB of the
+    configuration against TCP over WiFi, are the claims' values; the whole-buffer rows run
+    4/3 of that window (`tcp_adv_win_scale` 0 against 2)."""
+    n = load("nsdi12-fig4")
+    dab = pd.read_csv(nsdi.tables["dip ablation"])
+    assert set(dab["window"]) == set(n.DIP_WINDOWS) and set(dab["shaper"]) == set(n.DIP_SHAPERS)
+    g = dab[(dab["window"] == "¾ window (3.2)") & (dab["shaper"] == "bucket on the veth")]
+    tcp = g[g["config"] == "TCP over WiFi"].set_index("rcvbuf_kb")["goodput_mbps"]
+    for cid, cfg in (("no-dip-time-queues", "MPTCP regular"), ("no-dip-graph-b", "MPTCP + M1")):
+        ratio = (g[g["config"] == cfg].set_index("rcvbuf_kb")["goodput_mbps"] / tcp).mean()
+        assert ratio == pytest.approx(nsdi.measured[cid].value, rel=1e-9), cid
+    assert n.window_bytes(150, n.DIP_WINDOWS["whole buffer"]) * 3 == n.window_bytes(150) * 4

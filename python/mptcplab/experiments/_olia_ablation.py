@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mptcplab.experiments._olia_claims import A_CONFIGS, CASES, CLAIMS, MBPS
+from mptcplab.experiments._olia_claims import A_CONFIGS, CASES, CLAIMS, MBPS, STAGGER_S
 from mptcplab.experiments._olia_runs import Frames, _diff_text, case_scenario, paired, per_user, staggered
 from mptcplab.experiments.base import Context, fmt, mean_ci95, merge_into
 
@@ -38,11 +38,35 @@ ABLATIONS: tuple[tuple[str, dict[str, Any], dict[str, Any], str], ...] = (
     (OLIA_ROW, {}, {}, "olia"),
     (V09X, {}, {"stack": "linux-v0.9x"}, "lia"),
 )
+#: The runs' own open facts, one at a time (the slides give no run length and no start times):
+#: the run length as a multiple of the section's (the first 20 s still excluded), and the
+#: spread of the users' start times (seconds; the section's is ``STAGGER_S``).
+HALF, DOUBLE, SPREAD_LOW, SPREAD_HIGH = "runs half as long", "runs twice as long", "starts within 0.2 s", "starts within 20 s"
+RUN_CHANGES: dict[str, tuple[float, float]] = {
+    HALF: (0.5, STAGGER_S), DOUBLE: (2.0, STAGGER_S), SPREAD_LOW: (1.0, 0.2), SPREAD_HIGH: (1.0, 20.0)}
+ABLATIONS += tuple((label, {}, {}, "lia") for label in RUN_CHANGES)
 #: The configurations the ablation varies: those of the failing claims' scenarios, A and B.
 ABLATION_CASES = [(s, c) for s, c, _, _ in CASES if s in ("A", "B")]
 #: Scenario B's cells and the ablation table's columns holding them.
 B_CELLS = {"sim-B-sp-red": "red_sp_mbps", "sim-B-sp-blue": "blue_sp_mbps", "sim-B-mp-red": "red_mp_mbps",
            "sim-B-mp-blue": "blue_mp_mbps"}
+
+
+def variant_scenarios(variant: tuple[str, dict[str, Any], dict[str, Any], str], scen: str, config: str, reps: int,
+                      quick: bool) -> list[Any]:
+    """One scenario per repetition of an ablation variant (a row of ``ABLATIONS``) in one
+    configuration: its link and connection changes merged in, its run length and start spread."""
+    label, link, conn, cc = variant
+    length, spread = RUN_CHANGES.get(label, (1.0, STAGGER_S))
+    _, _, base, overrides = next(c for c in CASES if c[:2] == (scen, config))
+    sc = case_scenario(scen, base, overrides, cc, quick)
+    sc = sc.with_overrides({"links": [merge_into(dict(lk), link) if "queue" in lk else lk
+                                      for lk in sc.data["links"]]})
+    if length != 1.0:
+        secs = float(str(sc.data["duration"]).removesuffix("s"))
+        sc = sc.with_overrides({"duration": f"{secs * length:g}s"})
+    conns = [merge_into(dict(c), conn) for c in sc.data["connections"]]
+    return [sc.with_overrides({"connections": staggered(conns, r, spread)}) for r in range(reps)]
 
 
 def _ablation_runs(ctx: Context, reps: int, frames: Frames) -> dict[str, dict[tuple[str, str], Any]]:
@@ -57,16 +81,10 @@ def _ablation_runs(ctx: Context, reps: int, frames: Frames) -> dict[str, dict[tu
 
     todo: dict[tuple[str, str, str], list[Any]] = {}
     for label, link, conn, cc in ABLATIONS:
-        if not link and not conn and cc in ("lia", "olia"):
+        if not link and not conn and cc in ("lia", "olia") and label not in RUN_CHANGES:
             continue
         for scen, config in ABLATION_CASES:
-            _, _, base, overrides = next(c for c in CASES if c[:2] == (scen, config))
-            sc = case_scenario(scen, base, overrides, cc, ctx.quick)
-            sc = sc.with_overrides({"links": [merge_into(dict(lk), link) if "queue" in lk else lk
-                                              for lk in sc.data["links"]]})
-            conns = [merge_into(dict(c), conn) for c in sc.data["connections"]]
-            todo[(label, scen, config)] = [sc.with_overrides({"connections": staggered(conns, r)})
-                                           for r in range(reps)]
+            todo[(label, scen, config)] = variant_scenarios((label, link, conn, cc), scen, config, reps, ctx.quick)
     with ThreadPoolExecutor(max(1, ctx.jobs)) as pool:
         done = {k: pool.map(lambda sc: mptcplab.run(sc).metrics(), v) for k, v in todo.items()}
         rows = {k: pd.DataFrame(list(v)) for k, v in done.items()}
@@ -242,6 +260,27 @@ def _ablation_text(tb: Any, ta: Any, series: Series) -> str:
             "100 ms drop-tail buffers drop packets"
             + (" (with 25 ms ones it is within ±15 % too)" if SHORT in ok_sp else "") + ", not LIA's increase rule.")
     out.append(text)
+
+    # The runs' own open facts: run length and start spread.
+    runs_rows = list(RUN_CHANGES)
+    fails = {"sim-A30-lia-t2": lambda v: float(a30.loc[v, "type2_mbps"]),
+             "sim-B-sp-red": lambda v: float(b.loc[v, "red_sp_mbps"]),
+             "sim-B-mp-blue": lambda v: float(b.loc[v, "blue_mp_mbps"])}
+    cells = "; ".join(
+        f"{cid} (slides {by_id[cid].printed}): as run {fmt(get(AS_RUN))}, "
+        + ", ".join(f"{v} {fmt(get(v))}" for v in runs_rows)
+        + f" (within ±15 % with: {names([v for v in runs_rows if holds(cid, get(v))])})"
+        for cid, get in fails.items())
+    out.append(
+        "*Run length and start spread* (the slides give neither; the runs' only other open facts): " + cells
+        + f"; B's direction ({by_id['dir-B'].paper}): " + ", ".join(f"{v} {b.loc[v, 'direction']}" for v in runs_rows)
+        + ". " + ("None of them moves a failing cell inside its tolerance or turns B's direction: the failures do not "
+                  "rest on the run length or the start times."
+                  if not any(holds(cid, get(v)) for cid, get in fails.items() for v in runs_rows)
+                  and not any(b.loc[v, "direction"] == by_id["dir-B"].paper for v in runs_rows)
+                  else "Where a row moves a cell inside, the cell's verdict rests on that unstated value; the claims keep "
+                       f"the runs as declared (a spread of {fmt(RUN_CHANGES[SPREAD_HIGH][1])} s starts the last users "
+                       "as the 20 s warm-up ends, so their ramp-up falls in the measured interval)."))
 
     # Coupling, OLIA, the stack profile.
     cells_b = list(B_CELLS.values())

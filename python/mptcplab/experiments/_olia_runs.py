@@ -15,13 +15,13 @@ from mptcplab.experiments._olia_claims import (
 from mptcplab.experiments.base import Context, Measured, fmt, mean_ci95, repeated
 
 
-def staggered(conns: list[dict[str, Any]], repeat: int) -> list[dict[str, Any]]:
-    """The users with start times drawn uniformly from [0, STAGGER_S) (whole ms), one draw per
+def staggered(conns: list[dict[str, Any]], repeat: int, spread_s: float = STAGGER_S) -> list[dict[str, Any]]:
+    """The users with start times drawn uniformly from [0, spread_s) (whole ms), one draw per
     user from a stream seeded by the repetition: the only randomness of these runs."""
     import random
 
     rng = random.Random(f"olia-start:{repeat}")
-    return [{**c, "start": f"{rng.randrange(int(STAGGER_S * 1000))}ms"} for c in conns]
+    return [{**c, "start": f"{rng.randrange(round(spread_s * 1000))}ms"} for c in conns]
 
 
 def case_scenario(scen: str, base: str, overrides: dict[str, Any], cc: str | None, quick: bool) -> Any:

@@ -79,6 +79,11 @@ pub enum Aqm {
         peakrate: Option<Rate>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         mtu: Option<ByteSize>,
+        /// The rate of the device beneath TBF: TBF then shapes with its bucket (a full bucket
+        /// lets `burst` bytes leave at the device's rate) and the device sends at this rate.
+        /// Unset: the link's transmitter is the shaper.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<Rate>,
     },
 }
 
@@ -106,7 +111,7 @@ pub fn qdisc(queue: QueueLimit, aqm: Option<Aqm>) -> QdiscParams {
         Some(Aqm::Red { min, max, max_p, weight, gentle }) => {
             QdiscParams::Red(RedParams { limit: queue, min, max, max_p: max_p.0, w_q: weight, gentle })
         }
-        Some(Aqm::Tbf { burst, limit, latency, peakrate, mtu }) => QdiscParams::Tbf(TbfParams {
+        Some(Aqm::Tbf { burst, limit, latency, peakrate, mtu, device }) => QdiscParams::Tbf(TbfParams {
             hard: queue,
             burst: burst.0,
             // check_aqm refuses a TBF with neither or both.
@@ -115,6 +120,7 @@ pub fn qdisc(queue: QueueLimit, aqm: Option<Aqm>) -> QdiscParams {
                 (None, l) => TbfLimit::Latency(l.unwrap_or(Dur::ZERO)),
             },
             peak: peakrate.map(|r| (r, mtu.map_or(0, |m| m.0))),
+            device,
         }),
     }
 }
@@ -166,7 +172,12 @@ pub(super) fn check_aqm(aqm: Option<Aqm>, at: &dyn Fn(&str) -> String) -> Result
                 return Err(ConfigError::new(at("aqm.weight"), format!("{weight} must lie in (0, 1]")));
             }
         }
-        Some(Aqm::Tbf { burst, limit, latency, peakrate, mtu }) => check_tbf(burst, limit, latency, peakrate, mtu, at)?,
+        Some(Aqm::Tbf { burst, limit, latency, peakrate, mtu, device }) => {
+            if device == Some(Rate(0)) {
+                return Err(ConfigError::new(at("aqm.device"), "must be > 0"));
+            }
+            check_tbf(burst, limit, latency, peakrate, mtu, at)?
+        }
         Some(Aqm::Codel { .. }) | None => {}
     }
     Ok(())
@@ -214,6 +225,7 @@ mod tests {
             latency: latency.map(Dur::from_ms),
             peakrate: peak.map(|(r, _)| Rate(r)),
             mtu: peak.and_then(|(_, m)| m.map(ByteSize)),
+            device: None,
         }
     }
 
@@ -258,7 +270,24 @@ mod tests {
             latency: Some(Dur::from_ms(75)),
             peakrate: None,
             mtu: Some(ByteSize(1500)),
+            device: None,
         };
         assert!(check(no_peak).unwrap_err().starts_with("paths[0].aqm.mtu:"));
+        let Aqm::Tbf { burst, limit, latency, .. } = tbf(None, Some(75), None) else { unreachable!() };
+        let device = |d: u64| Aqm::Tbf { burst, limit, latency, peakrate: None, mtu: None, device: Some(Rate(d)) };
+        assert!(check(device(10_000_000_000)).is_ok());
+        assert!(check(device(0)).unwrap_err().starts_with("paths[0].aqm.device:"));
+    }
+
+    /// `device` reaches the discipline's parameters; without it there is none (today's shaper).
+    #[test]
+    fn a_tbf_device_is_carried_to_the_discipline() {
+        let hard = QueueLimit::Packets(1000);
+        let Aqm::Tbf { burst, limit, latency, .. } = tbf(None, Some(75), None) else { unreachable!() };
+        let with = Aqm::Tbf { burst, limit, latency, peakrate: None, mtu: None, device: Some(Rate(10_000_000_000)) };
+        let QdiscParams::Tbf(p) = qdisc(hard, Some(with)) else { panic!("not TBF") };
+        assert_eq!(p.device, Some(Rate(10_000_000_000)));
+        let QdiscParams::Tbf(p) = qdisc(hard, Some(tbf(None, Some(75), None))) else { panic!("not TBF") };
+        assert_eq!(p.device, None);
     }
 }

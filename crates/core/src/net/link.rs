@@ -16,11 +16,12 @@ use std::collections::VecDeque;
 
 use crate::net::packet::Packet;
 pub use crate::net::params::{Capacity, LinkParams, ScheduledChange};
-use crate::net::qdisc::{AnyQdisc, Arrival, DecidesAt, Dequeue, Enqueue, Occupancy, QueueLimit};
+use crate::net::qdisc::tbf::Bucket;
+use crate::net::qdisc::{AnyQdisc, Arrival, DecidesAt, Dequeue, Enqueue, Occupancy, QdiscParams, QueueLimit};
 use crate::net::service::Service;
 pub use crate::net::wire::Stow;
 use crate::net::wire::Wire;
-use crate::units::{earliest, Dur, Time};
+use crate::units::{earliest, Dur, Rate, Time};
 
 /// What a link needs to know about the items it carries: their size on the wire.
 ///
@@ -182,6 +183,9 @@ pub struct Link<P: Stow = Packet> {
     /// ([`Wire::plain_delay`]); [`Link::admit`] then asks the limit and puts the packet on
     /// the wire directly, with the same outcome as through the general path.
     plain: Option<(QueueLimit, Dur)>,
+    /// A TBF shaping in front of a faster device ([`crate::net::qdisc::tbf::Bucket`]): packets
+    /// leave when its bucket holds their length and take the device's rate on the wire.
+    bucket: Option<Bucket>,
 }
 
 impl<P: WireLen + Stow> Link<P> {
@@ -194,7 +198,11 @@ impl<P: WireLen + Stow> Link<P> {
         let tx = Transmitter { service: params.service(), free_at: Time::ZERO, wire: Wire::new(&name, &params, seed) };
         let head_stays = matches!(backlog, Backlog::Enqueue(_)) && tx.wire.keeps_order();
         let plain = qdisc.drop_tail_limit().zip(tx.wire.plain_delay());
-        Link { name, params, qdisc, backlog, tx, stats: LinkStats::default(), head_stays, plain }
+        let bucket = match &params.qdisc {
+            QdiscParams::Tbf(p) => p.device.map(|d| Bucket::new(p.burst, d)),
+            _ => None,
+        };
+        Link { name, params, qdisc, backlog, tx, stats: LinkStats::default(), head_stays, plain, bucket }
     }
 
     /// When the transmitter finishes the last packet it took (known on arrival when the
@@ -238,7 +246,14 @@ impl<P: WireLen + Stow> Link<P> {
         match &mut self.backlog {
             Backlog::Enqueue(ledger) => {
                 let tx = &mut self.tx;
-                let start = tx.free_at.max(now);
+                let (start, shaped) = match self.bucket {
+                    None => (tx.free_at.max(now), None),
+                    Some(mut b) => {
+                        let rate = Rate(tx.service.nominal_bps(now) as u64);
+                        let (start, cost) = b.depart(now, len as u64, rate);
+                        (start, Some((b, cost)))
+                    }
+                };
                 ledger.prune(now);
                 let a = Arrival {
                     now,
@@ -256,9 +271,20 @@ impl<P: WireLen + Stow> Link<P> {
                 if let Some(refused) = self.stats.refused(verdict) {
                     return refused;
                 }
-                let end = tx.service.finish(start, len as u64);
+                let end = match shaped {
+                    None => {
+                        let end = tx.service.finish(start, len as u64);
+                        self.stats.busy_ns += end.since(start).0;
+                        end
+                    }
+                    Some((b, cost)) => {
+                        // The bucket keeps what this packet left; busy for the shaping time it took.
+                        self.bucket = Some(b);
+                        self.stats.busy_ns += cost.0;
+                        start.max(tx.free_at) + b.device.tx_time(len as u64)
+                    }
+                };
                 tx.free_at = end;
-                self.stats.busy_ns += end.since(start).0;
                 if start > now {
                     ledger.waiting.push_back((start, len));
                     ledger.bytes += len as u64;
@@ -471,5 +497,56 @@ mod tests {
             }
             assert!(drops > 100 && a.len() > 5_000, "{limit:?}: {drops} drops, {} delivered", a.len());
         }
+    }
+
+    /// TBF in front of a faster device (`sch_tbf`'s `tbf_dequeue`): on an idle 2 Mbit/s link
+    /// with Mininet's 15 000 B bucket and a 10 Gbit/s device, ten 1500-byte packets offered at
+    /// once leave back to back (each 1.2 µs on the device, then 10 ms of delay); the eleventh
+    /// waits the 6 ms its tokens take at 2 Mbit/s. Without the device the link serialises all
+    /// eleven at 6 ms each. The TBF limit sees the packets still waiting for tokens: with a
+    /// 1500 B limit (`limit`) the twelfth, arriving while the eleventh waits, is refused.
+    #[test]
+    fn a_tbf_with_a_device_lets_a_full_bucket_leave_back_to_back() {
+        use crate::net::qdisc::tbf::{TbfLimit, TbfParams};
+        let params = |device: Option<Rate>| LinkParams {
+            capacity: Capacity::Rate(Arc::new(RateProfile::constant(Rate(2_000_000)))),
+            nominal_rate: Rate(2_000_000),
+            delay: Dur::from_ms(10),
+            jitter: None,
+            qdisc: QdiscParams::Tbf(TbfParams {
+                hard: QueueLimit::Packets(1000),
+                burst: 15_000,
+                limit: TbfLimit::Bytes(1_500),
+                peak: None,
+                device,
+            }),
+            loss: 0.0,
+            loss_burst: None,
+            drop: Vec::new(),
+            schedule: Vec::new(),
+            schedule_period: None,
+            at_host: false,
+        };
+        let t0 = Time(1_000_000_000);
+        let device = Rate(10_000_000_000);
+        let mut shaped: Link<Item> = Link::new("l".into(), params(Some(device)), 3);
+        let offers: Vec<Offer> = (0..12).map(|i| shaped.offer(t0, Item(i, 1500))).collect();
+        assert!(offers[..11].iter().all(|o| *o == Offer::Accepted));
+        assert_ne!(offers[11], Offer::Accepted);
+        let mut out = Vec::new();
+        shaped.advance(t0 + Dur::from_ms(10) + device.tx_time(1500 * 10), &mut out);
+        assert_eq!(out.len(), 10);
+        shaped.advance(t0 + Dur::from_ms(16), &mut out);
+        assert_eq!(out.len(), 10);
+        shaped.advance(t0 + Dur::from_ms(16) + device.tx_time(1500), &mut out);
+        assert_eq!(out.len(), 11);
+        // The link's transmitter as the shaper: one packet per 6 ms.
+        let mut serial: Link<Item> = Link::new("l".into(), params(None), 3);
+        for i in 0..2 {
+            assert_eq!(serial.offer(t0, Item(i, 1500)), Offer::Accepted);
+        }
+        let mut out = Vec::new();
+        serial.advance(t0 + Dur::from_ms(16), &mut out);
+        assert_eq!(out.len(), 1);
     }
 }

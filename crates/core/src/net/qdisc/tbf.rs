@@ -27,10 +27,18 @@
 //! - the queue counts wire bytes waiting for the transmitter; the packet being serialised
 //!   has left it, as a packet TBF released to the device has left TBF's backlog.
 //!
+//! With `device` set ([`Bucket`]) TBF is the shaper in front of a faster device, as on a
+//! Mininet or tc test bed where TBF sits on a virtual interface with no rate of its own:
+//! `tbf_dequeue` lets a packet go when the bucket holds its length, the bucket refills at the
+//! shaping rate (the link's) up to `burst` while the link idles, and the device sends at its
+//! own rate. A full bucket then lets up to `burst` bytes leave back to back; over any interval
+//! of length τ at most `burst` + rate · τ bytes leave. Without `device` the deviations above
+//! hold.
+//!
 //! TBF decides at enqueue, so the link keeps its fast path.
 
 use super::{Arrival, DecidesAt, Enqueue, Qdisc, QueueLimit};
-use crate::units::{Dur, Rate};
+use crate::units::{Dur, Rate, Time};
 
 /// How the TBF's byte limit is given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +59,8 @@ pub struct TbfParams {
     pub limit: TbfLimit,
     /// tc's `peakrate` with its `mtu` (bytes), which tc requires with it.
     pub peak: Option<(Rate, u64)>,
+    /// The rate of the device beneath TBF; `None`: the link's transmitter is the shaper.
+    pub device: Option<Rate>,
 }
 
 impl TbfParams {
@@ -77,6 +87,46 @@ impl TbfParams {
             Some((_, mtu)) => self.burst.min(mtu),
             None => self.burst,
         }
+    }
+}
+
+/// TBF's bucket when it shapes in front of a faster device (`sch_tbf`'s `tbf_dequeue`). The
+/// tokens are kept as time at the shaping rate, as the kernel keeps them (`q->tokens`, `q->t_c`,
+/// the bucket `q->buffer` = the time `burst` takes at the rate); it starts full (`tbf_change`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bucket {
+    /// The bucket (bytes).
+    burst: u64,
+    /// The device's rate.
+    pub device: Rate,
+    /// Tokens at `t_c`; `None`: a full bucket.
+    toks: Option<Dur>,
+    t_c: Time,
+}
+
+impl Bucket {
+    pub fn new(burst: u64, device: Rate) -> Bucket {
+        Bucket { burst, device, toks: None, t_c: Time::ZERO }
+    }
+
+    /// When a packet of `len` bytes arriving at `now` leaves TBF at shaping rate `rate`, and the
+    /// shaping time it uses. Packets leave in order, so it may leave from `t0`, the later of
+    /// `now` and the last departure: `toks = min(toks + (t0 − t_c), buffer)`; it leaves at `t0`
+    /// if `toks` covers its `len / rate`, else when the missing tokens have accrued. The bucket
+    /// keeps what is left. A packet that has left TBF is the device's, no longer TBF's backlog.
+    pub fn depart(&mut self, now: Time, len: u64, rate: Rate) -> (Time, Dur) {
+        let t0 = now.max(self.t_c);
+        let buffer = rate.tx_time(self.burst);
+        let toks = match self.toks {
+            None => buffer,
+            Some(t) => (t + t0.since(self.t_c)).min(buffer),
+        };
+        let cost = rate.tx_time(len);
+        let (start, left) =
+            if toks >= cost { (t0, Dur(toks.0 - cost.0)) } else { (t0 + Dur(cost.0 - toks.0), Dur::ZERO) };
+        self.toks = Some(left);
+        self.t_c = start;
+        (start, cost)
     }
 }
 
@@ -112,12 +162,11 @@ impl Qdisc for Tbf {
 mod tests {
     use super::super::testing::{arrival, service};
     use super::*;
-    use crate::units::Time;
 
     const HARD: QueueLimit = QueueLimit::Packets(1000);
 
     fn params(burst: u64, limit: TbfLimit, peak: Option<(Rate, u64)>) -> TbfParams {
-        TbfParams { hard: HARD, burst, limit, peak }
+        TbfParams { hard: HARD, burst, limit, peak, device: None }
     }
 
     fn decide(p: TbfParams, packets: u64, wait: Option<Dur>) -> Enqueue {
@@ -167,6 +216,32 @@ mod tests {
         let p = TbfParams { hard: QueueLimit::Packets(5), ..params(3_000, TbfLimit::Bytes(1_000_000), None) };
         assert_eq!(decide(p, 4, None), Enqueue::Accept);
         assert_eq!(decide(p, 5, None), Enqueue::TailDrop);
+    }
+
+    /// `tbf_dequeue` at 8 Mbit/s (1500 B = 1.5 ms of tokens) with a 15 000 B bucket (15 ms):
+    /// a full bucket lets ten 1500-byte packets leave at once; the eleventh waits the 1.5 ms
+    /// its tokens take; after 6 ms idle (6 ms of tokens) four leave at once and the fifth waits
+    /// 1.5 ms less what was left (0 ms): bytes over any interval τ stay within burst + rate · τ.
+    #[test]
+    fn a_full_bucket_lets_burst_bytes_leave_back_to_back_then_the_rate_holds() {
+        let rate = Rate(8_000_000);
+        let mut b = Bucket::new(15_000, Rate(10_000_000_000));
+        let t0 = Time(1_000_000_000);
+        for _ in 0..10 {
+            assert_eq!(b.depart(t0, 1500, rate), (t0, Dur::from_us(1500)));
+        }
+        let (eleventh, _) = b.depart(t0, 1500, rate);
+        assert_eq!(eleventh, t0 + Dur::from_us(1500));
+        let later = eleventh + Dur::from_ms(6);
+        for _ in 0..4 {
+            assert_eq!(b.depart(later, 1500, rate).0, later);
+        }
+        assert_eq!(b.depart(later, 1500, rate).0, later + Dur::from_us(1500));
+        // The bucket never holds more than `burst`: after 1 s idle, again exactly ten at once.
+        let idle = later + Dur::from_secs(1);
+        let starts: Vec<Time> = (0..11).map(|_| b.depart(idle, 1500, rate).0).collect();
+        assert!(starts[..10].iter().all(|&t| t == idle));
+        assert_eq!(starts[10], idle + Dur::from_us(1500));
     }
 
     /// `max_size`: a 1500-byte packet is longer than a 1 000 B bucket, or than a 1 000 B mtu
