@@ -24,7 +24,8 @@ pub enum SlowStartBound {
     /// Slow start while cwnd <= ssthresh (Linux up to 4.2: `tcp_reno_cong_avoid`,
     /// `bictcp_cong_avoid`, and MPTCP v0.88's `mptcp_ccc_cong_avoid` test
     /// `tp->snd_cwnd <= tp->snd_ssthresh`): a window set to ssthresh after a recovery grows by
-    /// the slow-start rule on the next ACK that may grow it, and so ends above ssthresh.
+    /// the slow-start rule on the next ACK that may grow it, to at most ssthresh + 1 segment
+    /// (`tcp_slow_start`'s cap from 3.18; one segment per ACK before).
     AtOrBelow,
 }
 

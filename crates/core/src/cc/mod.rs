@@ -273,12 +273,13 @@ pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
         // Classic: +1 SMSS per ACK — ψ = 1 + 1/b per round with delayed ACKs.
         SlowStart::PerAck => w.smss,
     };
-    // Linux >= 3.18 stops slow start at ssthresh; up to 4.2 the test is cwnd <= ssthresh, and
-    // before 3.18 `tcp_slow_start` grows the window by its rule with no cap at ssthresh, so an
-    // ACK taken at cwnd = ssthresh takes it one step past.
+    // Linux >= 4.3 stops slow start at ssthresh. Up to 4.2 the test is cwnd <= ssthresh and
+    // `tcp_slow_start` ends at ssthresh + 1 segment: 3.18-4.2 cap a stretch ACK's bytes there
+    // (`if (cwnd > tp->snd_ssthresh) cwnd = tp->snd_ssthresh + 1`), and before 3.18 the window
+    // grows by one segment per ACK, so an ACK taken at cwnd = ssthresh takes it one step past.
     let cap = match w.bound {
         SlowStartBound::Below => w.ssthresh,
-        SlowStartBound::AtOrBelow => u64::MAX,
+        SlowStartBound::AtOrBelow => w.ssthresh.saturating_add(w.smss),
     };
     let new = w.cwnd.saturating_add(inc).min(cap);
     let used = new - w.cwnd;

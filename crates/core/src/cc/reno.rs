@@ -117,6 +117,31 @@ mod tests {
     }
 
     #[test]
+    fn a_stretch_ack_at_ssthresh_under_the_3x_bound_stops_one_segment_above_it() {
+        // Linux 3.18-4.2 `tcp_slow_start(tp, acked)`: cwnd + acked, capped at ssthresh + 1,
+        // the rest of `acked` left for congestion avoidance. At cwnd = ssthresh = 10 segments
+        // an ACK of 3 segments gives 11 (not 13), and 2 segments go on to `tcp_cong_avoid_ai`,
+        // which at 11 segments and 2 of 11 counted grows nothing yet.
+        let w = Window {
+            cwnd: 10_000,
+            ssthresh: 10_000,
+            smss: 1000,
+            cnt: 0,
+            slow_start: SlowStart::Linux,
+            ca_counting: CaCounting::Bytes,
+            bound: SlowStartBound::AtOrBelow,
+        };
+        let mut ss = w;
+        assert_eq!(crate::cc::slow_start(&mut ss, 3000), 2000);
+        assert_eq!(ss.cwnd, 11_000);
+        let p = [peer(10, 100)];
+        let three = Ack { acked: 3000, ..ack(0, &p) };
+        let mut w = w;
+        Reno.on_ack(&three, &mut w);
+        assert_eq!(w.cwnd, 11_000);
+    }
+
+    #[test]
     fn loss_halves_with_a_two_segment_floor() {
         let w = Window {
             cwnd: 30_000,

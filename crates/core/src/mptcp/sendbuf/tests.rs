@@ -344,7 +344,7 @@ fn sent_data_matches_a_byte_map_through_one_range_several_and_back() {
 /// at t = 60 and 30 + 25 = 55 ns at t = 85; the closed total alone stays 30 until `finish`.
 #[test]
 fn send_buffer_limited_time_includes_the_open_interval() {
-    let mut s = ConnSender::new(App::Bulk { stop: None }, 3000, 1 << 30);
+    let mut s = ConnSender::new(App::Bulk { stop: None, write: None }, 3000, 1 << 30);
     s.app_write(Time(0));
     s.mark_sent(Dsn(0), 3000);
     s.account(Time(10), true, false);
