@@ -35,8 +35,8 @@ ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("queues in a router", {"paths.fast.queue_at": "router", "paths.slow.queue_at": "router"}),
     ("receive buffer fixed at 6 291 456 B", {"connections.mptcp.rcvbuf": "6291456B"}),
     # The two assumptions no other row varies: the congestion control (the seed names none; the
-    # v0.9x kernel's own default is CUBIC) and the fast path's delay (no emulator on it).
-    ("CUBIC instead of LIA (the v0.9x kernel's default)", {"connections.mptcp.cc": "cubic"}),
+    # v0.9x kernel's own default, CUBIC, is run) and the fast path's delay (no emulator on it).
+    ("LIA instead of CUBIC (the coupled controller)", {"connections.mptcp.cc": "lia"}),
     ("fast path 0.5 ms one way instead of 50 µs", {"paths.fast.delay": "500us"}),
     # The writer: iperf 2's 128 KiB send() calls (as run) against 8 KiB ones (the length
     # older iperf 2 manual pages give) and against a writer without send() calls, which

@@ -19,7 +19,7 @@ def setup_text(runs: int, abl_rows: list[dict[str, Any]]) -> str:
     """The section's setup: every value with the seed's line, then the assumptions with the
     ablation that shows their effect."""
     lo, hi = K["throughput_min"].value / 1e6, K["throughput_max"].value / 1e6
-    cubic = abl_goodput(abl_rows, "CUBIC instead of LIA")
+    lia = abl_goodput(abl_rows, "LIA instead of CUBIC")
     return "\n".join([
         "From the seed (§III.A):",
         "- paths: 'two 1Gbps Ethernet links ... the frame transmission speed is limited to 100 Mbps using Linux "
@@ -41,8 +41,9 @@ def setup_text(runs: int, abl_rows: list[dict[str, Any]]) -> str:
         "",
         "Assumed where the seed is silent (each with the ablation or scan that shows its effect; none fitted): "
         "qdisc limits of 1000 packets on both paths (Linux's default txqueuelen; the queue scan and the 100-packet "
-        "sweep), LIA congestion control (the coupled controller; the seed names none and the v0.9x kernel's own "
-        "default is CUBIC: ablation), 50 µs one way on the fast path (no emulator on it; ablation: 0.5 ms), the "
+        "sweep), CUBIC congestion control (the seed names none: the v0.9x kernel's own default, "
+        "`default DEFAULT_CUBIC` in its net/ipv4/Kconfig, as for every seed silent on it; LIA, the coupled "
+        "controller: ablation), 50 µs one way on the fast path (no emulator on it; ablation: 0.5 ms), the "
         "hosts' timing noise (the processing jitter measured on this project's kernel backend, mean "
         "33 µs per packet, so that runs differ as the paper's did), iperf's writes of 128 KiB (the seed names "
         "iperf, not its version or options: Ubuntu 16.04's iperf is iperf 2, whose TCP default -l is 128 KiB, as "
@@ -60,11 +61,11 @@ def setup_text(runs: int, abl_rows: list[dict[str, Any]]) -> str:
         "headers: 2304 B per skb) and "
         f"{fmt(abl_goodput(abl_rows, 'send buffer charged in payload bytes'))} Mbit/s (the buffer charged in payload "
         f"bytes), both outside the paper's {fmt(lo)}–{fmt(hi)}: the throughput claim is a prediction of the assumed "
-        "build, not of the seed's stated setup alone. The controller (the seed names none) moves it less: CUBIC, "
-        f"the kernel's own default, gives {fmt(cubic)} Mbit/s, {'inside' if lo <= cubic <= hi else 'outside'} "
+        "build, not of the seed's stated setup alone. The controller (the seed names none) moves it less: LIA, "
+        f"the coupled controller, gives {fmt(lia)} Mbit/s, {'inside' if lo <= lia <= hi else 'outside'} "
         "that range.",
         "",
-        "Single-path TCP for the regimes is Reno over the fast path with the same send buffer; the regimes are "
+        "Single-path TCP for the regimes is CUBIC over the fast path with the same send buffer; the regimes are "
         "classified against it (more than 2 % above: above one link; more than 2 % below with the slow subflow "
         "carrying at least 0.5 % of the data, or about equal with at least 5 %: both paths, below single-path TCP; "
         "otherwise fast path only). Sensitivity analyses, not counted: the send-buffer sweep "

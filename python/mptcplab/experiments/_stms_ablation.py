@@ -17,6 +17,7 @@ ABLATIONS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
     ("LIA (single-path TCP: Reno)", {"cc": "lia"}, {}),
     ("OLIA (single-path TCP: Reno)", {"cc": "olia"}, {}),
     ("subflow send buffers at 2304 B per MSS (per_mss = host)", {"per_mss": "host"}, {}),
+    ("a writer without send() calls (whatever the send buffer takes)", {"app": {"kind": "bulk"}}, {}),
     ("run length 30 s", {}, {"duration": "30s"}),
     ("run length 60 s", {}, {"duration": "60s"}),
     ("fixed 6 MB buffers", {"sndbuf": "6MB", "rcvbuf": "6MB"}, {}),
@@ -34,7 +35,9 @@ _SINGLE_PATH_CC = {"lia": "reno", "olia": "reno", "balia": "reno", "wvegas": "re
 
 
 def _variant_conn(base: Any, sched: str, change: dict[str, Any]) -> list[dict[str, Any]]:
-    c = merge_into(_conn(base, sched)[0], change)
+    c = merge_into(_conn(base, sched)[0], {k: v for k, v in change.items() if k != "app"})
+    if "app" in change:  # an application is replaced whole, not merged key by key
+        c["app"] = dict(change["app"])
     if c.get("kind") == "tcp":
         c["cc"] = _SINGLE_PATH_CC.get(c["cc"], c["cc"])
         c.pop("sched_params", None)

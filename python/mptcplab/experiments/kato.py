@@ -12,8 +12,8 @@ buffer charged in one-MSS skbs of their truesize, as DSS checksums make it).
 Five runs, as the paper's.
 
 Assumptions the paper leaves open: the qdisc limit (1000 packets on both paths, Linux's
-default ``txqueuelen``), the congestion control (LIA, the coupled one; the kernel's default
-CUBIC in the ablation), the fast path's propagation delay (50 µs), iperf's write size (iperf 2's
+default ``txqueuelen``), the congestion control (the kernel's default, CUBIC, as for every
+seed silent on it on the v0.9x stack; LIA, the coupled one, in the ablation), the fast path's propagation delay (50 µs), iperf's write size (iperf 2's
 TCP default, 128 KiB), and the hosts' timing noise (the processing jitter measured on the
 kernel backend, mean 33 µs). Nothing is fitted, with one caveat: the throughput rests on
 the kernel build assumed for the send buffer's skb charge (the seed does not give it), and the
@@ -25,7 +25,7 @@ open facts (the congestion control, the fast path's delay, iperf's write size, a
 without send() calls), each variant also run without RFC 2861's decay, and, beside it,
 the upstream Linux stack with the same sysctls, the send-buffer sweep repeated with 100-packet
 queues, and a scan of the queue size at 1 MiB. Single-path TCP for the regimes is
-Reno over the fast path with the same send buffer and stack.
+CUBIC over the fast path with the same send buffer and stack.
 
 The mechanism claim (which subflow M2 penalises) is read from the engine's per-subflow
 penalisation counts; the tests check it independently against the window halvings in the
@@ -61,7 +61,7 @@ def _scenarios(queue: str) -> tuple[Any, Any]:
     tcp = load_scenario(
         "kato-sndbuf",
         {**q, **IPERF, "connections.mptcp.kind": "tcp", "connections.mptcp.paths": ["fast"],
-         "connections.mptcp.cc": "reno"},
+         "connections.mptcp.cc": "cubic"},
     )
     return mp, tcp
 

@@ -268,8 +268,9 @@ def run(ctx: Context) -> Result:
 
 def _rtt_column(runs: Any, rtt: str) -> dict[str, Measured]:
     """One column of the RTT table (slow-path RTT ``rtt``) under :data:`RTT_COLUMN_RULE`: its loss
-    claim at the buffer that loses least, its throughput claims at every admitted buffer (the one
-    furthest from the slides shown), or not testable when no buffer is admitted."""
+    claim at the buffer that loses least (not testable when a buffer is admitted: the loss chose
+    it), its throughput claims at every admitted buffer (the one furthest from the slides shown),
+    or not testable when no buffer is admitted."""
     by_id = {c.id: c for c in CLAIMS}
     col = {kb: runs("both", f"{kb}KB", rtt, "minRTT") for kb in BUFFERS_KB}
     loss = {kb: float(g["fast_loss_pct"].mean()) for kb, g in col.items()}
@@ -280,9 +281,16 @@ def _rtt_column(runs: Any, rtt: str) -> dict[str, Measured]:
     table = "; ".join(f"{kb} K: {fmt(col[kb]['aggregate_mbps'].mean())} aggregate, {fmt(col[kb]['fast_mbps'].mean())} fast, "
                       f"{fmt(loss[kb])} % lost ({fmt(qd[kb])} % in the queue)" for kb in BUFFERS_KB)
     least = min(BUFFERS_KB, key=lambda kb: loss[kb])
-    out = {lc.id: measured_mean(col[least]["fast_loss_pct"].tolist(),
-                                note=f"lowest at {least} K; admitted: "
-                                     + (", ".join(f"{kb} K" for kb in admitted) or "none") + f"; {table}")}
+    m = measured_mean(col[least]["fast_loss_pct"].tolist(),
+                      note=f"lowest at {least} K; admitted: " + (", ".join(f"{kb} K" for kb in admitted) or "none")
+                      + f"; {table}")
+    if admitted:
+        # The loss chose the buffer: at an admitted buffer it equals the slides' by construction,
+        # so it is the rule's input (a calibration), not a test of the engine.
+        m = Measured(m.value, m.ci95, m.n, m.note, not_testable=(
+            "the column's loss selected its buffer (" + ", ".join(f"{kb} K" for kb in admitted)
+            + " admitted by the rule), so it cannot also test it"))
+    out = {lc.id: m}
     for cid, key in ((f"rtt{rtt}-aggregate", "aggregate_mbps"), (f"rtt{rtt}-fast", "fast_mbps")):
         c = by_id[cid]
         if not admitted:
