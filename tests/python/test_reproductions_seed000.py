@@ -235,15 +235,12 @@ def test_fig6_the_srtt_lag_not_alphas_update_causes_the_underestimation(tmp_path
         # SRTT is at least its 30 ms base RTT. Within the ramp, slow start sends at most twice
         # the drain rate, so the queue grows by at most the drained amount: ≤ 10 ms of delay per
         # 10 ms step, plus one whole packet (a sample falls between arrivals of 1500 B, 6 ms at
-        # 2 Mbit/s); and the auto-tuned send buffer (3.11's tcp_wmem, from 16 KB), when it grows,
-        # releases at most the window it held back at once: plus w2 …
+        # 2 Mbit/s) …
         w0, pkt = g["w2_bytes"].iloc[0], 1500 * 8 / 2e6
         assert 0.060 < g["R2_true_s"].iloc[0] <= 0.060 + w0 * 8 / 2e6 and (g["R1_s"] >= 0.030).all()
-        step = g["R2_true_s"].diff().iloc[1:]
-        assert (step <= 0.010 + pkt + g["w2_bytes"].iloc[1:] * 8 / 2e6 + 1e-9).all()
+        assert g["R2_true_s"].iloc[1:].diff().max() <= 0.010 + pkt + 1e-9
         # … and ends at the first sample with γ ≥ 8, by the same bound at most that past it.
-        last = 0.010 + pkt + g["w2_bytes"].iloc[-1] * 8 / 2e6
-        assert 8 <= g["gamma_true"].iloc[-1] <= 8 + last / g["R1_s"].iloc[-1]
+        assert 8 <= g["gamma_true"].iloc[-1] <= 8 + (0.010 + pkt) / g["R1_s"].iloc[-1]
         # The SRTT averages RTT samples that each left one RTT ago, so on a growing queue it is
         # below the true RTT (base + queue now) all through the ramp, apart from its first samples.
         assert (g["R2_srtt_s"] < g["R2_true_s"]).iloc[len(g) // 4:].all()

@@ -26,10 +26,13 @@ adjusted to move a reproduced number towards the paper's.
 - TCP: Linux 3.11 as measured by the paper: I_w = 10, delayed ACKs b = 2, slow start +1 MSS
   per ACK and congestion avoidance counting ACKs (``tcp.slow_start = ca_counting = per_ack``),
   LIA ("coupled"), minRTT scheduler, both hosts' buffers auto-tuned within Linux 3.11's
-  defaults in every section (§V-C: "We do not disable TCP auto-tuning", the receive buffer "set
-  to the default maximum size of 6 MB"; :func:`mptcp_autotuned`, the bloat block below; the
-  4 MiB ``tcp_wmem`` maximum is Linux's, the paper does not give it), on the stack the paper
-  ran, MPTCP v0.88:
+  defaults in the sections of measured downloads, Figs. 2-3 and 7-8 (§V-C: "We do not disable
+  TCP auto-tuning", the receive buffer "set to the default maximum size of 6 MB";
+  :func:`mptcp_autotuned`, the bloat block below; the 4 MiB ``tcp_wmem`` maximum is Linux's,
+  the paper does not give it). Fig. 6 is not a measurement: its ramp is this project's setting
+  for §V-B's thought experiment (β = 2 held), run with the buffers fixed at those maxima so
+  that no buffer growth enters the ramp (a deviation from §V-C's auto-tuning, stated there).
+  All on the stack the paper ran, MPTCP v0.88:
   ``stack = "linux-v0.9x"``, whose minRTT has opportunistic retransmission and penalisation on
   as that release did by default (Fig. 8 switches both), and whose meta socket charges one-MSS
   skbs of 4352 B truesize, so the 4 MiB hold about 1.37 MB of data; penalisation as v0.88
