@@ -241,7 +241,8 @@ class SectionCount:
         if self.testable == 0:
             return INCONSISTENT if self.inconsistent else NOT_TESTABLE
         if self.reproduced == self.testable:
-            return REPRODUCED
+            # A section whose testable claims are few beside untestable ones says so.
+            return REPRODUCED + (f" ({self.testable} testable, {self.untestable} not testable)" if self.untestable else "")
         if self.reproduced == 0:
             return NOT_REPRODUCED
         return f"partly reproduced ({self.reproduced} of {self.testable} claims)"
