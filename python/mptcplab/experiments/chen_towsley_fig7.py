@@ -30,7 +30,8 @@ the connection is send-buffer limited (a subflow has room, nothing is unsent, th
 waits for space), read from the engine's cumulative ``sndbuf_limited_s`` series over the
 window the seed names: "This phenomenon is very prominent during time interval 20 to 32
 seconds" (the idle restarts, and "during these idle periods ... the WiFi flow starve[s]").
-"Very prominent" is read as most of that window: the claim is the fraction of 20–32 s the
+"Very prominent" (said of the idle restarts, during which the WiFi flow starves) is read as
+most of that window, an interpretation, since the seed gives no starvation time: the claim is the fraction of 20–32 s the
 connection is send-buffer limited, at least one half. After 35 s the seed says the ACKs
 "arrive at the sender in a timely fashion without blocking the shared send queue": a
 supporting claim that the fraction after 35 s is below the one in 20–32 s.

@@ -274,6 +274,12 @@ def _ablation_text(abl: pd.DataFrame) -> str:
              f"halves {fmt(writer['penalisations_per_download'])} per download, WiFi restarts "
              f"{fmt(writer['restarts_penl'])} times per penl. download (vanilla {fmt(writer['restarts_vanilla'])}) and "
              f"RST w/ penl. takes {fmt(writer['rst_penl_s'])} s.")
+    if run["penalisations_per_download"] < 1:
+        text += (" This contradicts the seed's own account, that penalisation \"helps in this case by throttling "
+                 "the WiFi flow's sending rate\": with the writer the seed states, v0.88 penalises only where the "
+                 "receive window blocks, and Linux 3.11's receive window (half the buffer, out-of-order data charged "
+                 "at truesize) closes sooner than the model's payload-counted one, which is not modelled; the "
+                 "penalisation claims hang on that unmodelled window, not on the writer alone.")
     m2 = by.loc["penl. = penalisation alone (opportunistic retransmission off)"]
     if run["restarts_penl"] < run["restarts_vanilla"] and m2["restarts_penl"] >= run["restarts_penl"]:
         text += (" With penl. WiFi idles less because opportunistic retransmission re-sends the segment that "

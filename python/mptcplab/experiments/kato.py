@@ -179,7 +179,8 @@ def run(ctx: Context) -> Result:
     # The slow window's peak and drops with the send buffer charged in payload bytes (the
     # ablation's other charge), for the failing window claims' reading.
     ts_payload = mptcplab.run(mp.with_overrides({"output.timeseries": SERIES_STEP,
-                                                 "connections.mptcp.buffer_accounting": "payload"}), seed=seed4).timeseries
+                                                 "connections.mptcp.buffer_accounting": "payload",
+                                                 "connections.mptcp.per_mss": "host"}), seed=seed4).timeseries
     slow_payload = [v / MSS for v in _series(ts_payload, "slow", "cwnd_bytes")[1]]
     metrics = ("dsn_sent_bytes", "cwnd_bytes", "srtt_s", "retransmitted_segments", "penalisations")
     series = {(p, m): _series(ts, p, m) for p in PATHS for m in metrics}

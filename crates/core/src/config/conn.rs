@@ -259,8 +259,8 @@ pub enum BufferAccounting {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum PerMss {
-    /// `roundup_pow_of_two(MSS + 512) + 256` bytes: 2304 B at MSS 1448, as this host's 6.18
-    /// kernel sizes it (`ss -m`). Kernels before 3.13 (`tcp_new_space`) charge
+    /// `roundup_pow_of_two(MSS + 512) + 256` bytes: 2304 B at MSS 1448, as Linux 6.18
+    /// sizes it (measured with `ss -m` on the kernel backend). Kernels before 3.13 (`tcp_new_space`) charge
     /// `SKB_TRUESIZE(max(mss_clamp, mss_cache) + MAX_TCP_HEADER)`, no power-of-two rounding:
     /// 2340 B at MTU 1500 and 304 B, 1.6 % above this value (a deviation for 3.11's stack).
     #[default]
