@@ -346,7 +346,7 @@ def history_verdicts(abl: pd.DataFrame) -> dict[str, tuple[bool | None, str]]:
                                  f"{'each' if ok else 'neither'} within {tol.describe()}: the verdict stands"))
         else:
             out[k] = (None, (f"{each} packets against {fmt(p.packets.value)}, within {tol.describe()} only "
-                             f"with the cache {_READING[ok[0]]}: not testable"))
+                             f"under one reading ({_READING[ok[0]]}): not testable"))
     return out
 
 

@@ -87,7 +87,6 @@ from mptcplab.experiments.base import (
     Tolerance,
     fmt,
     mean_ci95,
-    repeated,
 )
 from mptcplab.models import paper_values as pv
 
