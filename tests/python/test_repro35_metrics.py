@@ -172,28 +172,39 @@ def test_fig2_each_run_follows_the_downloads_before_it_in_a_drawn_measurement_ro
         assert f.history(s, d, hist.CARRIED) == (*prev, *before)
         # The previous round is a whole round; this one's downloads before the measured one are a part
         # of a round without the measured configuration (one of the three carriers' MPTCP copies).
-        assert collections.Counter(prev) == {(k, z): n for k, n in per_size.items() for z in hist.SIZES}
-        left = collections.Counter(before)
-        assert all(left[(k, z)] <= per_size[k] - ((k, z) == ("mptcp", size)) for k, z in left)
+        assert collections.Counter((k, z) for k, z, _ in prev) == {(k, z): n for k, n in per_size.items()
+                                                                   for z in hist.SIZES}
+        # Every carrier once per cellular configuration and size; single-path WiFi has none.
+        assert {(k, z, net) for k, z, net in prev} == {("tcp", z, "") for z in hist.SIZES} | {
+            (k, z, net) for k in ("tcp-cell", "mptcp") for z in hist.SIZES for net in hist.CARRIERS}
+        # The measured configuration (MPTCP at its size over its carrier) is not among those before it.
+        assert ("mptcp", size, hist.measured_carrier(s, d)) not in before
     # The measured download's place is uniform over the round's 49 places: 0 to 48 downloads before it,
     # 24 on average; 80 draws give a mean within 24 ± 3 × 14.1 / √80 = 24 ± 4.7 (σ of a uniform 0..48).
     lengths = [len(b) for _, b, _ in draws.values()]
     assert min(lengths) >= 0 and max(lengths) <= 48 and abs(sum(lengths) / len(lengths) - 24) < 4.8
     _size, before, _ = draws[(1, "30ms")]
-    sc = f.scenario(before, _size)
+    carrier = hist.measured_carrier(1, "30ms")
+    sc = f.scenario(before, _size, carrier=carrier)
     conns = mptcplab.load_scenario(sc).resolved["connections"]
-    kept = hist.simulated(before)
-    assert [k for k, _ in kept] == [k for k, _ in before if k != "tcp-cell"]
-    assert [c["name"] for c in conns] == [f"earlier{i}" for i in range(1, len(kept) + 1)] + [f.CONN]
+    # Every earlier download is simulated, each on its own carrier's path: the cache is per
+    # destination (the engine's key: host, peer, path), so the measured carrier's downloads use
+    # the run's own cellular link and the others their carrier's (cell-att, cell-verizon, cell-sprint).
+    assert hist.simulated(before) == before and {"tcp-cell"} <= {k for k, _, _ in before}
+    assert [c["name"] for c in conns] == [f"earlier{i}" for i in range(1, len(before) + 1)] + [f.CONN]
     assert all(c["after"] == p["name"] for p, c in itertools.pairwise(conns))
-    for c, (kind, _z) in zip(conns, kept):
-        assert (c["kind"], c["paths"]) == {"tcp": ("tcp", ["wifi"]), "mptcp": ("mptcp", ["wifi", "cell"])}[kind]
+    own = {net: "cell" if net == carrier else "cell-" + net.lower().replace("&", "") for net in hist.CARRIERS}
+    for c, (kind, _z, net) in zip(conns, before):
+        want = {"tcp": ("tcp", ["wifi"]), "tcp-cell": ("tcp", [own.get(net)]),
+                "mptcp": ("mptcp", ["wifi", own.get(net)])}[kind]
+        assert (c["kind"], c["paths"]) == want
+    assert [c["paths"] for c in conns][-1] == ["wifi", "cell"]
     assert {c["tcp"]["metrics"] for c in conns} == {"all"}
     # Both buffers auto-tuned within Linux 3.11's triples on every connection (§V-C, §III's 8 GB hosts).
     raw = sc["connections"]
     assert all(c["rcvbuf"] == links.TCP_RMEM_311 and c["sndbuf"] == links.TCP_WMEM_311 for c in raw)
-    with_cell = f.scenario(before, _size, cell_downloads=True)["connections"]
-    assert len(with_cell) == len(before) + 1
+    without = f.scenario(before, _size, cell_downloads=False)["connections"]
+    assert len(without) == len([x for x in before if x[0] != "tcp-cell"]) + 1
     claims = {c.id: c for c in f.CLAIMS}
     assert claims["r2"].paper == 0.8758 and not claims["r2"].headline
 

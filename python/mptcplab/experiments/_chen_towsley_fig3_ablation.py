@@ -39,7 +39,7 @@ RCVBUF_DEFAULT_B = parse_size(TCP_RMEM_311["default"])
 #: The other traces of ``traces/cellular`` of each technology (Verizon LTE has none of its own).
 OTHER_TRACES = {"AT&T": "ATT-LTE-driving.down", "Verizon": "TMobile-LTE-short.down",
                 "Sprint": "TMobile-UMTS-driving.down"}
-AS_RUN = f"as run (trace, {AS_RUN_QUEUE} packets)"
+AS_RUN = f"no earlier download (trace, {AS_RUN_QUEUE} packets)"
 MEAN_RATE = f"constant rate at the trace's mean, {AS_RUN_QUEUE} packets"
 OTHER = f"another trace of the technology, {AS_RUN_QUEUE} packets"
 FIXED_RCVBUF = f"receive buffer fixed at {fmt(RCVBUF_DEFAULT_B)} B (no auto-tuning)"
@@ -60,41 +60,20 @@ ABLATIONS: tuple[tuple[str, str, int, dict[str, Any]], ...] = (
 )
 
 
-#: Fig. 2's measurement-round rule (seed 000 §III): each download after the downloads before it in
-#: a drawn round, the cache empty at the round's start; the measured one starts 1 s after the last
-#: one closed (not at its point's place in the traces).
-ROUND = "after the downloads before it in a drawn measurement round (Fig. 2's rule; cache empty at the round's start)"
 #: WiFi's open facts (the seed gives only its ≈ 30 ms RTT and 0.9 % loss): the home router's
 #: queue, as run 50 packets (assumed), and its rate, as run 20 Mbit/s (assumed). (label, change
 #: to the WiFi path).
 WIFI_ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
-    (f"as run ({links.WIFI['queue']}, {links.WIFI['rate']})", {}),
+    (f"no earlier download ({links.WIFI['queue']}, {links.WIFI['rate']})", {}),
     ("WiFi queue 20 packets", {"queue": "20 packets"}),
     ("WiFi queue 100 packets", {"queue": "100 packets"}),
     ("WiFi rate 54Mbit (802.11g's nominal rate)", {"rate": "54Mbit"}),
     (CACHED := "after one earlier 1 MB single-path WiFi download (metrics cache on; the cellular entry stays empty)",
      {}),
-    (ROUND, {}),
 )
 #: The earlier download of the :data:`CACHED` row (kind, size), as Fig. 2's section builds it: the
 #: measured download starts its point's start time after it closed.
-EARLIER = (("tcp", "1MB"),)
-
-
-def _round_points(points: list[dict[str, Any]], net: str) -> list[dict[str, Any]]:
-    """The points with each download after the downloads before it in its drawn round (Fig. 2's
-    :mod:`_chen_towsley_fig2_history`; single-path cellular downloads left out as there)."""
-    from mptcplab.experiments import _chen_towsley_fig2_history as hist
-
-    out = []
-    for pt in points:
-        size = pt["connections.mptcp.app.size"]
-        before = hist.history_of_size(pt["seed"], f"fig3 {net} {size} {pt['connections.mptcp.start']}", size)
-        # The size again after the list it belongs to: the sweep's table names each run's size.
-        out.append({"connections": hist.connections(before, size),
-                    "duration": f"{1500 + float(hist.duration(before).removesuffix('s')):g}s",
-                    "connections.mptcp.app.size": size, "seed": pt["seed"]})
-    return out
+EARLIER = (("tcp", "1MB", ""),)
 
 
 def _after_earlier(sc: dict) -> dict:
@@ -206,8 +185,7 @@ def run_wifi_ablation(ctx: Context, scenario: Any, points: list[dict[str, Any]],
             next(p for p in sc["paths"] if p["name"] == "wifi").update(change)
             if label == CACHED:
                 sc = _after_earlier(sc)
-            pts = _round_points(points, net) if label == ROUND else points
-            frames.append(repeated(ctx, sc, pts, 1, f"wifi-{k}-{net.replace('&', '')}"))
+            frames.append(repeated(ctx, sc, points, 1, f"wifi-{k}-{net.replace('&', '')}"))
         df = pd.concat(frames, ignore_index=True)
         by = df.groupby("connections.mptcp.app.size")["sf.mptcp.wifi.mean_rtt_s"].mean().reindex(list(sizes))
         rows.append({"variant": label, "wifi_rtt_min_ms": 1e3 * by.min(), "wifi_rtt_max_ms": 1e3 * by.max(),
@@ -251,8 +229,9 @@ def ablation_text(abl: pd.DataFrame, sprint: pd.DataFrame, carriers: tuple[tuple
         lo, hi = a.loc[v, col].min(), a.loc[v, col].max()
         return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}–{fmt(hi)}"
 
-    parts = [("**Ablation** (not counted; the cellular link changed one assumption at a time, every carrier "
-              "alike, at the claims' sizes, start times and seeds; γ against the same connections' WiFi subflow): ")
+    parts = [("**Ablation** (not counted; single downloads with no earlier one, every download the first to the "
+              "server, the cellular link changed one assumption at a time, every carrier alike, at the claims' "
+              "sizes; γ against the same connections' WiFi subflow): ")
              + "; ".join(f"{v}: " + ", ".join(f"{net} {_ms(a.loc[(v, net), 'rtt_min_ms'])}–"
                                              f"{_ms(a.loc[(v, net), 'rtt_max_ms'])}" for net in nets)
                          + f", γ up to {fmt(a.loc[v, 'gamma_max'].max())}, cellular loss {span('loss_pct', v)} %"
