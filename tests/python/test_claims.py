@@ -88,6 +88,12 @@ def test_a_section_is_reproduced_only_when_every_headline_claim_is() -> None:
     none = Result("f", "t", SRC, "", claims, {"inside": Measured(50.0), "outside": Measured(150.0)}, "")
     assert both.verdict == "simulation: reproduced"
     assert none.verdict == "simulation: not reproduced"
+    assert both.reproduced_by_simulation and not none.reproduced_by_simulation
+    # A headline claim that cannot be tested is not reproduced: the section falls short of
+    # "reproduced", however its testable claims fare, and says how.
+    short = Result("f", "t", SRC, "", (CLAIMS[0], CLAIMS[2]), {"inside": Measured(95.0)}, "")
+    assert short.verdict == "simulation: every testable claim reproduced (1 of 1; 1 not testable)"
+    assert not short.reproduced_by_simulation
 
 
 def test_a_kind_whose_claims_are_all_paper_inconsistencies_says_so() -> None:

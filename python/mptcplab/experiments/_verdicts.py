@@ -241,8 +241,12 @@ class SectionCount:
         if self.testable == 0:
             return INCONSISTENT if self.inconsistent else NOT_TESTABLE
         if self.reproduced == self.testable:
-            # A section whose testable claims are few beside untestable ones says so.
-            return REPRODUCED + (f" ({self.testable} testable, {self.untestable} not testable)" if self.untestable else "")
+            # Reproduced means every counted claim is; untestable ones leave the section short
+            # of that, however its testable ones fare.
+            if self.untestable:
+                return (f"every testable claim reproduced ({self.reproduced} of {self.testable}; "
+                        f"{self.untestable} not testable)")
+            return REPRODUCED
         if self.reproduced == 0:
             return NOT_REPRODUCED
         return f"partly reproduced ({self.reproduced} of {self.testable} claims)"

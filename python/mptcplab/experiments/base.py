@@ -153,11 +153,11 @@ class Result:
 
     @property
     def reproduced_by_simulation(self) -> bool:
-        """Whether the section is reproduced by simulation: it has testable headline simulation
-        claims and every one of them is reproduced (model claims, the paper's equations, are
-        counted on their own)."""
+        """Whether the section is reproduced by simulation: every headline simulation claim is
+        reproduced (none of them not testable, at least one of them), as the README defines a
+        reproduced section (model claims, the paper's equations, are counted on their own)."""
         c = self.counts()["simulation"]
-        return c.testable > 0 and c.reproduced == c.testable
+        return c.testable > 0 and c.reproduced == c.testable and c.untestable == 0
 
     @property
     def verdict(self) -> str:
