@@ -12,6 +12,7 @@ rule, :data:`RTT_COLUMN_RULE`, over every buffer the slides name.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from mptcplab.experiments._stms_ablation import ABLATION_REPS, ABLATIONS, _ablation, _ablation_text
@@ -287,7 +288,7 @@ def _rtt_column(runs: Any, rtt: str) -> dict[str, Measured]:
     if admitted:
         # The loss chose the buffer: at an admitted buffer it equals the slides' by construction,
         # so it is the rule's input (a calibration), not a test of the engine.
-        m = Measured(m.value, m.ci95, m.n, m.note, not_testable=(
+        m = dataclasses.replace(m, not_testable=(
             "the column's loss selected its buffer (" + ", ".join(f"{kb} K" for kb in admitted)
             + " admitted by the rule), so it cannot also test it"))
     out = {lc.id: m}

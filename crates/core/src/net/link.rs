@@ -460,24 +460,29 @@ mod tests {
         }
     }
 
+    /// A lossless link of constant `rate` and one `delay`, no jitter, with `qdisc`.
+    fn lossless(rate: Rate, delay: Dur, qdisc: QdiscParams) -> LinkParams {
+        LinkParams {
+            capacity: Capacity::Rate(Arc::new(RateProfile::constant(rate))),
+            nominal_rate: rate,
+            delay,
+            jitter: None,
+            qdisc,
+            loss: 0.0,
+            loss_burst: None,
+            drop: Vec::new(),
+            schedule: Vec::new(),
+            schedule_period: None,
+            at_host: false,
+        }
+    }
+
     /// A plain link (drop-tail, lossless, one delay, no jitter) takes its short path and
     /// answers every offer, and delivers every item, as the general path does.
     #[test]
     fn a_plain_link_behaves_as_through_the_general_path() {
         for limit in [QueueLimit::Packets(20), QueueLimit::Bytes(30_000), QueueLimit::Time(Dur::from_ms(2))] {
-            let params = LinkParams {
-                capacity: Capacity::Rate(Arc::new(RateProfile::constant(Rate(50_000_000)))),
-                nominal_rate: Rate(50_000_000),
-                delay: Dur::from_ms(5),
-                jitter: None,
-                qdisc: QdiscParams::DropTail(limit),
-                loss: 0.0,
-                loss_burst: None,
-                drop: Vec::new(),
-                schedule: Vec::new(),
-                schedule_period: None,
-                at_host: false,
-            };
+            let params = lossless(Rate(50_000_000), Dur::from_ms(5), QdiscParams::DropTail(limit));
             let mut plain: Link<Item> = Link::new("l".into(), params.clone(), 3);
             let mut general: Link<Item> = Link::new("l".into(), params, 3);
             assert!(plain.plain.is_some());
@@ -508,24 +513,10 @@ mod tests {
     #[test]
     fn a_tbf_with_a_device_lets_a_full_bucket_leave_back_to_back() {
         use crate::net::qdisc::tbf::{TbfLimit, TbfParams};
-        let params = |device: Option<Rate>| LinkParams {
-            capacity: Capacity::Rate(Arc::new(RateProfile::constant(Rate(2_000_000)))),
-            nominal_rate: Rate(2_000_000),
-            delay: Dur::from_ms(10),
-            jitter: None,
-            qdisc: QdiscParams::Tbf(TbfParams {
-                hard: QueueLimit::Packets(1000),
-                burst: 15_000,
-                limit: TbfLimit::Bytes(1_500),
-                peak: None,
-                device,
-            }),
-            loss: 0.0,
-            loss_burst: None,
-            drop: Vec::new(),
-            schedule: Vec::new(),
-            schedule_period: None,
-            at_host: false,
+        let params = |device: Option<Rate>| {
+            let limit = TbfLimit::Bytes(1_500);
+            let tbf = TbfParams { hard: QueueLimit::Packets(1000), burst: 15_000, limit, peak: None, device };
+            lossless(Rate(2_000_000), Dur::from_ms(10), QdiscParams::Tbf(tbf))
         };
         let t0 = Time(1_000_000_000);
         let device = Rate(10_000_000_000);
