@@ -35,12 +35,16 @@
 //! queue per path (each path's emulator is its own process), where the simulator has one per
 //! host.
 //!
+//! Scheduling (`--fifo PRIO`, `--cpu N`): the thread can run at a real-time priority and on
+//! one CPU; a refused request is reported in the final JSON line's `sched`, not fatal (see
+//! [`sched`]).
+//!
 //! Usage: `mptcplab-linkemu --scenario FILE.json --path NAME --client-if IF --server-if IF
-//! [--seed N] [--epoch-stdin] [--virtual-time] [--host-jitter NS]`. It prints `ready` once
+//! [--seed N] [--epoch-stdin] [--virtual-time] [--host-jitter NS] [--fifo PRIO] [--cpu N]`. It prints `ready` once
 //! both interfaces are open, and on
 //! SIGTERM or SIGINT one JSON line with each direction's counters, then exits. The counters
 //! include how late frames left against their scheduled departure (`late_frames`,
-//! `late_after_s`, `max_lateness_s`, `p99_lateness_s`) and the frames lost at the emulator's
+//! `late_after_s`, `max_lateness_s`, `p50_lateness_s`, `p99_lateness_s`) and the frames lost at the emulator's
 //! own sockets (`socket_drops`: the `PACKET_STATISTICS` drops of the receiving socket, whose
 //! queue overflowed before the emulator read it; `tx_drops`: frames the sending socket had no
 //! room for), from which the backend judges whether the run is reliable.
@@ -52,6 +56,7 @@
 //! the links' time stands at zero.
 
 pub mod lateness;
+mod sched;
 mod sock;
 
 use std::collections::VecDeque;
@@ -133,6 +138,9 @@ struct Args {
     virtual_time: bool,
     /// Mean host processing delay before a frame enters the link (module docs).
     host_jitter: Dur,
+    /// Real-time priority (`SCHED_FIFO`, 1-99) and the CPU to run on (module docs).
+    fifo: Option<i32>,
+    cpu: Option<usize>,
 }
 
 fn parse_args(args: Vec<String>) -> Result<Args, String> {
@@ -140,6 +148,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
     let (mut scenario, mut path, mut client_if, mut server_if, mut seed) = (None, None, None, None, None);
     let (mut epoch_stdin, mut virtual_time) = (false, false);
     let mut host_jitter = Dur::ZERO;
+    let (mut fifo, mut cpu) = (None, None);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -153,6 +162,14 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
             "--host-jitter" => {
                 host_jitter = Dur(value()?.parse::<u64>().map_err(|e| format!("--host-jitter (ns): {e}"))?)
             }
+            "--fifo" => {
+                let p = value()?.parse::<i32>().map_err(|e| format!("--fifo: {e}"))?;
+                if !(1..=99).contains(&p) {
+                    return Err(format!("--fifo: {p} is not a SCHED_FIFO priority (1-99)"));
+                }
+                fifo = Some(p)
+            }
+            "--cpu" => cpu = Some(value()?.parse::<usize>().map_err(|e| format!("--cpu: {e}"))?),
             _ => return Err(format!("unknown argument {flag}")),
         }
     }
@@ -166,6 +183,8 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
         epoch_stdin,
         virtual_time,
         host_jitter,
+        fifo,
+        cpu,
     })
 }
 
@@ -289,6 +308,7 @@ fn stats_json(d: &Direction, end: Time) -> serde_json::Value {
         "late_frames": d.lateness.late,
         "late_after_s": d.lateness.late_after as f64 / 1e9,
         "max_lateness_s": d.lateness.max as f64 / 1e9,
+        "p50_lateness_s": d.lateness.quantile(0.5) as f64 / 1e9,
         "p99_lateness_s": d.lateness.quantile(0.99) as f64 / 1e9,
         "end_s": end.secs_f64(),
         "rate_bps": d.link.params.nominal_rate.bps(),
@@ -315,6 +335,8 @@ fn run(args: Args) -> Result<(), String> {
             d.host = Some((HostQueue::new(seed, node), args.host_jitter));
         }
     }
+    // Refused requests are reported, not fatal (`sched` docs).
+    let sched = sched::apply(args.fifo, args.cpu);
     // Drops counted from here on (reading the statistics resets them).
     for s in &socks {
         s.take_drops().map_err(|e| e.to_string())?;
@@ -406,7 +428,7 @@ fn run(args: Args) -> Result<(), String> {
         d.socket_drops = socks[d.from].take_drops().map_err(|e| e.to_string())?;
     }
     let stats: Vec<_> = dirs.iter().map(|d| stats_json(d, end)).collect();
-    println!("{}", serde_json::json!({ "links": stats }));
+    println!("{}", serde_json::json!({ "links": stats, "sched": sched.json() }));
     Ok(())
 }
 

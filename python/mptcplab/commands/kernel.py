@@ -10,6 +10,7 @@ import signal
 import click
 
 from mptcplab.commands import SET_HELP, _raise_keyboard_interrupt
+from mptcplab.commands._emulator import emulator_options, parse_emulator_options
 
 
 @click.command(epilog="Writes with --out: compare.json (both backends' summaries), compare.csv, compare.png.")
@@ -63,9 +64,14 @@ def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | Non
 @click.option("--only", metavar="PATTERN", help="Only scenarios whose name matches this shell-style pattern.")
 @click.option("--repeat", type=int, default=5, show_default=True, help="Simulator runs (seeds) per scenario.")
 @click.option("--jobs", type=int, default=2, show_default=True, help="Parallel simulator runs.")
-@click.option("--kernel", is_flag=True, help="Re-measure the kernel side first: 5 runs per scenario into "
-              "GRID/kernel.csv (root), or with --kernel-backend uml into GRID/uml.csv (any user, --jobs at a time); "
-              "resumable.")
+@click.option("--kernel", is_flag=True, help="Measure the kernel side first, until every scenario has its runs "
+              "(10, or 20 where the first 10 differ by more than 2 %; --runs fixes the count), into GRID/kernel.csv "
+              "(root), or with --kernel-backend uml into GRID/uml.csv (any user, --jobs at a time); each run is stored "
+              "as it ends, so a stopped measurement resumes.")
+@click.option("--runs", type=int, help="With --kernel: this many reliable kernel runs per scenario instead of the "
+              "10/20 rule.")
+@click.option("--kernel-csv", metavar="NAME", help="The file in GRID holding the kernel runs, measured into with --kernel "
+              "(default: kernel.csv, or uml.csv with --kernel-backend uml).")
 @click.option("--kernel-backend", type=click.Choice(["linux", "uml"]), default="linux", show_default=True,
               help="The kernel side: linux, this machine's kernel (kernel.csv); uml, the UML kernel in virtual time "
               "(uml.csv), also compared with kernel.csv mode by mode.")
@@ -73,9 +79,11 @@ def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | Non
               help="With --kernel: measure again only the stored runs that started with a 1-min load average above LOAD.")
 @click.option("--out", type=click.Path(file_okay=False), help="Write validate.csv and validate.json here.")
 @click.option("--markdown", type=click.Path(dir_okay=False), help="Write the report as Markdown to this file.")
+@emulator_options
 def validate(
     grid: str, only: str | None, repeat: int, jobs: int, kernel: bool, kernel_backend: str,
-    remeasure_load_above: float | None, out: str | None, markdown: str | None,
+    remeasure_load_above: float | None, out: str | None, markdown: str | None, runs: int | None,
+    kernel_csv: str | None, emulator_priority: str, max_lateness: str | None,
 ) -> None:
     """Compare the simulator with stored Linux kernel runs over the validation grid: per scenario
     the kernel's and the simulator's median (min-max), their difference, subflow shares and
@@ -92,6 +100,11 @@ def validate(
         raise config_error("--jobs", f"{jobs}: need at least 1")
     if remeasure_load_above is not None and not kernel:
         raise config_error("--remeasure-load-above", "only with --kernel")
+    if runs is not None and not kernel:
+        raise config_error("--runs", "only with --kernel")
+    if kernel_csv is not None and (os.path.basename(kernel_csv) != kernel_csv or not kernel_csv.endswith(".csv")):
+        raise config_error("--kernel-csv", f"{kernel_csv}: the name of a .csv file in the grid's folder, without a folder")
+    sched, bound = parse_emulator_options(emulator_priority, max_lateness, kernel_backend)
     from mptcplab.runner import check_output_dir
 
     if out:
@@ -103,16 +116,19 @@ def validate(
     if kernel:
 
         def measuring(name: str, k: int, load: str) -> None:
-            click.echo(f"{kernel_backend}: {name} run {k + 1} of {v.KERNEL_RUNS} (load {load})", err=True)
+            click.echo(f"{kernel_backend}: {name} run {k + 1} (load {load})", err=True)
 
         signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-        path = v.measure_kernel(grid, only, progress=measuring, remeasure_load_above=remeasure_load_above,
-                                backend=kernel_backend, jobs=jobs)
+        path = v.measure_kernel(grid, only, runs=runs, progress=measuring, remeasure_load_above=remeasure_load_above,
+                                backend=kernel_backend, jobs=jobs, csv_name=kernel_csv, sched=sched,
+                                max_lateness_s=bound)
         click.echo(f"wrote {path}", err=True)
     from pathlib import Path
 
-    kernel_csv = Path(grid) / v.BACKEND_CSV[kernel_backend] if kernel_backend != "linux" else None
-    df = v.validate(grid, repeat=repeat, jobs=jobs, only=only, kernel_csv=kernel_csv, skip_missing=kernel_csv is not None)
+    csv_path = Path(grid) / (kernel_csv or v.BACKEND_CSV[kernel_backend])
+    explicit = kernel_backend != "linux" or kernel_csv is not None
+    df = v.validate(grid, repeat=repeat, jobs=jobs, only=only, kernel_csv=csv_path if explicit else None,
+                    skip_missing=kernel_backend != "linux")
     v.print_report(df)
     uml = v.uml_lines(v.uml_vs_host(grid, only)) if kernel_backend == "uml" else []
     for line in uml:
@@ -125,6 +141,7 @@ def validate(
 
         args = ["mptcplab", "validate", *([f"--grid={grid}"] if grid != "scenarios/validation" else []),
                 *([f"--only={only}"] if only else []), *([f"--kernel-backend={kernel_backend}"] if uml else []),
+                *([f"--kernel-csv={kernel_csv}"] if kernel_csv else []),
                 f"--repeat={repeat}", f"--markdown={markdown}"]
         target = Path(markdown)
         tmp = target.with_name(f".{target.name}.tmp")

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from mptcplab.commands import SET_HELP
+from mptcplab.commands._emulator import emulator_options, parse_emulator_options
 
 
 def _fmt(v: Any, scale: float = 1.0, digits: int = 3) -> str:
@@ -96,9 +97,11 @@ def _print_tables(summary: dict[str, Any]) -> None:
               "(emulator.reliable = false in its summary) and says so in a warning line; uml: the same on the "
               "Linux stack of a User-Mode Linux kernel in virtual time (any user; build the kernel once with "
               "bash scripts/setup-uml.sh).")
+@emulator_options
 def run(
     scenario: str, overrides: tuple[str, ...], seed: int | None, out: str | None, as_json: bool,
-    pcap_dir: str | None, pcap_per: str, snaplen: int | None, backend: str,
+    pcap_dir: str | None, pcap_per: str, snaplen: int | None, backend: str, emulator_priority: str,
+    max_lateness: str | None,
 ) -> None:
     """Run SCENARIO (a file or a bundled name) and print a summary per connection, subflow and link."""
     import shutil
@@ -107,6 +110,7 @@ def run(
 
     from mptcplab.runner import check_output_dir
 
+    sched, bound = parse_emulator_options(emulator_priority, max_lateness, backend)
     # Everything written is checked before the run starts, so a bad path costs no run.
     if out:
         check_output_dir(out, "--out", marker="run.json")
@@ -137,7 +141,8 @@ def run(
             staged = Path(tempfile.mkdtemp(prefix=f".{out_real.name}.pcap-", dir=out_real.parent))
             pcap_dir = str(staged)
     try:
-        result = _run_backend(scenario, seed, overrides, pcap_dir, pcap_per, snaplen, backend, final_pcap)
+        result = _run_backend(scenario, seed, overrides, pcap_dir, pcap_per, snaplen, backend, final_pcap,
+                              linux={"sched": sched, "max_lateness_s": bound})
         if out:
             result.to_dir(out)
         if staged is not None:
@@ -160,17 +165,20 @@ def run(
 
 def _run_backend(
     scenario: str, seed: int | None, overrides: tuple[str, ...], pcap_dir: str | None,
-    pcap_per: str, snaplen: int | None, backend: str, shown: str | None = None,
+    pcap_per: str, snaplen: int | None, backend: str, shown: str | None = None, linux: dict[str, Any] | None = None,
 ) -> Any:
     """Runs the scenario on ``backend``, the captures (if any) going to ``pcap_dir``, shown
     in messages as ``shown``. The simulator's captures are a run option of their own (never
-    a scenario key): written beside ``pcap_dir`` and moved into place once the run succeeded."""
+    a scenario key): written beside ``pcap_dir`` and moved into place once the run succeeded.
+    ``linux`` holds the Linux backend's measurement options (``run_linux``'s ``sched`` and
+    ``max_lateness_s``)."""
     from pathlib import Path
 
     if backend == "linux":
         from mptcplab.kernel.backend import run_linux
 
-        return run_linux(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir, pcap_label="--pcap")
+        return run_linux(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir, pcap_label="--pcap",
+                         **(linux or {}))
     if backend == "uml":
         from mptcplab.kernel.uml.backend import run_uml
 

@@ -31,6 +31,7 @@ from mptcplab.capture import CaptureRequest, file_component
 from mptcplab.errors import config_error
 from mptcplab.kernel import lifetime, netns
 from mptcplab.kernel.exact import check_exact, rto_min_route_ms
+from mptcplab.kernel.emulator import EmulatorSched, HostLoad, check_max_lateness
 from mptcplab.kernel.summary import build_result
 from mptcplab.kernel.support import buffer_triples, check_kernel_cc, check_supported, host_jitter_ns
 from mptcplab.results import RunResult
@@ -237,6 +238,8 @@ def run_linux(
     pcap_dir: str | Path | None = None,
     pcap_label: str = "pcap_dir",
     virtual_time: bool = False,
+    sched: EmulatorSched | None = None,
+    max_lateness_s: float | None = None,
 ) -> RunResult:
     """Runs a two-host path scenario on the Linux kernel (root, MPTCP enabled), with captures
     of the client's interfaces in ``pcap_dir`` (new or empty; errors name ``pcap_label``).
@@ -262,24 +265,31 @@ def run_linux(
         CaptureRequest(Path(pcap_dir), label=pcap_label).check()
     netns.cleanup_stale()
     cleanup_stale_scratch()
+    how = None if virtual_time else (sched if sched is not None else EmulatorSched())
+    seed = seed if seed is not None else sc.seed
     with _signals_interrupt():
         if pcap_dir is None:
-            result = _run(sc, seed if seed is not None else sc.seed, None, virtual_time)
+            result = _run(sc, seed, None, virtual_time, how, max_lateness_s)
         else:
             # As the simulator's: written beside the target and moved into place only when the
             # run succeeded, so a failed or interrupted run leaves no partial capture.
             with CaptureRequest(Path(pcap_dir), label=pcap_label).staged() as tmp:
-                result = _run(sc, seed if seed is not None else sc.seed, tmp, virtual_time)
+                result = _run(sc, seed, tmp, virtual_time, how, max_lateness_s)
     warn_unreliable(result.summary.get("emulator") or {}, sc.source)
     return result
 
 
 def warn_unreliable(emulator: dict[str, Any], source: str | None) -> None:
     """One line on stderr when the emulators could not hold the scenario's links
-    (:func:`mptcplab.kernel.summary.emulator_health`)."""
+    (:func:`mptcplab.kernel.summary.emulator_health`), and one when the kernel refused their
+    scheduling (:mod:`mptcplab.kernel.emulator`: they ran at the normal priority)."""
+    where = f"{source}: " if source else ""
+    refused = sorted({s["refused"] for s in emulator.get("sched") or [] if s and s.get("refused")})
+    if refused:
+        print(f"warning: {where}emulator: scheduling refused ({'; '.join(refused)}); the emulators ran as the kernel "
+              "allowed (summary: emulator.sched)", file=sys.stderr, flush=True)
     if emulator.get("reliable", True):
         return
-    where = f"{source}: " if source else ""
     print(f"warning: {where}emulator: the link emulator fell behind ({emulator['reason']}); this run's results "
           "are unreliable (summary: emulator.reliable = false)", file=sys.stderr, flush=True)
 
@@ -294,13 +304,16 @@ def start_clock(net: netns.Network, t0: float) -> None:
 
 
 @contextmanager
-def emulated_network(sc: Scenario, seed: int, clock: bool = True, virtual_time: bool = False) -> Iterator[netns.Network]:
+def emulated_network(
+    sc: Scenario, seed: int, clock: bool = True, virtual_time: bool = False, sched: EmulatorSched | None = None,
+) -> Iterator[netns.Network]:
     """The namespaces, links and path manager of ``sc`` with one running emulator per path;
     removed (emulators stopped, namespaces deleted) when the block ends. The emulators'
     final counters are left in ``net.link_stats``. The links' time starts now, or with
     ``clock=False`` where the caller's :func:`start_clock` says (standing at zero until then);
     ``virtual_time`` starts the emulators in their virtual-time mode (``--virtual-time``), with
-    the scenario's written ``host_jitter`` as their host processing delay (``--host-jitter``)."""
+    the scenario's written ``host_jitter`` as their host processing delay (``--host-jitter``);
+    ``sched`` is how the emulators are scheduled (their reports are left in ``net.sched``)."""
     res = sc.resolved
     paths = [p["name"] for p in res["paths"]]
     sysctls, route_opts, extra = _net_settings(sc)
@@ -322,7 +335,8 @@ def emulated_network(sc: Scenario, seed: int, clock: bool = True, virtual_time: 
             p = _popen(_ns_cmd(net.link, *linkemu_command(), "--scenario", str(scen_file), "--path", name,
                                "--client-if", f"a{i}", "--server-if", f"b{i}", "--seed", str(seed), "--epoch-stdin",
                                *(["--virtual-time"] if virtual_time else []),
-                               *(["--host-jitter", str(jitter)] if jitter else [])),
+                               *(["--host-jitter", str(jitter)] if jitter else []),
+                               *(sched.args() if sched is not None else [])),
                        stdin=subprocess.PIPE)
             procs.append(p)
             _expect_line(p, "ready", f"the link emulator of path {name}")
@@ -330,13 +344,15 @@ def emulated_network(sc: Scenario, seed: int, clock: bool = True, virtual_time: 
         if clock:
             start_clock(net, time.monotonic())
         yield net
-        net.link_stats = []
+        net.link_stats, net.sched = [], []
         for p in procs:
             p.send_signal(signal.SIGTERM)
             out, err = p.communicate(timeout=10)
             if p.returncode != 0:
                 raise RuntimeError(f"the link emulator failed: {err.strip()}")
-            net.link_stats += json.loads(out.strip().splitlines()[-1])["links"]
+            final = json.loads(out.strip().splitlines()[-1])
+            net.link_stats += final["links"]
+            net.sched.append(final.get("sched"))
     finally:
         for p in procs:
             if p.poll() is None:
@@ -349,17 +365,23 @@ def emulated_network(sc: Scenario, seed: int, clock: bool = True, virtual_time: 
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run(sc: Scenario, seed: int, pcap_dir: Path | None, virtual_time: bool = False) -> RunResult:
+def _run(
+    sc: Scenario, seed: int, pcap_dir: Path | None, virtual_time: bool = False, sched: EmulatorSched | None = None,
+    max_lateness_s: float | None = None,
+) -> RunResult:
     res = sc.resolved
     paths = [p["name"] for p in res["paths"]]
     conns = res["connections"]
     duration = _secs(res["duration"])
     procs: list[subprocess.Popen[str]] = []
     try:
-        with emulated_network(sc, seed, clock=False, virtual_time=virtual_time) as net:
+        load = HostLoad()
+        with emulated_network(sc, seed, clock=False, virtual_time=virtual_time, sched=sched) as net:
             outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs, virtual_time)
         warmup = _secs(res["output"]["warmup"])
-        return build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0)
+        host = None if virtual_time else load.summary()
+        return build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0,
+                            sched=net.sched, host=host, max_lateness_s=max_lateness_s)
     finally:
         for p in procs:
             if p.poll() is None:

@@ -151,6 +151,8 @@ class Network:
     #: Processes of the run (the emulators), and their final counters once stopped.
     procs: list[subprocess.Popen[str]] = field(default_factory=list)
     link_stats: list[dict[str, object]] = field(default_factory=list)
+    #: Each emulator's scheduling as it reported it (``crates/linkemu/src/sched.rs``).
+    sched: list[dict[str, object] | None] = field(default_factory=list)
 
     @property
     def client(self) -> str:

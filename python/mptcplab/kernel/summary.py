@@ -70,14 +70,24 @@ def _path_at(samples: list[list[Any]], path: str, t: float, col: int) -> float:
     return float(prev[col]) if prev is not None else 0.0
 
 
-def emulator_health(links: list[dict[str, Any]]) -> dict[str, Any]:
+def emulator_health(
+    links: list[dict[str, Any]], max_lateness_s: float | None = None, sched: list[Any] | None = None,
+    host: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Whether the emulators kept up, from what they measured (crates/linkemu/src/lateness.rs):
     unreliable when a link direction sent more than :data:`LATE_FRACTION` of its frames late,
-    or when any frame was lost at an emulator's sockets (a receive queue that overflowed before
-    the emulator read it, ``PACKET_STATISTICS``; or no room to send), losses the scenario does
-    not have. ``reason`` says which, in one line (None when reliable)."""
+    when a direction's 99th percentile of lateness exceeds ``max_lateness_s`` (a bound the
+    caller declared), or when any frame was lost at an emulator's sockets (a receive queue that
+    overflowed before the emulator read it, ``PACKET_STATISTICS``; or no room to send), losses
+    the scenario does not have. ``reason`` says which, in one line (None when reliable). With
+    the emulators' scheduling (``sched``) and the host's load over the run (``host``,
+    :class:`mptcplab.kernel.emulator.HostLoad`) beside the verdict."""
     reasons = []
     for link in links:
+        p99 = float(link.get("p99_lateness_s", 0.0))
+        if max_lateness_s is not None and p99 > max_lateness_s:
+            reasons.append(f"{link['name']}: 99th percentile of lateness {p99 * 1e6:.4g} µs above the bound "
+                           f"{max_lateness_s * 1e6:.4g} µs (--max-lateness)")
         frames, late = int(link.get("frames_sent", 0)), int(link.get("late_frames", 0))
         if late > LATE_FRACTION * frames:
             reasons.append(f"{link['name']}: {late} of {frames} frames sent over {link['late_after_s'] * 1e6:.4g} µs "
@@ -90,15 +100,20 @@ def emulator_health(links: list[dict[str, Any]]) -> dict[str, Any]:
         "late_frames": sum(int(link.get("late_frames", 0)) for link in links),
         "max_lateness_s": max((float(link.get("max_lateness_s", 0.0)) for link in links), default=0.0),
         "p99_lateness_s": max((float(link.get("p99_lateness_s", 0.0)) for link in links), default=0.0),
+        "p50_lateness_s": max((float(link.get("p50_lateness_s", 0.0)) for link in links), default=0.0),
+        "max_lateness_bound_s": max_lateness_s,
         "socket_drops": drops,
         "reliable": not reasons,
         "reason": "; ".join(reasons) or None,
+        "sched": sched,
+        "host": host,
     }
 
 
 def build_result(
     sc: Scenario, seed: int, results: list[tuple[dict[str, Any], dict[str, Any]]], links: list[dict[str, Any]],
     nstat: dict[str, dict[str, int]], warmup: float, duration: float, t0: float,
+    sched: list[Any] | None = None, host: dict[str, Any] | None = None, max_lateness_s: float | None = None,
 ) -> RunResult:
     res = sc.resolved
     conns_out, subs_out = [], []
@@ -211,6 +226,7 @@ def build_result(
             "utilisation": link["utilisation"], "emulator_tx_drops": link["tx_drops"],
             "emulator_socket_drops": link.get("socket_drops", 0), "emulator_late_frames": link.get("late_frames", 0),
             "emulator_max_lateness_s": link.get("max_lateness_s", 0.0),
+            "emulator_p50_lateness_s": link.get("p50_lateness_s", 0.0),
             "emulator_p99_lateness_s": link.get("p99_lateness_s", 0.0),
         })
     summary = {
@@ -219,6 +235,6 @@ def build_result(
         "data_packets": sum(s["segments_sent"] for s in subs_out), "trace_hash": None,
         "connections": conns_out, "subflows": subs_out, "links": links_out,
         "backend": "linux", "kernel": os.uname().release, "nstat": nstat, "not_measured": NOT_MEASURED,
-        "emulator": emulator_health(links),
+        "emulator": emulator_health(links, max_lateness_s, sched, host),
     }
     return RunResult(sc, json.dumps(summary), series, ts_t.tobytes(), ts_i.tobytes(), ts_v.tobytes())
