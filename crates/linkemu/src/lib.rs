@@ -14,8 +14,10 @@
 //! direction stamped with their arrival time; send every frame the links deliver.
 //!
 //! Deviations from the simulator: a frame is handed over at the first check at or after its
-//! arrival time (the loop sleeps until 200 µs before a deadline, then polls, so the lateness
-//! is a few microseconds while the emulator keeps up; it measures it, see [`lateness`]); the rate is charged on the IP
+//! arrival time (the loop sleeps until shortly before a deadline, then polls: 200 µs at a
+//! normal priority, at most a tenth of a packet's time at a real-time one, see `default_spin`;
+//! the lateness is a few microseconds while the emulator keeps up; it measures it, see
+//! [`lateness`]); the rate is charged on the IP
 //! packet (the frame without its 14-byte Ethernet header), as the simulator charges its
 //! `wire_len`. Offloads (GRO/GSO/TSO) must be off on every interface so that frames are
 //! real, MTU-sized packets; a frame larger than the receive buffer is counted and dropped.
@@ -40,7 +42,8 @@
 //! [`sched`]).
 //!
 //! Usage: `mptcplab-linkemu --scenario FILE.json --path NAME --client-if IF --server-if IF
-//! [--seed N] [--epoch-stdin] [--virtual-time] [--host-jitter NS] [--fifo PRIO] [--cpu N]`. It prints `ready` once
+//! [--seed N] [--epoch-stdin] [--virtual-time] [--host-jitter NS] [--fifo PRIO] [--cpu N]
+//! [--spin NS]`. It prints `ready` once
 //! both interfaces are open, and on
 //! SIGTERM or SIGINT one JSON line with each direction's counters, then exits. The counters
 //! include how late frames left against their scheduled departure (`late_frames`,
@@ -76,7 +79,7 @@ struct Frame(Vec<u8>);
 const ETH_HEADER: u32 = 14;
 /// Largest frame read (jumbo frames are not expected: offloads are off).
 const MAX_FRAME: usize = 65536 + ETH_HEADER as usize;
-/// How long before a deadline the loop stops sleeping and polls (ns).
+/// How long before a deadline the loop stops sleeping and polls (ns), unless `--spin` says.
 const SPIN_NS: u64 = 200_000;
 
 impl WireLen for Frame {
@@ -141,6 +144,9 @@ struct Args {
     /// Real-time priority (`SCHED_FIFO`, 1-99) and the CPU to run on (module docs).
     fifo: Option<i32>,
     cpu: Option<usize>,
+    /// How long before a deadline the loop stops sleeping and polls (ns; module docs; None:
+    /// [`default_spin`]).
+    spin_ns: Option<u64>,
 }
 
 fn parse_args(args: Vec<String>) -> Result<Args, String> {
@@ -148,7 +154,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
     let (mut scenario, mut path, mut client_if, mut server_if, mut seed) = (None, None, None, None, None);
     let (mut epoch_stdin, mut virtual_time) = (false, false);
     let mut host_jitter = Dur::ZERO;
-    let (mut fifo, mut cpu) = (None, None);
+    let (mut fifo, mut cpu, mut spin_ns) = (None, None, None);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -170,6 +176,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
                 fifo = Some(p)
             }
             "--cpu" => cpu = Some(value()?.parse::<usize>().map_err(|e| format!("--cpu: {e}"))?),
+            "--spin" => spin_ns = Some(value()?.parse::<u64>().map_err(|e| format!("--spin (ns): {e}"))?),
             _ => return Err(format!("unknown argument {flag}")),
         }
     }
@@ -185,7 +192,21 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
         host_jitter,
         fifo,
         cpu,
+        spin_ns,
     })
+}
+
+/// How long before each deadline the loop polls, unless `--spin` says: at a normal priority
+/// [`SPIN_NS`], since a sleeping thread may wake that late on a loaded host; at a real-time
+/// priority, which wakes within tens of microseconds, at most a tenth of a full-size packet's
+/// time on the path's faster direction (`late_after`), so that polling holds the CPU for at most
+/// about a tenth of the time a busy link keeps the emulator (a 57 Mbit/s link: 21 µs before each
+/// 210 µs packet) while the stacks beside it need that CPU.
+fn default_spin(realtime: bool, late_after: impl Iterator<Item = u64>) -> u64 {
+    match realtime {
+        false => SPIN_NS,
+        true => SPIN_NS.min(late_after.min().unwrap_or(u64::MAX) / 10),
+    }
 }
 
 /// One direction: frames read on `from` cross `link` and leave on `to`.
@@ -336,7 +357,10 @@ fn run(args: Args) -> Result<(), String> {
         }
     }
     // Refused requests are reported, not fatal (`sched` docs).
-    let sched = sched::apply(args.fifo, args.cpu);
+    let mut sched = sched::apply(args.fifo, args.cpu);
+    let spin_ns =
+        args.spin_ns.unwrap_or_else(|| default_spin(sched.fifo.is_some(), dirs.iter().map(|d| d.lateness.late_after)));
+    sched.spin_ns = spin_ns;
     // Drops counted from here on (reading the statistics resets them).
     for s in &socks {
         s.take_drops().map_err(|e| e.to_string())?;
@@ -372,12 +396,12 @@ fn run(args: Args) -> Result<(), String> {
     while !STOP.load(Ordering::Relaxed) {
         let t = now();
         let wake = dirs.iter().filter_map(Direction::next_wake).min();
-        // Wake at least every 100 ms so a signal is never missed for long. The last SPIN_NS
+        // Wake at least every 100 ms so a signal is never missed for long. The last `spin_ns`
         // before a deadline are polled without sleeping: a sleeping thread wakes up late by
         // up to a few hundred microseconds on a loaded or virtualised host (in virtual time
         // it wakes at the deadline, and polling would stop the clock).
         let wait_ns = wake.map_or(100_000_000, |w| w.0.saturating_sub(t.0).min(100_000_000));
-        let wait_ns = if args.virtual_time { wait_ns } else { wait_ns.saturating_sub(SPIN_NS) };
+        let wait_ns = if args.virtual_time { wait_ns } else { wait_ns.saturating_sub(spin_ns) };
         let ts = libc::timespec { tv_sec: (wait_ns / 1_000_000_000) as i64, tv_nsec: (wait_ns % 1_000_000_000) as i64 };
         // SAFETY: `pfds` and `ts` are valid for the call.
         let rc = unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as u64, &ts, std::ptr::null()) };
@@ -446,5 +470,24 @@ pub fn main(args: Vec<String>) -> i32 {
             eprintln!("mptcplab-linkemu: error: {e}");
             2
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_realtime_emulator_polls_a_tenth_of_a_packets_time_at_most() {
+        // 1500 B at 8 Mbit/s: 1.5 ms on the wire, a tenth is 150 µs; at 50 Mbit/s 240 µs and
+        // 24 µs; at 1 Mbit/s 12 ms, capped at SPIN_NS (200 µs). The faster direction counts.
+        let late = |mbit: u64| Lateness::new(1500, mbit * 1_000_000).late_after;
+        assert_eq!(default_spin(true, [late(8), late(8)].into_iter()), 150_000);
+        assert_eq!(default_spin(true, [late(2), late(50)].into_iter()), 24_000);
+        assert_eq!(default_spin(true, [late(1)].into_iter()), SPIN_NS);
+        // A link without a rate is never late: the cap.
+        assert_eq!(default_spin(true, [u64::MAX].into_iter()), SPIN_NS);
+        // At a normal priority the thread may wake late by far more: SPIN_NS whatever the rate.
+        assert_eq!(default_spin(false, [late(50)].into_iter()), SPIN_NS);
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! A `SCHED_FIFO` thread runs whenever it is runnable, ahead of every normal thread on its
 //! CPU (`sched(7)`); the emulator sleeps between deadlines, so it takes the CPU only to hand
-//! frames over and for the last [`SPIN_NS`](crate) before each deadline, which it polls. Linux
+//! frames over and for the short time before each deadline it polls (a tenth of a full-size
+//! packet's time at most at this priority: `default_spin` in the crate root). Linux
 //! bounds what real-time threads may take (`sched_rt_runtime_us` of `sched_rt_period_us`, 95 %
 //! by default), so a runaway emulator cannot lock a CPU. Pinning (`sched_setaffinity`) keeps
 //! the thread off the CPU migration path, whose cost would show up as lateness.
@@ -21,11 +22,13 @@ pub struct SchedReport {
     pub cpu: Option<usize>,
     /// Each refused request and the kernel's reason.
     pub refused: Vec<String>,
+    /// How long before each deadline the loop polls (ns; set by the caller).
+    pub spin_ns: u64,
 }
 
 /// Applies the priority and CPU (each optional) to the calling thread.
 pub fn apply(fifo: Option<i32>, cpu: Option<usize>) -> SchedReport {
-    let mut report = SchedReport { fifo: None, cpu: None, refused: Vec::new() };
+    let mut report = SchedReport { fifo: None, cpu: None, refused: Vec::new(), spin_ns: 0 };
     if let Some(c) = cpu {
         match pin(c) {
             Ok(()) => report.cpu = Some(c),
@@ -66,6 +69,7 @@ impl SchedReport {
             "priority": self.fifo.unwrap_or(0),
             "cpu": self.cpu,
             "refused": if self.refused.is_empty() { None } else { Some(self.refused.join("; ")) },
+            "spin_s": self.spin_ns as f64 / 1e9,
         })
     }
 }

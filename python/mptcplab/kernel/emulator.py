@@ -43,6 +43,8 @@ class EmulatorSched:
 
     fifo: int | None = FIFO_PRIORITY
     cpu: int | None = -1
+    #: Nanoseconds before each deadline the emulator polls instead of sleeping (None: its default).
+    spin_ns: int | None = None
 
     @staticmethod
     def normal() -> EmulatorSched:
@@ -56,6 +58,8 @@ class EmulatorSched:
         if self.cpu is not None:
             cpu = self.cpu if self.cpu >= 0 else max(0, (os.cpu_count() or 1) - 1)
             out += ["--cpu", str(cpu)]
+        if self.spin_ns is not None:
+            out += ["--spin", str(self.spin_ns)]
         return out
 
     def label(self) -> str:

@@ -118,7 +118,8 @@ def chunk_time(res: RunResult) -> float | None:
 
 
 def run_metrics(res: RunResult) -> dict[str, Any]:
-    """One run's numbers: goodput, download time, chunk time, subflow shares, completion."""
+    """One run's numbers: goodput, download time, chunk time, subflow shares, completion, and
+    what describes its operating point (:func:`mechanism`)."""
     summ = res.summary
     c = summ["connections"][0]
     kind = res.scenario.resolved["connections"][0]["app"]["kind"]
@@ -129,7 +130,41 @@ def run_metrics(res: RunResult) -> dict[str, Any]:
         "chunk_time_s": chunk_time(res) if kind == "periodic" else None,
         "shares": shares,
         "completed": bool(c.get("completed", False)) if kind != "bulk" else True,
-    }
+    } | mechanism(res)
+
+
+#: The columns :func:`mechanism` fills (empty for a single-path connection or without a time series).
+MECHANISM_COLUMNS = ["slow_path", "slow_cwnd_bytes", "slow_in_flight_bytes", "slow_srtt_s", "rwnd_limited_s"]
+
+
+def mechanism(res: RunResult) -> dict[str, Any]:
+    """What sets a multipath run's operating point, measured alike on every backend from the
+    series both write (``cwnd_bytes``, ``in_flight_bytes``, ``srtt_s`` per subflow, sampled at
+    ``output.timeseries``): the slow subflow (the largest median smoothed RTT after the
+    warm-up), its median congestion window, bytes in flight and smoothed RTT after the
+    warm-up, and the time the connection's subflows were limited by the peer's receive window
+    (``rwnd_limited_time_s``: the kernel's ``tcpi_rwnd_limited`` summed over the sender's
+    subflows; the simulator's counterpart)."""
+    out: dict[str, Any] = {k: None for k in MECHANISM_COLUMNS}
+    c = res.summary["connections"][0]
+    out["rwnd_limited_s"] = c.get("rwnd_limited_time_s")
+    ts = res.timeseries
+    if ts is None or not len(ts):
+        return out
+    warm = _secs(res.scenario.resolved["output"]["warmup"])
+    sub = ts[(ts["entity_kind"] == "subflow") & (ts["time_s"] >= warm)]
+    prefix = f"{c['name']}/"
+    med: dict[str, dict[str, float]] = {}
+    for (entity, metric), g in sub.groupby(["entity", "metric"], observed=True):
+        if str(entity).startswith(prefix) and metric in ("cwnd_bytes", "in_flight_bytes", "srtt_s"):
+            med.setdefault(str(entity)[len(prefix):], {})[str(metric)] = float(g["value"].median())
+    paths = [p for p, m in med.items() if "srtt_s" in m]
+    if len(paths) < 2:
+        return out
+    slow = max(paths, key=lambda p: med[p]["srtt_s"])
+    out.update(slow_path=slow, slow_cwnd_bytes=med[slow].get("cwnd_bytes"),
+               slow_in_flight_bytes=med[slow].get("in_flight_bytes"), slow_srtt_s=med[slow]["srtt_s"])
+    return out
 
 
 def _shares_text(shares: dict[str, float]) -> str:
@@ -143,3 +178,7 @@ def _shares_parse(text: str) -> dict[str, float]:
         out[p] = float(v)
     return out
 
+
+
+def _secs(text: str) -> float:
+    return _core.parse_duration_ns(text) / 1e9

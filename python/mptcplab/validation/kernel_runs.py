@@ -16,7 +16,7 @@ from typing import Any
 from mptcplab.errors import ConfigError, config_error
 from mptcplab.kernel.emulator import EmulatorSched, loadavg
 from mptcplab.validation.grid import (
-    GRID_DIR, KERNEL_CSV, _shares_parse, _shares_text, grid_scenarios, load_grid_scenario, metric_of, run_metrics,
+    GRID_DIR, MECHANISM_COLUMNS, KERNEL_CSV, _shares_parse, _shares_text, grid_scenarios, load_grid_scenario, metric_of, run_metrics,
 )
 
 #: Runs per scenario: None follows the declared rule (:func:`mptcplab.validation.modes.runs_needed`:
@@ -35,7 +35,8 @@ CSV_COLUMNS = ["scenario", "run", "seed", "metric", "goodput_bps", "download_tim
 #: every run reliable.
 MEASUREMENT_COLUMNS = ["emulator", "cpu_busy", "lateness_p50_s", "lateness_p99_s", "lateness_max_s", "late_frames",
                        "reliable", "reason"]
-ALL_COLUMNS = CSV_COLUMNS + MEASUREMENT_COLUMNS
+#: And what describes each run's operating point (:func:`mptcplab.validation.grid.mechanism`).
+ALL_COLUMNS = CSV_COLUMNS + MEASUREMENT_COLUMNS + MECHANISM_COLUMNS
 
 
 def load_kernel_csv(path: str | Path) -> list[dict[str, Any]]:
@@ -52,13 +53,15 @@ def load_kernel_csv(path: str | Path) -> list[dict[str, Any]]:
         for i, r in enumerate(reader, start=2):
             try:
                 rows.append({
-                    **{c: "" for c in MEASUREMENT_COLUMNS}, "emulator": "unrecorded",
+                    **{c: "" for c in MEASUREMENT_COLUMNS + MECHANISM_COLUMNS}, "emulator": "unrecorded",
                     **{k: v for k, v in r.items() if v != "" or k not in MEASUREMENT_COLUMNS},
                     "reliable": r.get("reliable", "true") != "false",
                     "run": int(r["run"]), "seed": int(r["seed"]), "goodput_bps": float(r["goodput_bps"]),
                     "download_time_s": float(r["download_time_s"]) if r["download_time_s"] else None,
                     "chunk_time_s": float(r["chunk_time_s"]) if r["chunk_time_s"] else None,
                     "shares": _shares_parse(r["shares"]), "completed": r["completed"] == "true",
+                    **{c: float(r[c]) if r.get(c) else None for c in MECHANISM_COLUMNS if c != "slow_path"},
+                    "slow_path": r.get("slow_path") or None,
                 })
             except ValueError as e:
                 raise config_error(f"line {i}", f"unreadable value ({e})", str(p)) from None

@@ -4,9 +4,8 @@ run lands. Part of :mod:`mptcplab.validation`.
 
 Rules, declared before any run (issue 36):
 
-* A scenario is **multi-modal** on the host when its runs split into groups by
-  :func:`~mptcplab.validation.compare.bimodal_split` (the validation's own definition), else
-  **unimodal**.
+* A scenario is **multi-modal** on the host when its runs have more than one mode by
+  :func:`~mptcplab.validation.modes.find_modes` (the validation's own rule), else **unimodal**.
 * On a unimodal scenario, UML **agrees** when its median is within 10 % of the host's median
   (UML median / host median − 1); the target is agreement on at least 90 % of them.
 * On a multi-modal one there is no single value to agree with: each UML run is placed in the
@@ -20,7 +19,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from mptcplab.validation.compare import bimodal_split
+from mptcplab.validation.modes import Mode, find_modes
 from mptcplab.validation.grid import GRID_DIR, KERNEL_CSV, grid_scenarios, load_grid_scenario, metric_of
 from mptcplab.validation.kernel_runs import BACKEND_CSV, load_kernel_csv
 
@@ -30,14 +29,15 @@ __all__ = ["UML_TARGET", "uml_lines", "uml_vs_host"]
 UML_TARGET = (0.10, 0.90)
 
 
-def _mode_of(v: float, groups: tuple[list[float], list[float]]) -> str:
-    names = ("lower", "upper")
-    for name, g in zip(names, groups, strict=True):
-        if g[0] <= v <= g[-1]:
+def _mode_of(v: float, modes: list[Mode]) -> str:
+    """Which of the host's modes (lowest first) holds ``v``, or how far it is from the nearest."""
+    names = [f"mode {k + 1} of {len(modes)}" for k in range(len(modes))]
+    for name, md in zip(names, modes, strict=True):
+        if md.low <= v <= md.high:
             return name
-    dist = [min(abs(v - g[0]), abs(v - g[-1])) / statistics.median(g) for g in groups]
+    dist = [min(abs(v - md.low), abs(v - md.high)) / md.value for md in modes]
     near = names[dist.index(min(dist))]
-    where = "between the modes" if groups[0][-1] < v < groups[1][0] else "outside the modes"
+    where = "between the modes" if modes[0].high < v < modes[-1].low else "outside the modes"
     return f"{where}, nearest {near} ({100 * min(dist):.1f} % away)"
 
 
@@ -60,7 +60,8 @@ def uml_vs_host(grid: str | Path = GRID_DIR, only: str | None = None) -> list[di
             continue
         uv = [v for _, v in uruns]
         hm, um = statistics.median(hv), statistics.median(uv)
-        modes = bimodal_split(hv)
+        found = find_modes(hv)
+        modes = None if found.unimodal else found.by_value()
         out.append({
             "scenario": sc.name, "metric": metric, "refused": None, "host": sorted(hv), "host_median": hm,
             "uml": uruns, "uml_median": um, "uml_identical": len(set(uv)) == 1,
@@ -106,10 +107,9 @@ def uml_lines(records: list[dict[str, Any]]) -> list[str]:
     for r in records:
         if r["modes"] is None:
             continue
-        lo, hi = r["modes"]
         m = r["metric"]
-        lines.append(f"  multi-modal on the host: {r['scenario']}: modes {_fmt(m, lo[0])}-{_fmt(m, lo[-1])} "
-                     f"({len(lo)} runs) and {_fmt(m, hi[0])}-{_fmt(m, hi[-1])} ({len(hi)} runs)")
+        lines.append(f"  multi-modal on the host: {r['scenario']}: modes "
+                     + " and ".join(f"{_fmt(m, md.low)}-{_fmt(m, md.high)} ({md.n} runs)" for md in r["modes"]))
         for seed, v, mode in r["uml_modes"]:
             lines.append(f"    UML seed {seed}: {_fmt(m, v)}: {mode}")
     for r in refused:
