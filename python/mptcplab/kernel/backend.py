@@ -29,7 +29,7 @@ from typing import Any
 from mptcplab import _core
 from mptcplab.capture import CaptureRequest, file_component
 from mptcplab.errors import config_error
-from mptcplab.kernel import lifetime, netns
+from mptcplab.kernel import lifetime, netns, trace
 from mptcplab.kernel.exact import check_exact, rto_min_route_ms
 from mptcplab.kernel.summary import build_result
 from mptcplab.kernel.support import buffer_triples, check_kernel_cc, check_supported, host_jitter_ns
@@ -237,9 +237,12 @@ def run_linux(
     pcap_dir: str | Path | None = None,
     pcap_label: str = "pcap_dir",
     virtual_time: bool = False,
+    trace_kernel: bool = False,
 ) -> RunResult:
     """Runs a two-host path scenario on the Linux kernel (root, MPTCP enabled), with captures
     of the client's interfaces in ``pcap_dir`` (new or empty; errors name ``pcap_label``).
+    ``trace_kernel`` records the kernel's tracepoints (:mod:`mptcplab.kernel.trace`) into the
+    result's ``kernel_trace``.
 
     Refuses with :class:`~mptcplab.ConfigError` (exit code 2 on the command line) a scenario
     setting the kernel cannot honour, or a machine that cannot run it. Takes the scenario's
@@ -260,17 +263,20 @@ def run_linux(
         raise config_error("--backend linux", missing, sc.source)
     if pcap_dir is not None:  # refused before anything is built, not after a real-time run
         CaptureRequest(Path(pcap_dir), label=pcap_label).check()
+    tracefs = trace.check_available("uml" if virtual_time else "linux", sc.source) if trace_kernel else None
     netns.cleanup_stale()
     cleanup_stale_scratch()
     with _signals_interrupt():
         if pcap_dir is None:
-            result = _run(sc, seed if seed is not None else sc.seed, None, virtual_time)
+            result = _run(sc, seed if seed is not None else sc.seed, None, virtual_time, tracefs)
         else:
             # As the simulator's: written beside the target and moved into place only when the
             # run succeeded, so a failed or interrupted run leaves no partial capture.
             with CaptureRequest(Path(pcap_dir), label=pcap_label).staged() as tmp:
-                result = _run(sc, seed if seed is not None else sc.seed, tmp, virtual_time)
+                result = _run(sc, seed if seed is not None else sc.seed, tmp, virtual_time, tracefs)
     warn_unreliable(result.summary.get("emulator") or {}, sc.source)
+    if result.kernel_trace is not None:
+        trace.warn_incomplete(result.kernel_trace.summary, sc.source)
     return result
 
 
@@ -349,17 +355,23 @@ def emulated_network(sc: Scenario, seed: int, clock: bool = True, virtual_time: 
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run(sc: Scenario, seed: int, pcap_dir: Path | None, virtual_time: bool = False) -> RunResult:
+def _run(sc: Scenario, seed: int, pcap_dir: Path | None, virtual_time: bool = False,
+         tracefs: Path | None = None) -> RunResult:
     res = sc.resolved
     paths = [p["name"] for p in res["paths"]]
     conns = res["connections"]
     duration = _secs(res["duration"])
     procs: list[subprocess.Popen[str]] = []
     try:
-        with emulated_network(sc, seed, clock=False, virtual_time=virtual_time) as net:
+        with emulated_network(sc, seed, clock=False, virtual_time=virtual_time) as net, \
+                trace.recording_if(tracefs, sc, SERVER_PORT, duration) as rec:
             outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs, virtual_time)
+            ktrace = rec.collect(sc, t0) if rec is not None else None
         warmup = _secs(res["output"]["warmup"])
-        return build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0)
+        result = build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0)
+        if ktrace is not None:
+            result.attach_kernel_trace(ktrace)
+        return result
     finally:
         for p in procs:
             if p.poll() is None:
