@@ -366,7 +366,7 @@ def _run(sc: Scenario, seed: int, pcap_dir: Path | None, virtual_time: bool = Fa
         with emulated_network(sc, seed, clock=False, virtual_time=virtual_time) as net, \
                 trace.recording_if(tracefs, sc, SERVER_PORT, duration) as rec:
             outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs, virtual_time)
-            ktrace = rec.collect(sc, t0) if rec is not None else None
+            ktrace = rec.collect(sc, t0, outputs) if rec is not None else None
         warmup = _secs(res["output"]["warmup"])
         result = build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0)
         if ktrace is not None:

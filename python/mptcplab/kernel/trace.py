@@ -101,7 +101,7 @@ def tracefs_root(mount: bool = True) -> Path | None:
     target = TRACEFS_PLACES[0]
     if not target.is_dir():
         return None
-    p = subprocess.run(["mount", "-t", "tracefs", "nodev", str(target)], capture_output=True, text=True)
+    p = subprocess.run(["mount", "-t", "tracefs", "nodev", str(target)], check=False, capture_output=True, text=True)
     if p.returncode != 0 or not (target / "instances").is_dir():
         return None
     return target
@@ -222,19 +222,25 @@ class Recording:
     buffer_kb: int
     other_runs: list[str]
 
-    def collect(self, sc: Any, t0: float) -> KernelTrace:
+    def collect(self, sc: Any, t0: float, outputs: list[tuple[dict[str, Any], dict[str, Any]]]) -> KernelTrace:
         """Stops the recording and reads it: the tables with times from ``t0`` (the run's
-        ``time.monotonic()`` origin)."""
+        ``time.monotonic()`` origin). ``outputs`` are the applications' reports (server,
+        client) per connection: the client ports of their subflows and the sender's final
+        ``MPTCP_INFO`` name the run's own sockets and data sequence numbers."""
         from mptcplab.kernel import trace_tables
 
+        conns = sc.resolved["connections"]
         # The host that sends each connection's data: the server for a download.
-        sender_hosts = {k: "server" if c["direction"] == "download" else "client"
-                        for k, c in enumerate(sc.resolved["connections"])}
+        sender_hosts = {k: "server" if c["direction"] == "download" else "client" for k, c in enumerate(conns)}
+        ports = {p for pair in outputs for out in pair for p in out.get("client_ports", [])}
+        dsns = [pair[0 if sender_hosts[k] == "server" else 1].get("mptcp", {}).get("write_seq")
+                for k, pair in enumerate(outputs) if conns[k]["kind"] == "mptcp"]
+        own = trace_tables.Own(client_ports=ports, dsn_refs=[d for d in dsns if d])
 
         (self.instance / "tracing_on").write_text("0")
         stats = _stats(self.instance)
         with open(self.instance / "trace", encoding="utf-8", errors="replace") as f:
-            tables, counts, notes = trace_tables.parse(f, sc, t0, sender_hosts)
+            tables, counts, notes = trace_tables.parse(f, sc, t0, sender_hosts, own)
         lost_by_cpu = [s.get("overrun", 0) + s.get("dropped", 0) for s in stats]
         lost = sum(lost_by_cpu)
         if self.other_runs:
@@ -284,14 +290,15 @@ def recording_if(root: Path | None, sc: Any, server_port: int, duration_s: float
         yield None
         return
     ports = [server_port + k for k in range(max(1, len(sc.resolved["connections"])))]
-    with recording(root, ports, duration_s) as rec:
+    mptcp = any(c["kind"] == "mptcp" for c in sc.resolved["connections"])
+    with recording(root, ports, duration_s, mptcp) as rec:
         yield rec
 
 
 @contextmanager
-def recording(root: Path, ports: list[int], duration_s: float) -> Iterator[Recording]:
-    """A tracefs instance recording :data:`EVENTS` (the TCP ones filtered to ``ports``) from
-    now on, removed when the block ends, however it ends."""
+def recording(root: Path, ports: list[int], duration_s: float, mptcp: bool = True) -> Iterator[Recording]:
+    """A tracefs instance recording :data:`EVENTS` (the TCP ones filtered to ``ports``, the
+    MPTCP ones only with ``mptcp``) from now on, removed when the block ends, however it ends."""
     cleanup_stale_instances()
     inst = root / "instances" / f"{INSTANCE_PREFIX}{os.getpid()}-{next(_numbers)}"
     inst.mkdir()
@@ -305,6 +312,8 @@ def recording(root: Path, ports: list[int], duration_s: float) -> Iterator[Recor
         # run that lost events still has its start (and counts the loss as "dropped events").
         (inst / "options" / "overwrite").write_text("0")
         for event, by_port in EVENTS.items():
+            if not by_port and not mptcp:
+                continue  # no MPTCP connection: none of these events is the run's
             d = inst / "events" / event
             if by_port:
                 (d / "filter").write_text(port_filter(ports))

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["parse"]
@@ -127,6 +128,11 @@ class _Scheduler:
         self.picked: dict[int, int] = {}  # call → chain
         self.chains: list[dict[str, int]] = []  # per chain: end, map_seq, map_data
         self.ambiguous = 0
+        self.dropped: set[int] = set()
+
+    @property
+    def foreign_calls(self) -> int:
+        return len(self.dropped)
 
     def close(self, cpu: int) -> None:
         call = self.open.pop(cpu, None)
@@ -167,6 +173,13 @@ class _Scheduler:
         if call is not None:
             self.picked[call] = j
 
+    def foreign(self, cpu: int) -> None:
+        """Another connection's mapping: the call before it was that connection's."""
+        self.close(cpu)
+        call = self.last_call.pop(cpu, None)
+        if call is not None:
+            self.dropped.add(call)
+
     def path_of_chain(self, j: int) -> str | None:
         return self.paths[j] if self.paths is not None and 0 <= j < len(self.paths) else None
 
@@ -175,6 +188,8 @@ class _Scheduler:
             self.close(cpu)
         rows, notes, mismatched = [], [], 0
         for k, call in enumerate(self.calls):
+            if k in self.dropped:
+                continue
             chain = self.picked.get(k)
             picked_path = self.path_of_chain(chain) if chain is not None else None
             for row in call:
@@ -199,8 +214,31 @@ class _Scheduler:
         return rows, notes
 
 
-def parse(lines: Iterable[str], sc: Any, t0: float, sender_hosts: dict[int, str]) -> tuple[dict[str, Any], dict[str, int], list[str]]:
-    """The instance's ``trace`` text → (tables by name, event counts by event, notes)."""
+@dataclass
+class Own:
+    """What names the run's own events: the client ports of its subflows, and per MPTCP
+    connection the sender's final data sequence number (``MPTCP_INFO``'s ``write_seq``).
+
+    A connection's data sequence numbers start at a random 64-bit value (the IDSN, RFC 8684
+    section 3.3.1), so a mapping or DATA_ACK within ``DSN_SPAN`` (1 TiB) of the run's is the
+    run's: another connection's lands there with probability 2^41 / 2^64, about 1e-7."""
+
+    client_ports: set[int] = field(default_factory=set)
+    dsn_refs: list[int] = field(default_factory=list)
+
+    def has_dsn(self, dsn: int) -> bool:
+        return any(abs(((dsn - ref + 2**63) % 2**64) - 2**63) < DSN_SPAN for ref in self.dsn_refs)
+
+
+DSN_SPAN = 2**40
+
+
+def parse(lines: Iterable[str], sc: Any, t0: float, sender_hosts: dict[int, str],
+          own: Own | None = None) -> tuple[dict[str, Any], dict[str, int], list[str]]:
+    """The instance's ``trace`` text → (tables by name, event counts by event, notes). With
+    ``own``, TCP events of other client ports and DSS mappings and DATA_ACKs of other data
+    sequence spaces are left out (other traffic on the host), and so is a scheduling call
+    followed by another connection's mapping; ``counts`` counts the events kept."""
     import pandas as pd
 
     res = sc.resolved
@@ -212,7 +250,7 @@ def parse(lines: Iterable[str], sc: Any, t0: float, sender_hosts: dict[int, str]
     sched = _Scheduler(len(mptcp[0]["paths"]) if mptcp else 1, sub_paths)
     rows: dict[str, list[dict[str, Any]]] = {e: [] for e in _FIELDS}
     counts = dict.fromkeys(_FIELDS, 0)
-    unattributed = 0
+    others = 0
     for line in lines:
         if line.startswith("#"):
             continue
@@ -225,15 +263,14 @@ def parse(lines: Iterable[str], sc: Any, t0: float, sender_hosts: dict[int, str]
         for name in _FIELDS[event]:
             if name in kv:
                 row[_RENAME.get(name, name)] = _int(name, kv[name])
-        counts[event] += 1
         if event.startswith("tcp_"):
             if event == "tcp_probe":
                 (la, lp), (ra, rp) = _split_addr(kv.get("src", ":0")), _split_addr(kv.get("dest", ":0"))
             else:
                 la, lp, ra, rp = kv.get("saddr", ""), int(kv.get("sport", 0)), kv.get("daddr", ""), int(kv.get("dport", 0))
             who = attribute(la, lp, ra, rp)
-            if who is None:
-                unattributed += 1
+            if who is None or (own is not None and own.client_ports and who["client_port"] not in own.client_ports):
+                others += 1
                 continue
             row.update(who)
             sched.other(cpu)
@@ -241,13 +278,25 @@ def parse(lines: Iterable[str], sc: Any, t0: float, sender_hosts: dict[int, str]
             sched.get_send(cpu, row)
             continue
         elif event == "mptcp_sendmsg_frag":
+            if own is not None and not own.has_dsn(row["data_seq"]):
+                sched.foreign(cpu)
+                others += 1
+                continue
             sched.frag(cpu, row)
         else:
+            if own is not None and not own.has_dsn(row["new_snd_una"]):
+                others += 1
+                continue
             sched.other(cpu)
         rows[event].append(row)
+        counts[event] += 1
     get_send, notes = sched.finish(rows["mptcp_sendmsg_frag"])
     rows["mptcp_subflow_get_send"] = get_send
-    if unattributed:
-        notes.append(f"{unattributed} TCP events on the run's ports came from other sockets (not the run's addresses)")
+    counts["mptcp_subflow_get_send"] = len(get_send)
+    if others:
+        notes.append(f"{others} events of other sockets or connections on the host were left out")
+    if sched.foreign_calls:
+        notes.append(f"{sched.foreign_calls} scheduling calls followed by another connection's data were left out; "
+                     "a call of another connection that wrote nothing cannot be told from the run's")
     tables = {TABLES[e]: pd.DataFrame(r) for e, r in rows.items()}
     return tables, counts, notes
