@@ -197,3 +197,25 @@ def test_a_stale_instance_is_removed_by_the_next_run() -> None:
     finally:
         if inst.exists():
             inst.rmdir()
+
+
+@kernel
+def test_plot_draws_the_trace_and_read_kernel_trace_loads_it(tcp_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from mptcplab.plot import plot_run
+    from mptcplab.plot_trace import read_kernel_trace
+
+    tcp_run.to_dir(tmp_path / "run")
+    summary, tables = read_kernel_trace(tmp_path / "run")
+    assert summary["events"]["tcp_probe"] == len(tables["tcp_probe"])
+    written = plot_run(tmp_path / "run", tmp_path / "plots")
+    assert {p.name for p in written} >= {"kernel-trace.png", "kernel-trace.svg"}
+
+
+def test_read_kernel_trace_names_a_damaged_summary(tmp_path: Path) -> None:
+    from mptcplab.plot_trace import read_kernel_trace
+
+    (tmp_path / "kernel-trace").mkdir()
+    (tmp_path / "kernel-trace" / "trace.json").write_text("{")
+    with pytest.raises(ConfigError) as e:
+        read_kernel_trace(tmp_path)
+    assert e.value.file.endswith("trace.json")
