@@ -221,3 +221,40 @@ def test_read_kernel_trace_names_a_damaged_summary(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as e:
         read_kernel_trace(tmp_path)
     assert e.value.file.endswith("trace.json")
+
+
+def test_run_linux_refuses_trace_kernel_without_root_before_anything_else(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mptcplab.kernel.backend import run_linux
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(ConfigError) as e:
+        run_linux(SCENARIOS / "validation" / "tcp-cubic.toml", trace_kernel=True)
+    assert e.value.path == "--trace-kernel"
+
+
+@kernel
+def test_an_interrupted_run_removes_its_instance(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT) in the middle of a traced run: the instance goes with the run, and
+    nothing is written to --out."""
+    import signal
+    import time
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.Popen([sys.executable, "-m", "mptcplab.cli", "run", str(SCENARIOS / "validation" / "tcp-cubic.toml"),
+                          "--backend", "linux", "--trace-kernel", "--out", str(tmp_path / "out")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not _instances_of(p.pid) and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+        assert _instances_of(p.pid), "the run made no tracefs instance"
+        time.sleep(1.0)
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode != 0
+    assert not _instances_of(p.pid)
+    assert not (tmp_path / "out").exists()

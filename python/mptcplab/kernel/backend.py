@@ -252,6 +252,7 @@ def run_linux(
     """
     sc = load_scenario(scenario, overrides)
     check_supported(sc, "uml" if virtual_time else "linux")
+    tracefs = trace.check_available("uml" if virtual_time else "linux", sc.source) if trace_kernel else None
     try:
         netns.check_environment(pcap=pcap_dir is not None)
     except netns.EnvironmentRefused as e:
@@ -263,7 +264,6 @@ def run_linux(
         raise config_error("--backend linux", missing, sc.source)
     if pcap_dir is not None:  # refused before anything is built, not after a real-time run
         CaptureRequest(Path(pcap_dir), label=pcap_label).check()
-    tracefs = trace.check_available("uml" if virtual_time else "linux", sc.source) if trace_kernel else None
     netns.cleanup_stale()
     cleanup_stale_scratch()
     with _signals_interrupt():
