@@ -126,7 +126,7 @@ def check_available(backend: str, source: str | None = None) -> Path:
     missing = [e for e in EVENTS if not (root / "events" / e).is_dir()]
     if missing:
         raise config_error(OPTION, f"this kernel has no tracepoint {missing[0].replace('/', ':')} "
-                           "(Linux >= 6.10 has them all)", source)
+                           "(the kernel the backend is validated on, Linux 6.18, has them all)", source)
     return root
 
 
