@@ -174,7 +174,8 @@ def _read_parquet(path: Path, columns: dict[str, bool]) -> pd.DataFrame:
 
 @_plain
 def plot_run(run_dir: str | Path, out: str | Path | None = None) -> list[Path]:
-    """Per-subflow time series of a run directory (one panel per metric) → PNG and SVG."""
+    """Per-subflow time series of a run directory (one panel per metric) → PNG and SVG; with
+    a kernel trace (``kernel-trace/``), its figure too (:mod:`mptcplab.plot_trace`)."""
     run_dir = Path(run_dir)
     summary = _read_json(run_dir / "summary.json")
     name, seed = summary.get("scenario"), summary.get("seed")
@@ -205,7 +206,12 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> list[Path]:
         ax.legend(fontsize=8, loc="best")
     axes[-1, 0].set_xlabel("time (s)")
     fig.suptitle(_label(f"{name or run_dir.name} (seed {seed})"), fontsize=11)
-    return _save(fig, Path(out) if out else run_dir / "plots", "timeseries")
+    written = _save(fig, Path(out) if out else run_dir / "plots", "timeseries")
+    if (run_dir / "kernel-trace").is_dir():  # a Linux-backend run with --trace-kernel
+        from mptcplab.plot_trace import plot_kernel_trace
+
+        written += plot_kernel_trace(run_dir, Path(out) if out else run_dir / "plots", plt, _save)
+    return written
 
 
 def _t95(n: int) -> float:

@@ -135,6 +135,16 @@ class RunResult:
         self._series = series
         self._columns = (time_s, series_index, value)
         self._timeseries: pd.DataFrame | None = None
+        #: A Linux-backend run with ``--trace-kernel``: its :class:`~mptcplab.kernel.trace.KernelTrace`
+        #: (``tables``: DataFrames per tracepoint), written as ``kernel-trace/`` by :meth:`to_dir`.
+        self.kernel_trace: Any = None
+
+    def attach_kernel_trace(self, trace: Any) -> None:
+        """Adds a kernel trace (:mod:`mptcplab.kernel.trace`): ``kernel_trace``, and its
+        summary as the summary's ``kernel_trace``."""
+        self.kernel_trace = trace
+        self.summary["kernel_trace"] = trace.summary
+        self.summary_json = json.dumps(self.summary)
 
     def __repr__(self) -> str:
         conns = ", ".join(f"{c['name']}: {c['goodput_bps'] / 1e6:.3f} Mbit/s" for c in self.summary["connections"])
@@ -209,6 +219,8 @@ class RunResult:
             ("timeseries.parquet", lambda f: self.timeseries.to_parquet(f, index=False)),
             ("scenario.json", lambda f: f.write_text(json.dumps(resolved, indent=2) + "\n")),
         ]
+        if self.kernel_trace is not None:
+            writers.append(("kernel-trace", self.kernel_trace.write))
         with atomic_dir(path, marker="run.json") as tmp:
             for name, write in writers:
                 try:

@@ -78,7 +78,7 @@ def _print_tables(summary: dict[str, Any]) -> None:
     console.print(t)
 
 
-@click.command(epilog="Writes with --out: summary.json, connections.csv, subflows.csv, links.csv, timeseries.parquet, scenario.json (resolved), run.json.")
+@click.command(epilog="Writes with --out: summary.json, connections.csv, subflows.csv, links.csv, timeseries.parquet, scenario.json (resolved), run.json; with --trace-kernel also kernel-trace/.")
 @click.argument("scenario")
 @click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help=SET_HELP)
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Seed replacing the scenario's (same seed, same result).")
@@ -97,11 +97,16 @@ def _print_tables(summary: dict[str, Any]) -> None:
               "(emulator.reliable = false in its summary) and says so in a warning line; uml: the same on the "
               "Linux stack of a User-Mode Linux kernel in virtual time (any user; build the kernel once with "
               "bash scripts/setup-uml.sh).")
+@click.option("--trace-kernel", is_flag=True,
+              help="linux backend (root): record the kernel's tracepoints (tcp_probe, tcp_rcvbuf_grow, "
+              "tcp_rcv_space_adjust, the MPTCP scheduler's mptcp_subflow_get_send, mptcp_sendmsg_frag, "
+              "ack_update_msk) in a tracefs instance of the run's own, as tables timed from the run's origin: "
+              "kernel-trace/*.parquet with --out, the summary's kernel_trace (events, lost events).")
 @emulator_options
 def run(
     scenario: str, overrides: tuple[str, ...], seed: int | None, out: str | None, as_json: bool,
-    pcap_dir: str | None, pcap_per: str, snaplen: int | None, backend: str, emulator_priority: str,
-    max_lateness: str | None,
+    pcap_dir: str | None, pcap_per: str, snaplen: int | None, backend: str, trace_kernel: bool,
+    emulator_priority: str, max_lateness: str | None,
 ) -> None:
     """Run SCENARIO (a file or a bundled name) and print a summary per connection, subflow and link."""
     import shutil
@@ -141,7 +146,7 @@ def run(
             staged = Path(tempfile.mkdtemp(prefix=f".{out_real.name}.pcap-", dir=out_real.parent))
             pcap_dir = str(staged)
     try:
-        result = _run_backend(scenario, seed, overrides, pcap_dir, pcap_per, snaplen, backend, final_pcap,
+        result = _run_backend(scenario, seed, overrides, pcap_dir, pcap_per, snaplen, backend, final_pcap, trace_kernel,
                               linux={"sched": sched, "max_lateness_s": bound})
         if out:
             result.to_dir(out)
@@ -165,7 +170,8 @@ def run(
 
 def _run_backend(
     scenario: str, seed: int | None, overrides: tuple[str, ...], pcap_dir: str | None,
-    pcap_per: str, snaplen: int | None, backend: str, shown: str | None = None, linux: dict[str, Any] | None = None,
+    pcap_per: str, snaplen: int | None, backend: str, shown: str | None = None, trace_kernel: bool = False,
+    linux: dict[str, Any] | None = None,
 ) -> Any:
     """Runs the scenario on ``backend``, the captures (if any) going to ``pcap_dir``, shown
     in messages as ``shown``. The simulator's captures are a run option of their own (never
@@ -178,7 +184,11 @@ def _run_backend(
         from mptcplab.kernel.backend import run_linux
 
         return run_linux(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir, pcap_label="--pcap",
-                         **(linux or {}))
+                         trace_kernel=trace_kernel, **(linux or {}))
+    if trace_kernel:  # the uml backend's kernel and the simulator have no tracepoints to record
+        from mptcplab.kernel.trace import check_available
+
+        check_available(backend)
     if backend == "uml":
         from mptcplab.kernel.uml.backend import run_uml
 

@@ -41,6 +41,8 @@ class Sampler(threading.Thread):
         self.last: dict[str, dict[str, Any]] = {}
         self.first_seen: dict[str, float] = {}
         self.mptcp: dict[str, int] = {}
+        #: The client-side port of every subflow seen (names the run's sockets in a kernel trace).
+        self.client_ports: set[int] = set()
         #: Each path's subflow congestion control, as the kernel reports it.
         self.cc: dict[str, str] = {}
         self.stop_event = threading.Event()
@@ -57,6 +59,8 @@ class Sampler(threading.Thread):
                 subs = sockinfo.subflows(self.sock)
                 info = sockinfo.mptcp_info(self.sock)
             else:
+                name = self.sock.getsockname() if self.spec["role"] == "client" else self.sock.getpeername()
+                self.client_ports.add(int(name[1]))
                 subs = [{"local": (self.spec["path_addr"], 0), "remote": None, "info": sockinfo.tcp_info(self.sock)}]
                 info = {}
         except OSError:
@@ -68,6 +72,9 @@ class Sampler(threading.Thread):
                 path = self.path_of(s["local"], s["remote"]) if self.spec["kind"] == "mptcp" else self.spec["path"]
                 if path is None:
                     continue
+                if self.spec["kind"] == "mptcp":
+                    client = s["local"] if self.spec["role"] == "client" else s["remote"]
+                    self.client_ports.add(int(client[1]))
                 ti = s["info"]
                 self.first_seen.setdefault(path, t)
                 self.last[path] = dataclasses.asdict(ti)
@@ -244,7 +251,7 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
         _receive(sock, spec, t0, out)
     sampler.finish()
     out.update(samples=sampler.samples, subflows=sampler.last, first_seen=sampler.first_seen, mptcp=sampler.mptcp,
-               subflow_cc=sampler.cc)
+               subflow_cc=sampler.cc, client_ports=sorted(sampler.client_ports))
     sock.close()
     return out
 

@@ -29,7 +29,7 @@ from typing import Any
 from mptcplab import _core
 from mptcplab.capture import CaptureRequest, file_component
 from mptcplab.errors import config_error
-from mptcplab.kernel import lifetime, netns
+from mptcplab.kernel import lifetime, netns, trace
 from mptcplab.kernel.exact import check_exact, rto_min_route_ms
 from mptcplab.kernel.emulator import EmulatorSched, HostLoad, check_max_lateness
 from mptcplab.kernel.summary import build_result
@@ -238,20 +238,28 @@ def run_linux(
     pcap_dir: str | Path | None = None,
     pcap_label: str = "pcap_dir",
     virtual_time: bool = False,
+    trace_kernel: bool = False,
     sched: EmulatorSched | None = None,
     max_lateness_s: float | None = None,
 ) -> RunResult:
     """Runs a two-host path scenario on the Linux kernel (root, MPTCP enabled), with captures
     of the client's interfaces in ``pcap_dir`` (new or empty; errors name ``pcap_label``).
+    ``trace_kernel`` records the kernel's tracepoints (:mod:`mptcplab.kernel.trace`) into the
+    result's ``kernel_trace``.
 
     Refuses with :class:`~mptcplab.ConfigError` (exit code 2 on the command line) a scenario
     setting the kernel cannot honour, or a machine that cannot run it. Takes the scenario's
     duration in wall-clock time (less for downloads that finish early). ``virtual_time`` is
     for a kernel whose clock advances only when every task sleeps (the ``uml`` backend's
-    guest, :mod:`mptcplab.kernel.uml`): the link emulators sleep until each deadline.
+    guest, :mod:`mptcplab.kernel.uml`): the link emulators sleep until each deadline. ``sched`` is
+    how the emulators are scheduled (default: SCHED_FIFO on the last CPU; ignored in virtual time,
+    where the host's scheduling takes no virtual time) and ``max_lateness_s`` a bound on their 99th
+    percentile of lateness beyond which the run is flagged unreliable (:mod:`mptcplab.kernel.emulator`).
     """
+    check_max_lateness(max_lateness_s)
     sc = load_scenario(scenario, overrides)
     check_supported(sc, "uml" if virtual_time else "linux")
+    tracefs = trace.check_available("uml" if virtual_time else "linux", sc.source) if trace_kernel else None
     try:
         netns.check_environment(pcap=pcap_dir is not None)
     except netns.EnvironmentRefused as e:
@@ -269,13 +277,15 @@ def run_linux(
     seed = seed if seed is not None else sc.seed
     with _signals_interrupt():
         if pcap_dir is None:
-            result = _run(sc, seed, None, virtual_time, how, max_lateness_s)
+            result = _run(sc, seed, None, virtual_time, tracefs, how, max_lateness_s)
         else:
             # As the simulator's: written beside the target and moved into place only when the
             # run succeeded, so a failed or interrupted run leaves no partial capture.
             with CaptureRequest(Path(pcap_dir), label=pcap_label).staged() as tmp:
-                result = _run(sc, seed, tmp, virtual_time, how, max_lateness_s)
+                result = _run(sc, seed, tmp, virtual_time, tracefs, how, max_lateness_s)
     warn_unreliable(result.summary.get("emulator") or {}, sc.source)
+    if result.kernel_trace is not None:
+        trace.warn_incomplete(result.kernel_trace.summary, sc.source)
     return result
 
 
@@ -366,8 +376,8 @@ def emulated_network(
 
 
 def _run(
-    sc: Scenario, seed: int, pcap_dir: Path | None, virtual_time: bool = False, sched: EmulatorSched | None = None,
-    max_lateness_s: float | None = None,
+    sc: Scenario, seed: int, pcap_dir: Path | None, virtual_time: bool = False, tracefs: Path | None = None,
+    sched: EmulatorSched | None = None, max_lateness_s: float | None = None,
 ) -> RunResult:
     res = sc.resolved
     paths = [p["name"] for p in res["paths"]]
@@ -376,12 +386,17 @@ def _run(
     procs: list[subprocess.Popen[str]] = []
     try:
         load = HostLoad()
-        with emulated_network(sc, seed, clock=False, virtual_time=virtual_time, sched=sched) as net:
+        with emulated_network(sc, seed, clock=False, virtual_time=virtual_time, sched=sched) as net, \
+                trace.recording_if(tracefs, sc, SERVER_PORT, duration) as rec:
             outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs, virtual_time)
+            ktrace = rec.collect(sc, t0, outputs) if rec is not None else None
         warmup = _secs(res["output"]["warmup"])
         host = None if virtual_time else load.summary()
-        return build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0,
-                            sched=net.sched, host=host, max_lateness_s=max_lateness_s)
+        result = build_result(sc, seed, outputs, net.link_stats, nstat, warmup, duration, t0,
+                              sched=net.sched, host=host, max_lateness_s=max_lateness_s)
+        if ktrace is not None:
+            result.attach_kernel_trace(ktrace)
+        return result
     finally:
         for p in procs:
             if p.poll() is None:

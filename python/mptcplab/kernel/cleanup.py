@@ -11,7 +11,9 @@ leftovers of runs whose process is gone are touched, found by their unique names
   process that is gone (none should survive their parent; this catches an older version's);
 * scratch directories ``<tmp>/mptcplab-kernel-<pid>-...``: directories of this user only; a
   symbolic link or another user's entry of that name is left alone (and said so), never
-  followed.
+  followed;
+* tracefs instances ``mptcplab-<pid>-<n>`` of ``--trace-kernel`` runs
+  (:func:`mptcplab.kernel.trace.cleanup_stale_instances`).
 
 Namespaces, processes and files of live runs, and anything not named so, are left alone.
 The command prints one line per thing it removed (``removed ...``) and per leftover it found
@@ -27,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mptcplab.errors import config_error
-from mptcplab.kernel import lifetime, netns
+from mptcplab.kernel import lifetime, netns, trace
 
 __all__ = ["cleanup", "cleanup_command", "cleanup_outcomes", "orphan_apps"]
 
@@ -69,6 +71,7 @@ def cleanup_outcomes() -> list[tuple[bool, str]]:
             continue
         outcomes.append((True, f"process {pid} (application of a dead run)"))
     outcomes += [(True, f"namespace {ns}") for ns in netns.cleanup_stale()]
+    outcomes += [(True, f"tracefs instance {name}") for name in trace.cleanup_stale_instances()]
     for d, why in cleanup_stale_scratch():
         outcomes.append((why is None, f"directory {d}" if why is None else f"{d}: {why}"))
     return outcomes
