@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 #: :func:`mptcplab.validation.modes.distribution_agreement`). ``within_25``: the simulator's
 #: median within 25 % of the nearest kernel mode. ``shares``: each subflow's median share within 0.05.
 TARGETS = {"within_10": (0.10, 0.90), "within_25": (0.25, 1.00), "shares": (0.05, 0.90)}
+
+
 def mode_mechanisms(runs: list[dict[str, Any]], metric: str, modes: Modes) -> list[dict[str, Any]]:
     """For each mode (lowest value first), the medians over its runs of what describes the
     operating point (:data:`~mptcplab.validation.grid.MECHANISM_COLUMNS`, and the slow
