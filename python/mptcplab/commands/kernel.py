@@ -23,7 +23,8 @@ from mptcplab.commands._emulator import emulator_options, parse_emulator_options
 def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | None, backend: str) -> None:
     """Run SCENARIO on the simulator and on the Linux kernel, RUNS times each, both with
     stack = "linux" (inserted where a connection does not write a stack), and print medians,
-    ranges and relative differences."""
+    ranges and relative differences, and whether each connection's goodput agrees by
+    distribution (the validation's rule over both backends' modes)."""
     from rich import box
     from rich.console import Console
     from rich.markup import escape
@@ -53,6 +54,9 @@ def compare(scenario: str, overrides: tuple[str, ...], runs: int, out: str | Non
         diff = "-" if r["rel_diff"] is None else f"{100 * r['rel_diff']:+.1f}%"
         t.add_row(Text(r["metric"]), cell(r["sim"]), cell(r["linux"]), diff)
     Console(width=max(Console().width, 110)).print(t)
+    for r in res["rows"]:
+        if "agrees" in r:
+            click.echo(f"{r['metric']}: {'agree' if r['agrees'] else 'do not agree'} by distribution ({r['agreement']})")
     if out:
         click.echo(f"wrote {out}/compare.csv, compare.json, compare.png")
 
