@@ -70,5 +70,19 @@ def test_agreement_by_distribution_needs_every_big_mode_matched_with_its_share()
     assert not distribution_agreement([10.0] * 10, [11.1] * 10).agrees
 
 
+def test_kernel_runs_scattered_into_small_groups_are_judged_by_their_median() -> None:
+    # 20 runs: six tight pairs (each gap to the next pair at least 0.3, above 5 % of the
+    # median 2.2 and both pairs' spreads) and eight runs spread wider apart than that, each an
+    # outlier. Each pair holds 10 % of the runs, so no mode reaches 20 %: judged by the median
+    # (2.2011, the mean of the 10th and 11th runs, 2.2 and 2.2022).
+    pairs = [v for x in (1.0, 1.3, 1.7, 2.2, 2.9, 3.8) for v in (x, x * 1.001)]
+    scattered = pairs + [0.5, 0.62, 0.78, 4.9, 6.3, 8.1, 10.4, 13.5]
+    assert len(find_modes(scattered).modes) == 6
+    a = distribution_agreement(scattered, [20.0] * 10)
+    assert not a.agrees and "scattered" in a.reason
+    assert distribution_agreement(scattered, [2.3] * 10).agrees  # +4.5 %
+    assert not distribution_agreement(scattered, [2.5] * 10).agrees  # +13.6 %
+
+
 def test_the_distance_to_the_nearest_kernel_mode() -> None:
     assert nearest_mode_distance([4.38] * 7 + [2.99] * 3, [3.1] * 5) == pytest.approx(3.1 / 2.99 - 1)

@@ -25,7 +25,13 @@ it, a continuous spread is one mode, and one run far off is an outlier, not a mo
 - the kernel has one mode: the medians of all runs agree within ``MEDIAN_TOLERANCE`` (10 %);
 - several modes: every kernel mode holding at least ``MODE_MIN_SHARE`` (20 %) of the runs is
   matched by a simulator mode within 10 % of its value whose share of the seeds differs by at
-  most ``SHARE_TOLERANCE`` (25 points).
+  most ``SHARE_TOLERANCE`` (25 points);
+- several modes that together hold less than half of the runs in modes of at least 20 % each
+  (runs scattered into small groups: no operating point dominates) are judged as one
+  distribution, by the medians. Without this case a kernel whose runs scatter into groups of
+  two would agree with any simulator, since no mode would need matching. (Added after the
+  first seven rounds of the grid's kernel runs were measured and before any verdict was
+  computed on them: the defect is in the logic, not in a number.)
 """
 
 from __future__ import annotations
@@ -141,10 +147,12 @@ def distribution_agreement(kernel: Sequence[float], sim: Sequence[float]) -> Agr
     km, sm = find_modes(kernel), find_modes(sim)
     if not km.modes or not sm.modes:
         return Agreement(False, "no runs", ())
-    if km.unimodal:
+    held = sum(k.share for k in km.modes if k.share >= MODE_MIN_SHARE)
+    if km.unimodal or held < 0.5:
         d = _rel(statistics.median(sim), statistics.median(kernel))
         ok = abs(d) <= MEDIAN_TOLERANCE
-        return Agreement(ok, f"unimodal kernel: medians differ by {d:+.1%} (within 10 %: {'yes' if ok else 'no'})", (d,))
+        what = "unimodal kernel" if km.unimodal else f"kernel runs scattered ({held:.0%} in modes of >= 20 %)"
+        return Agreement(ok, f"{what}: medians differ by {d:+.1%} (within 10 %: {'yes' if ok else 'no'})", (d,))
     parts, dists, ok = [], [], True
     for k in km.by_value():
         near = min(sm.modes, key=lambda s: abs(_rel(s.value, k.value)))
