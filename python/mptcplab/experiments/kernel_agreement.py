@@ -103,7 +103,8 @@ def _setup(df: pd.DataFrame, repeat: int, quick: bool) -> str:
         "time for periodic applications. The runs of each backend are split into modes by a rule declared "
         "before the runs (`mptcplab.validation.modes`); a unimodal kernel agrees when the medians are within "
         "10 %, a multi-modal one when every kernel mode holding ≥ 20 % of the runs is matched within 10 % by a "
-        "simulator mode whose share of the seeds differs by at most 25 points; difference = simulator median / "
+        "simulator mode whose share of the seeds differs by at most 25 points (runs scattered so that less "
+        "than half sit in modes of ≥ 20 % are judged by the median); difference = simulator median / "
         "the nearest kernel mode − 1. Subflow shares: "
         "each subflow's median share of the bytes on both backends; a scenario agrees when no subflow's shares "
         "differ by more than 0.05. A scenario the simulator refuses counts as a miss.",

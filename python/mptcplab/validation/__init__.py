@@ -28,7 +28,8 @@ Operating modes (:mod:`.modes`): Linux can settle in more than one operating poi
 scenario, so both backends' runs are split into modes by a rule declared before the runs and
 compared mode by mode: a unimodal kernel agrees when the medians are within 10 %, a multi-modal
 one when every kernel mode holding at least 20 % of the runs is matched within 10 % by a
-simulator mode whose share of the seeds differs by at most 25 points.
+simulator mode whose share of the seeds differs by at most 25 points (runs scattered so that
+less than half sit in modes of at least 20 % are judged by the median).
 
 The UML kernel in virtual time (``--kernel-backend uml``) is measured the same way into
 ``uml.csv`` (any user, runs in parallel) and compared with the simulator by the same rules,

@@ -107,7 +107,8 @@ def to_markdown(df: pd.DataFrame, command: str) -> str:
               "runs whose link emulators held the links' timing count (the others are listed)\n")
     out.write("- targets, declared before any run: >= 90 % of scenarios agree by distribution (a unimodal kernel: "
               "medians within 10 %; a multi-modal kernel: every mode holding >= 20 % of the runs matched within 10 % by "
-              "a simulator mode whose share of the seeds differs by at most 25 points), 100 % within 25 % of the "
+              "a simulator mode whose share of the seeds differs by at most 25 points; runs scattered into modes that hold "
+              "less than half of them in modes of >= 20 %: medians within 10 %), 100 % within 25 % of the "
               "nearest kernel mode, subflow shares within 0.05 on >= 90 % of the multipath scenarios (a scenario the "
               "simulator cannot run counts as a miss)\n")
     out.write("- shares: each subflow's median share of the bytes on both backends; a scenario agrees when no "
