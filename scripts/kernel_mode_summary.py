@@ -68,6 +68,40 @@ MECH = [("share_1", "share of path 1"), ("slow_cwnd_mean_b", "slow cwnd mean (B)
         ("slow_first_data_s", "slow path first data (s)")]
 
 
+def _reference(levels: dict[tuple[str, str], list[dict[str, str]]], factor: str, level: str) -> list[dict[str, str]]:
+    """The runs a level is compared with: the baseline, or for a factor changed at a host
+    jitter (``"write @33us"``) the level of that jitter alone; none for the baseline itself."""
+    if (factor, level) == ("baseline", "-"):
+        return []
+    if " @" in factor:
+        return levels.get(("host_jitter", factor.split(" @")[1]), [])
+    return levels.get(("baseline", "-"), [])
+
+
+def _pairwise(levels: dict[tuple[str, str], list[dict[str, str]]]) -> list[str]:
+    """Each level against its reference by the modes of the two levels' runs together (added
+    after the first 60 runs, when the pooled modes of every level proved one continuous
+    spread): per mode of the pair, its frequency in the level and in the reference, and the
+    difference with Newcombe's interval."""
+    out = ["", ("Each level against its reference, by the modes of the two levels' runs together "
+           "(value: share in the level / share in the reference, Δ [95 % CI]):"), ""]
+    for (factor, level), lr in levels.items():
+        ref = _reference(levels, factor, level)
+        if not ref:
+            continue
+        v, rv = [_f(r["goodput_mbps"]) for r in lr], [_f(r["goodput_mbps"]) for r in ref]
+        pm = find_modes(v + rv).by_value()
+        parts = []
+        for m in pm:
+            k = sum(1 for x in v if m.low <= x <= m.high)
+            kr = sum(1 for x in rv if m.low <= x <= m.high)
+            d, dl, dh = newcombe(k, len(v), kr, len(rv))
+            parts.append(f"{m.value:.4g} ({m.low:.4g}-{m.high:.4g}): {k}/{len(v)} vs {kr}/{len(rv)}, "
+                         f"{d:+.2f} [{dl:+.2f}, {dh:+.2f}]")
+        out.append(f"- {factor} = {level}: " + "; ".join(parts))
+    return out
+
+
 def write_summary(csv_path: Path, out: Path) -> None:
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -79,7 +113,8 @@ def write_summary(csv_path: Path, out: Path) -> None:
              f"{', '.join(sorted({r['kernel'] + ' ' + r['uml_config_sha256'][:12] for r in rows}))}). Goodput in "
              "Mbit/s over the scenario's measured window. The rule (declared in the script before the runs): "
              "modes by `find_modes`; frequencies of the modes of each scenario's pooled runs, with 95 % Wilson "
-             "intervals; changes against the baseline with Newcombe's hybrid score interval."), ""]
+             "intervals; changes against the reference (the baseline; for a factor written `@33us`, "
+             "host_jitter = 33us alone) with Newcombe's hybrid score interval, level minus reference."), ""]
     for sc, srows in by_sc.items():
         pooled = find_modes([_f(r["goodput_mbps"]) for r in srows])
         pm = pooled.by_value()
@@ -89,9 +124,8 @@ def write_summary(csv_path: Path, out: Path) -> None:
         levels: dict[tuple[str, str], list[dict[str, str]]] = defaultdict(list)
         for r in srows:
             levels[(r["factor"], r["level"])].append(r)
-        base = levels.get(("baseline", "-"), [])
         head = "| factor | level | n | median | range | modes of the level | " + " | ".join(
-            f"mode {chr(65 + i)} share [95 % CI] | Δ vs baseline [95 % CI]" for i in range(len(pm))) + " |"
+            f"mode {chr(65 + i)} share [95 % CI] | Δ vs reference [95 % CI]" for i in range(len(pm))) + " |"
         lines += [head, "|" + "---|" * (6 + 2 * len(pm))]
         for (factor, level), lr in levels.items():
             v = [_f(r["goodput_mbps"]) for r in lr]
@@ -103,18 +137,24 @@ def write_summary(csv_path: Path, out: Path) -> None:
                 k = sum(1 for x in v if _member(x, pm) == i)
                 lo, hi = wilson(k, len(v))
                 cells.append(f"{k}/{len(v)} [{lo:.2f}, {hi:.2f}]")
-                if base and (factor, level) != ("baseline", "-"):
-                    kb = sum(1 for r in base if _member(_f(r["goodput_mbps"]), pm) == i)
-                    d, dl, dh = newcombe(k, len(v), kb, len(base))
+                ref = _reference(levels, factor, level)
+                if ref:
+                    kb = sum(1 for r in ref if _member(_f(r["goodput_mbps"]), pm) == i)
+                    d, dl, dh = newcombe(k, len(v), kb, len(ref))
                     cells.append(f"{d:+.2f} [{dl:+.2f}, {dh:+.2f}]")
                 else:
                     cells.append("-")
             lines.append("| " + " | ".join(cells) + " |")
-        lines += ["", "Mechanism per pooled mode (medians over the mode's runs, every level):", "",
-                  "| mode | runs | " + " | ".join(t for _, t in MECH) + " |", "|" + "---|" * (2 + len(MECH))]
-        for i, m in enumerate(pm):
-            mr = [r for r in srows if _member(_f(r["goodput_mbps"]), pm) == i]
-            lines.append(f"| {chr(65 + i)} ({m.value:.4g}) | {len(mr)} | " + " | ".join(_med(mr, k) for k, _ in MECH) + " |")
+        lines += _pairwise(levels)
+        lines += ["", "Mechanism per level and mode of the level (medians over the mode's runs):", "",
+                  "| factor | level | mode | runs | " + " | ".join(t for _, t in MECH) + " |",
+                  "|" + "---|" * (4 + len(MECH))]
+        for (factor, level), lr in levels.items():
+            lm = find_modes([_f(r["goodput_mbps"]) for r in lr])
+            groups = [(f"{m.value:.4g}", [r for r in lr if m.low <= _f(r["goodput_mbps"]) <= m.high]) for m in lm.by_value()]
+            groups += [(f"outlier {o:.4g}", [r for r in lr if _f(r["goodput_mbps"]) == o]) for o in lm.outliers]
+            for label, mr in groups:
+                lines.append(f"| {factor} | {level} | {label} | {len(mr)} | " + " | ".join(_med(mr, k) for k, _ in MECH) + " |")
         lines.append("")
     out.write_text("\n".join(lines) + "\n")
 
