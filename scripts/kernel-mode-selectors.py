@@ -199,13 +199,25 @@ def mechanism(scenario: str, factor: str, level: str, seed: int) -> None:
         runs = subprocess.run([sys.executable, str(REPO / "scripts" / "dsn-runs.py"), "--from", warmup, *pcaps],
                               capture_output=True, text=True, check=True).stdout
     c = res.summary["connections"][0]
+    ts = res.timeseries
+    steps = []
+    for sub in res.summary["subflows"]:
+        ent = f"{c['name']}/{sub['path']}"
+        cw = ts[(ts.entity == ent) & (ts.metric == "cwnd_bytes")].sort_values("time_s")
+        prev = None
+        out = []
+        for t, v in zip(cw.time_s, cw.value, strict=True):
+            if v != prev:
+                out.append(f"{t:.1f}s {int(v)}")
+                prev = v
+        steps.append(f"# {sub['path']} cwnd (B) where it changed: " + ", ".join(out[:40]) + (" ..." if len(out) > 40 else ""))
     subs = ", ".join(f"{x['path']} {x['share']:.3f}" for x in res.summary["subflows"])
     cmd = ["mptcplab", "run", scenario, "--backend", "uml", "--seed", str(seed), *[a for x in sets for a in ("--set", x)],
            "--pcap", "DIR"]
     name = f"{Path(scenario).stem}-{factor}-{level}-seed{seed}".replace(" ", "_")
     (dst / f"{name}.txt").write_text(
         f"# {shlex.join(cmd)}; python scripts/dsn-runs.py --from {warmup} DIR/*.pcap\n"
-        f"# with captures: goodput {c['goodput_bps'] / 1e6:.4f} Mbit/s, shares {subs}\n{runs}")
+        f"# with captures: goodput {c['goodput_bps'] / 1e6:.4f} Mbit/s, shares {subs}\n" + "\n".join(steps) + f"\n{runs}")
     print(f"{name}: {c['goodput_bps'] / 1e6:.4f} Mbit/s, shares {subs}")
 
 
