@@ -79,6 +79,9 @@ LEVELS: list[tuple[str, str, str, list[str]]] = [
     ("scenarios/kernel/kernel-equal-paths.toml", "baseline", "-", []),
     ("scenarios/kernel/kernel-heterogeneous.toml", "baseline", "-", []),
     ("scenarios/kernel/kernel-rcvbuf-limited.toml", "baseline", "-", []),
+    ("scenarios/kernel/kernel-equal-paths.toml", "host_jitter", "33us", [J33]),
+    ("scenarios/kernel/kernel-heterogeneous.toml", "host_jitter", "33us", [J33]),
+    ("scenarios/kernel/kernel-rcvbuf-limited.toml", "host_jitter", "33us", [J33]),
 ]
 COLUMNS = ["scenario", "factor", "level", "seed", "command", "kernel", "uml_version", "uml_config_sha256",
            "goodput_mbps", "share_0", "share_1", "path_0", "path_1", "join_s", "slow_first_data_s", "slow_cwnd_mean_b", "slow_cwnd_p10_b",
