@@ -131,13 +131,48 @@ def _wanted(spec: dict[str, Any], t: float) -> tuple[float, float | None]:
     return float(k * int(periodic["size"])), None if done else float(spec["start_s"]) + k * period
 
 
+def _stream(offset: int, n: int) -> bytes:
+    """``n`` bytes of the bulk stream from ``offset``: ``CHUNK``-byte chunks of zeros, each
+    beginning with its index (8 bytes, little-endian), as the whatever-fits writer sends a bulk
+    stream: the bytes at an offset are the same whatever the writes' sizes."""
+    out = bytearray(n)
+    k, at = divmod(offset, CHUNK)
+    pos = 0
+    while pos < n:
+        # The chunk's index occupies its first 8 bytes; the rest is zeros (already in ``out``).
+        if at < 8:
+            head = k.to_bytes(8, "little")[at:at + n - pos]
+            out[pos:pos + len(head)] = head
+        pos += CHUNK - at
+        k, at = k + 1, 0
+    return bytes(out)
+
+
 def _send(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str, Any]) -> None:
+    if spec.get("write"):
+        _send_blocks(sock, spec, t0, out)
+    else:
+        _send_what_fits(sock, spec, t0, out)
+    sock.shutdown(socket.SHUT_WR)
+    # Wait for the receiver to read everything and close: then every byte is acknowledged.
+    sock.settimeout(max(1.0, t0 + float(spec["stop_s"]) + 30 - time.monotonic()))
+    try:
+        while sock.recv(4096):
+            pass
+    except (TimeoutError, OSError):
+        pass
+
+
+def _send_what_fits(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str, Any]) -> None:
+    """Whatever the socket accepts: each ``send()`` waits for space by Python's socket timeout
+    (a poll, then a non-blocking send that copies what fits and returns), in chunks of up to
+    ``CHUNK`` bytes, each beginning with its index. Serves bulk, download and periodic."""
     stop = t0 + float(spec["stop_s"])
     # Zeros plus a chunk counter, like the simulator's payload: random bytes would make packet
     # analysers' heuristic dissectors misread truncated payloads as other protocols.
     base = bytearray(CHUNK)
     h = hashlib.sha256()
-    sent = 0
+    sent = writes = 0
     k = 0
     sock.settimeout(0.2)
     while time.monotonic() < stop:
@@ -158,20 +193,46 @@ def _send(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str, A
                 if time.monotonic() >= stop:
                     break
                 continue
+            writes += 1
             h.update(view[:m])
             sent += m
             view = view[m:]
         if view:
             break
-    out.update(bytes=sent, sha256=h.hexdigest(), send_done_t=time.monotonic() - t0)
-    sock.shutdown(socket.SHUT_WR)
-    # Wait for the receiver to read everything and close: then every byte is acknowledged.
-    sock.settimeout(max(1.0, stop + 30 - time.monotonic()))
-    try:
-        while sock.recv(4096):
-            pass
-    except (TimeoutError, OSError):
-        pass
+    out.update(bytes=sent, sha256=h.hexdigest(), send_done_t=time.monotonic() - t0, writes=writes, write_bytes=None)
+
+
+def _send_blocks(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str, Any]) -> None:
+    """A loop of blocking ``send()`` calls of ``spec["write"]`` bytes each, as iperf's ``-l``:
+    Linux returns from a call only once all its bytes are copied (``tcp_sendmsg_locked`` /
+    ``mptcp_sendmsg`` sleep in ``sk_stream_wait_memory`` while the buffer is full). The stop
+    time bounds each call through ``SO_SNDTIMEO`` set to the time left: a call still waiting
+    then returns the bytes it copied (``EAGAIN`` when none), and no call starts after it."""
+    stop = t0 + float(spec["stop_s"])
+    size = int(spec["write"])
+    h = hashlib.sha256()
+    sent = writes = short = 0
+    sock.settimeout(None)
+    while True:
+        left = stop - time.monotonic()
+        if left <= 0:
+            break
+        # timeval: whole microseconds, at least one (zero would mean "no timeout").
+        us = max(1, int(left * 1e6))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", us // 1_000_000, us % 1_000_000))
+        block = _stream(sent, size)
+        try:
+            m = sock.send(block)
+        except (BlockingIOError, TimeoutError):
+            break
+        writes += 1
+        h.update(memoryview(block)[:m])
+        sent += m
+        if m < size:
+            short += 1
+            break
+    out.update(bytes=sent, sha256=h.hexdigest(), send_done_t=time.monotonic() - t0, writes=writes, write_bytes=size,
+               short_writes=short)
 
 
 def _receive(sock: socket.socket, spec: dict[str, Any], t0: float, out: dict[str, Any]) -> None:

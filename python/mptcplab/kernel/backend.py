@@ -456,6 +456,7 @@ def _traffic(
             "kind": c["kind"], "t0": t0, "port": SERVER_PORT + k, "server_addr": netns.SERVER_ADDR,
             "path_addr": netns.client_addr(first), "path": paths[first], "start_s": _secs(c["start"]),
             "size": _size(app["size"]) if app["kind"] == "download" else None, "stop_s": stop,
+            "write": _size(app["write"]) if app["kind"] == "bulk" and app.get("write") else None,
             "periodic": {"size": _size(app["size"]), "period_s": _secs(app["period"]), "count": app.get("count")}
             if app["kind"] == "periodic" else None,
             "deadline_s": duration + 5, "cc": c["cc"], "sample_s": sample_s, "run_pid": os.getpid(),

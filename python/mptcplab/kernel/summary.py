@@ -213,6 +213,9 @@ def build_result(
             "sha256_sent": snd.get("sha256"), "sha256_received": rcv.get("sha256"),
             "sha256_match": snd.get("sha256") == rcv.get("sha256") and snd["bytes"] == rcv["bytes"],
             "mptcp_fallback": bool(c["kind"] == "mptcp" and (mptcp_info.get("flags", 0) & 1)),
+            # The sending application's send() calls that copied bytes, and the bytes each
+            # asked for (`app.write`; None: whatever the socket accepted).
+            "writes": snd.get("writes"), "write_bytes": snd.get("write_bytes"),
         })
     links_out = []
     for link in links:
