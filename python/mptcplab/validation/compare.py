@@ -17,10 +17,22 @@ from mptcplab._api_checks import check_arguments
 from mptcplab.errors import ConfigError, config_error
 from mptcplab.scenario import Scenario
 from mptcplab.validation.grid import (
-    GRID_DIR, KERNEL_CSV, MECHANISM_COLUMNS, grid_scenarios, load_grid_scenario, metric_of, run_metrics,
+    GRID_DIR,
+    KERNEL_CSV,
+    MECHANISM_COLUMNS,
+    grid_scenarios,
+    load_grid_scenario,
+    metric_of,
+    run_metrics,
 )
 from mptcplab.validation.kernel_runs import load_kernel_csv
-from mptcplab.validation.modes import Modes, distribution_agreement, find_modes, nearest_mode_distance, runs_needed
+from mptcplab.validation.modes import (
+    Modes,
+    distribution_agreement,
+    find_modes,
+    nearest_mode_distance,
+    runs_needed,
+)
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -16,7 +16,15 @@ from typing import Any
 from mptcplab.errors import ConfigError, config_error
 from mptcplab.kernel.emulator import EmulatorSched, loadavg
 from mptcplab.validation.grid import (
-    GRID_DIR, MECHANISM_COLUMNS, KERNEL_CSV, _shares_parse, _shares_text, grid_scenarios, load_grid_scenario, metric_of, run_metrics,
+    GRID_DIR,
+    KERNEL_CSV,
+    MECHANISM_COLUMNS,
+    _shares_parse,
+    _shares_text,
+    grid_scenarios,
+    load_grid_scenario,
+    metric_of,
+    run_metrics,
 )
 
 #: Runs per scenario: None follows the declared rule (:func:`mptcplab.validation.modes.runs_needed`:

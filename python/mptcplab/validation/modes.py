@@ -36,9 +36,10 @@ it, a continuous spread is one mode, and one run far off is an outlier, not a mo
 
 from __future__ import annotations
 
+import itertools
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 MODE_MIN_GAP = 0.05
 FIRST_RUNS = 10
@@ -82,7 +83,7 @@ class Modes:
 
 def _groups(v: list[float], cuts: list[int]) -> list[list[float]]:
     bounds = [0, *[c + 1 for c in cuts], len(v)]
-    return [v[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [v[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def find_modes(values: Sequence[float]) -> Modes:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from mptcplab import _core
 from mptcplab.validation.compare import TARGETS, summary_lines
-from mptcplab.validation.modes import MODE_MIN_GAP
 from mptcplab.validation.grid import _shares_text
+from mptcplab.validation.modes import MODE_MIN_GAP
 
 if TYPE_CHECKING:
     import pandas as pd

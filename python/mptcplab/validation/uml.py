@@ -19,9 +19,15 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from mptcplab.validation.modes import Mode, find_modes
-from mptcplab.validation.grid import GRID_DIR, KERNEL_CSV, grid_scenarios, load_grid_scenario, metric_of
+from mptcplab.validation.grid import (
+    GRID_DIR,
+    KERNEL_CSV,
+    grid_scenarios,
+    load_grid_scenario,
+    metric_of,
+)
 from mptcplab.validation.kernel_runs import BACKEND_CSV, load_kernel_csv
+from mptcplab.validation.modes import Mode, find_modes
 
 __all__ = ["UML_TARGET", "uml_lines", "uml_vs_host"]
 
