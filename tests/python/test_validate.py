@@ -153,7 +153,7 @@ def test_an_earlier_kernel_session_is_compared_with_the_current_one(tmp_path: Pa
 
     def write(path: Path, rows: list[dict[str, str]]) -> None:
         with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
 

@@ -137,7 +137,7 @@ def validate(
         kv = [r[metric] for r in kr if r[metric] is not None]
         sv = [r[metric] for r in sim if r[metric] is not None] if sim else []
         kmodes, smodes = find_modes(kv), find_modes(sv)
-        agreement = distribution_agreement(kv, sv) if sv else None
+        agreement = distribution_agreement(kv, sv, 1e-6 if metric == "goodput_bps" else 1.0) if sv else None
         nearest = nearest_mode_distance(kv, sv) if sv else None
         k = _stats(kv)
         s = _stats([r[metric] for r in sim if r[metric] is not None]) if sim else None

@@ -144,7 +144,9 @@ def mechanism(res: RunResult) -> dict[str, Any]:
     warm-up), its median congestion window, bytes in flight and smoothed RTT after the
     warm-up, and the time the connection's subflows were limited by the peer's receive window
     (``rwnd_limited_time_s``: the kernel's ``tcpi_rwnd_limited`` summed over the sender's
-    subflows; the simulator's counterpart)."""
+    subflows, the simulator's counterpart). The kernel's counts a subflow's own TCP window
+    only (``tcp_rwnd_limited`` in ``tcp_write_xmit``): an MPTCP subflow held back by the
+    connection's window is not counted, so for multipath runs the two are not comparable."""
     out: dict[str, Any] = {k: None for k in MECHANISM_COLUMNS}
     c = res.summary["connections"][0]
     out["rwnd_limited_s"] = c.get("rwnd_limited_time_s")

@@ -143,8 +143,9 @@ def _rel(a: float, b: float) -> float:
     return a / b - 1 if b else (0.0 if a == b else float("inf"))
 
 
-def distribution_agreement(kernel: Sequence[float], sim: Sequence[float]) -> Agreement:
-    """The simulator's runs against the kernel's by the rule of this module's documentation."""
+def distribution_agreement(kernel: Sequence[float], sim: Sequence[float], scale: float = 1.0) -> Agreement:
+    """The simulator's runs against the kernel's by the rule of this module's documentation
+    (values in the reason multiplied by ``scale``, e.g. 1e-6 for Mbit/s from bit/s)."""
     km, sm = find_modes(kernel), find_modes(sim)
     if not km.modes or not sm.modes:
         return Agreement(False, "no runs", ())
@@ -160,11 +161,11 @@ def distribution_agreement(kernel: Sequence[float], sim: Sequence[float]) -> Agr
         d = _rel(near.value, k.value)
         dists.append(d)
         if k.share < MODE_MIN_SHARE:
-            parts.append(f"mode {k.value:.4g} ({k.share:.0%}) below 20 %, not required")
+            parts.append(f"mode {k.value * scale:.4g} ({k.share:.0%}) below 20 %, not required")
             continue
         matched = abs(d) <= MEDIAN_TOLERANCE and abs(near.share - k.share) <= SHARE_TOLERANCE
         ok &= matched
-        parts.append(f"mode {k.value:.4g} ({k.share:.0%}): nearest simulator mode {d:+.1%} holding "
+        parts.append(f"mode {k.value * scale:.4g} ({k.share:.0%}): nearest simulator mode {d:+.1%} holding "
                      f"{near.share:.0%} ({'matched' if matched else 'not matched'})")
     return Agreement(ok, f"{len(km.modes)} kernel modes: " + "; ".join(parts), tuple(dists))
 

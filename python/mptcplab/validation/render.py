@@ -57,13 +57,16 @@ def table_rows(df: pd.DataFrame) -> list[list[str]]:
     return rows
 
 
-def _fmt_mechanism(md: dict[str, Any]) -> str:
-    """A mode's operating point in one phrase (medians over its runs)."""
+def _fmt_mechanism(md: dict[str, Any], rwnd: bool = True) -> str:
+    """A mode's operating point in one phrase (medians over its runs); ``rwnd``: with the
+    receive-window-limited time."""
     if not md.get("slow_path"):
-        return "single path" if md.get("rwnd_limited_s") is None else f"receive-window-limited {md['rwnd_limited_s']:.1f} s"
+        return "single path"
     parts = [f"slow subflow {md['slow_path']} carries {md['slow_share']:.2f} of the bytes"]
     for key, label, scale, unit in (("slow_cwnd_bytes", "cwnd", 1e-3, " kB"), ("slow_in_flight_bytes", "in flight", 1e-3, " kB"),
                                     ("slow_srtt_s", "srtt", 1e3, " ms"), ("rwnd_limited_s", "receive-window-limited", 1, " s")):
+        if key == "rwnd_limited_s" and not rwnd:
+            continue
         if md.get(key) is not None:
             parts.append(f"{label} {md[key] * scale:.1f}{unit}")
     return ", ".join(parts)
@@ -132,7 +135,10 @@ def to_markdown(df: pd.DataFrame, command: str) -> str:
             for who, mechs in (("kernel", r["kernel_mode_mechanisms"]), ("simulator", r["sim_mode_mechanisms"])):
                 for md in mechs:
                     out.write(f"  - {who} mode {_fmt_value(r['metric'], md['value'])} ({md['share_of_runs']:.0%} of "
-                              f"the runs): {_fmt_mechanism(md)}\n")
+                              f"the runs): {_fmt_mechanism(md, rwnd=who == 'simulator')}\n")
+        out.write("\nPer mode: medians over its runs after the warm-up; the slow subflow is the one with the largest "
+                  "smoothed RTT. Receive-window-limited time is shown for the simulator only: the kernel's TCP_INFO "
+                  "counts a subflow's own TCP window, not the MPTCP connection's, so it reads 0 on these runs.\n")
     out.write("\n## Scenarios\n\n")
     for r in df.to_dict("records"):
         out.write(f"- `{r['scenario']}`: {r['description']}\n")
