@@ -94,7 +94,8 @@ def validate(
     """Compare the simulator with stored Linux kernel runs over the validation grid: per scenario
     the kernel's and the simulator's median (min-max) and modes, the simulator's distance to the
     nearest kernel mode, subflow shares; then how many scenarios agree by distribution, how many
-    are within 25 % of the nearest kernel mode, and whether the declared targets are met. A miss is reported, not an error (exit code 0)."""
+    are within 25 % of the nearest kernel mode, and whether the declared targets are met. A miss
+    is reported, not an error (exit code 0)."""
     from mptcplab import validation as v
     from mptcplab.errors import config_error
 
