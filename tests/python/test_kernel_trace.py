@@ -8,6 +8,7 @@ kernel tests); the refusals of bad input need neither.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -183,7 +184,15 @@ def test_mptcp_mappings_add_up_to_what_each_subflow_sent() -> None:
     assert picked <= len(frags)
     # Index 0 of every call is the initial subflow, on the connection's first path.
     assert set(calls["first"]) == {"fast"}
-    assert not [n for n in kt.summary["notes"] if "grouping of events into calls failed" in n]
+    # The scheduler's events carry no call identifier: a call is the run of consecutive events
+    # on one CPU, and data can follow a call that did not pick its subflow (a subflow pushing
+    # its own pending data after a delegated push, `__mptcp_subflow_push_pending`). A broken
+    # grouping mismatches most calls; the note counts the few such pushes do (1 of 3530 calls
+    # in one run on a busy machine), and they must stay few: at most 1 % of the calls.
+    failed = [n for n in kt.summary["notes"] if "grouping of events into calls failed" in n]
+    for note in failed:
+        bad, total = (int(x) for x in re.match(r"(\d+) of (\d+) scheduling calls", note).groups())
+        assert bad <= 0.01 * total, note
 
 
 @kernel
