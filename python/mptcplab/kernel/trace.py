@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from mptcplab.errors import config_error
+from mptcplab.kernel.netns import _alive
 
 __all__ = [
     "EVENTS", "INSTANCE_PREFIX", "KernelTrace", "Recording", "check_available", "cleanup_stale_instances",
@@ -144,16 +145,6 @@ def _remove_instance(inst: Path) -> bool:
     except OSError:
         return False
     _live.discard(inst)
-    return True
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 
