@@ -42,6 +42,7 @@ LINUX_TCP: dict[str, tuple[Any, str]] = {
 LINUX_MODEL: dict[str, tuple[Any, str]] = {
     "buffer_accounting": ("truesize", "Linux charges each segment's skb truesize against the buffers"),
     "window_update": ("all_subflows", "Linux sends the window update on every subflow when the application reads"),
+    "right_edge": ("per_subflow", "a Linux subflow never shrinks the window it offers (tcp_select_window)"),
     "mptcp_retransmit": (True, "Linux always runs the MPTCP-level retransmission timer"),
     "join": ("fully_established", "the backend's path manager has `subflow` endpoints on the client, which opens its "
              "extra subflows once the connection is fully established"),
@@ -56,7 +57,7 @@ LINUX_MODEL: dict[str, tuple[Any, str]] = {
 #: (``tcp_min_rcvbuf`` in ``net/ipv4/sysctl_net_ipv4.c``): the ``uml`` backend's limit.
 UML_TCP_MIN_RCVBUF = 4096
 #: Keys of :data:`LINUX_MODEL` that concern the MPTCP level only (not checked for TCP).
-_MPTCP_ONLY = {"window_update", "mptcp_retransmit", "join", "option_sizes", "window_tail", "drs_rtt"}
+_MPTCP_ONLY = {"window_update", "right_edge", "mptcp_retransmit", "join", "option_sizes", "window_tail", "drs_rtt"}
 
 
 def host_jitter_ns(data: dict[str, Any], resolved: dict[str, Any]) -> int | None:

@@ -12,8 +12,9 @@
 //!   the sysctl default buffer triples
 //!   (`tcp_rmem = 4096 131072 33554432`, `tcp_wmem = 4096 16384 4194304`) auto-tuned and
 //!   charged in skb truesize (the window is the free memory turned into payload, held
-//!   out-of-order data included, as `__mptcp_space` computes it), window updates on every
-//!   subflow when the application reads (pending delayed ACKs included), new data up to the
+//!   out-of-order data included, as `__mptcp_space` computes it), each subflow's offered
+//!   window never shrinking in its own sequence space (`tcp_select_window`), window updates on
+//!   every subflow when the application reads (pending delayed ACKs included), new data up to the
 //!   window's last byte, receive-buffer auto-tuning paced by the smallest RTT of the subflows
 //!   delivering data,
 //!   the MPTCP-level retransmission timer, joins opened by the
@@ -80,6 +81,7 @@ pub fn linux_profile() -> Value {
         "rcvbuf": { "min": 4096, "default": 131072, "max": 33554432 },
         "buffer_accounting": "truesize",
         "window_update": "all_subflows",
+        "right_edge": "per_subflow",
         "mptcp_retransmit": true,
         "join": "fully_established",
         "option_sizes": "linux",

@@ -23,7 +23,7 @@ use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
 use crate::config::{
     BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, DrsRtt, OptionSizes, PenalisationRule, PerMss,
-    RcvbufWindow, Scenario, WindowTail, WindowUpdate,
+    RcvbufWindow, RightEdge, Scenario, WindowTail, WindowUpdate,
 };
 use crate::mptcp::pm::{PathManager, PmAction};
 use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace};
@@ -101,6 +101,7 @@ pub struct Endpoint {
     /// change only as data arrives, in `on_data`): read for every window advertised.
     pub(super) sub_ooo: u64,
     pub(crate) window_update: WindowUpdate,
+    pub(super) right_edge: RightEdge,
     /// Which subflow RTT paces receive-buffer auto-tuning.
     pub(super) drs_rtt: DrsRtt,
     /// Linux buffer semantics (`buffer_accounting = "truesize"`).
@@ -217,6 +218,7 @@ impl Endpoint {
             push_free: None,
             sub_ooo: 0,
             window_update: cfg.window_update,
+            right_edge: cfg.right_edge,
             drs_rtt: if mptcp { cfg.drs_rtt } else { DrsRtt::Smallest },
             truesize,
             tso_defer: t.tso_defer,

@@ -7,7 +7,7 @@
 //! read every subflow may send a window update (`mptcp_cleanup_rbuf`, see `cleanup_rbuf`),
 //! so a window opened by data on a slow path reaches the sender over the fastest one.
 
-use crate::config::{DrsRtt, WindowUpdate};
+use crate::config::{DrsRtt, RightEdge, WindowUpdate};
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::rcvbuf::DEFAULT_SCALING_RATIO;
 use crate::net::packet::Packet;
@@ -19,7 +19,8 @@ impl Endpoint {
     /// The receive window to advertise on subflow `sf`: free space of the shared receive
     /// buffer, at most the subflow's `rcv_ssthresh` where `tcp_grow_window` is modelled (Linux
     /// `__tcp_select_window`), the right edge never moving left (for MPTCP, `mptcp_set_rwin`
-    /// raises a subflow's window to the connection's right edge).
+    /// raises a subflow's window to the connection's right edge); with
+    /// [`RightEdge::PerSubflow`] each subflow's own right edge never moves left either.
     pub(super) fn adv_window(&mut self, sf: usize) -> u64 {
         let free = match self.push_free {
             Some(free) => {
@@ -28,8 +29,18 @@ impl Endpoint {
             }
             None => self.adv_window_peek(),
         };
-        let cap = self.subflows.get(sf).and_then(|s| s.as_ref()).map_or(u64::MAX, |s| s.rcv.offer_cap());
-        self.rcv.window_from_free(free, cap)
+        let Some(s) = self.subflows.get(sf).and_then(|s| s.as_ref()) else {
+            return self.rcv.window_from_free(free, u64::MAX);
+        };
+        let mut offer = free.min(s.rcv.offer_cap());
+        if self.right_edge == RightEdge::PerSubflow {
+            // `tcp_select_window`: never less than what the subflow still offers in its own
+            // sequence space (`tcp_receive_window`: the window of its last ACK less what
+            // arrived on it since).
+            let (wnd, at) = self.adv[sf];
+            offer = offer.max(wnd.saturating_sub(s.rcv.rcv_nxt.0.saturating_sub(at.0)));
+        }
+        self.rcv.window_from_free(offer, u64::MAX)
     }
 
     /// Each MPTCP subflow has a receive buffer of its own (Linux's memory accounting with
@@ -86,10 +97,14 @@ impl Endpoint {
             // segment's ACK at once while the window this socket's buffer allows is above
             // `rcv_ssthresh` (the peer's MSS taken as the largest segment received, where
             // Linux uses this end's `advmss`). An MPTCP subflow's buffer is its own, less what
-            // it holds out of order; a TCP connection's is the connection's.
+            // it holds: out of order, and an in-order segment itself, which `tcp_queue_rcv`
+            // charged to it before (it moves to the connection only at `tcp_data_ready`; with
+            // a 64 KiB buffer a 6.18 subflow's `rcv_ssthresh` stops at 39026 B, the window of
+            // 65536 - 2304 B at ratio 158). A TCP connection's buffer is the connection's.
             if new_data && s.rcv.quickack {
                 let clamp = if s.rcv.rcvbuf > 0 {
-                    self.rcv.space.subflow_window(s.rcv.rcvbuf, s.rcv.ooo_bytes())
+                    let queued = if s.rcv.ooo_bytes() > ooo_before { 0 } else { pkt.payload as u64 };
+                    self.rcv.space.subflow_window(s.rcv.rcvbuf, s.rcv.ooo_bytes() + queued)
                 } else {
                     self.rcv.space.window_for(0)
                 };
@@ -242,6 +257,62 @@ fn subflow_window_update(space: u64, clamp: u64, adv_wnd: u64, arrived: u64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mptcp::testkit::{ms, Harness};
+
+    /// The windows of the pure ACKs among `out`, by subflow.
+    fn acks(out: &[Packet]) -> Vec<(usize, u64)> {
+        out.iter().filter(|p| p.payload == 0).map(|p| (p.subflow as usize, p.wnd)).collect()
+    }
+
+    #[test]
+    fn a_subflows_window_moves_with_a_data_ack_jump_as_tcp_select_window_keeps_it() {
+        // A 40 000-byte buffer counted in payload bytes (no `rcv_ssthresh` cap), two subflows,
+        // full segments of s bytes, the application reading at once. Subflow 0 brings data
+        // sequence [0, s): the read's window update (nothing advertised before, on both
+        // subflows) offers R, at subflow 0's sequence s. It brings [s, 2s) (an ACK owed); subflow 1 brings [3s, 7s)
+        // beyond the hole [2s, 3s). Subflow 0's [2s, 3s) fills the hole, the second segment
+        // since its last ACK: the ACK leaves before the application reads the 5s bytes now in
+        // order (DATA_ACK 7s).
+        //
+        // The connection's right edge only: the free space, R - 5s (the edge offered before,
+        // s + R, lies behind 7s + R - 5s).
+        // Per subflow (`tcp_select_window`): subflow 0 still offers what is left of its last
+        // window in its own sequence space, R - (3s - s), more than the free space: the window
+        // is R - 2s, and the connection's right edge moves with the DATA_ACK's jump.
+        let r = 40_000;
+        for (edge, expect) in [("connection", 5), ("per_subflow", 2)] {
+            let conn = format!("rcvbuf = {r}\nwindow_update = \"all_subflows\"\nright_edge = \"{edge}\"");
+            let mut h = Harness::receiver(&conn, 2);
+            let s = h.smss;
+            assert_eq!(acks(&h.deliver(ms(1), 0, 0, 0)), vec![(0, r), (1, r)]);
+            assert!(acks(&h.deliver(ms(2), 0, s, s)).is_empty());
+            for k in 0..4 {
+                h.deliver(ms(3 + k), 1, k * s, (3 + k) * s);
+            }
+            assert_eq!(acks(&h.deliver(ms(10), 0, 2 * s, 2 * s)), vec![(0, r - expect * s)], "{edge}");
+        }
+    }
+
+    #[test]
+    fn grow_window_counts_the_arriving_segment_in_the_subflows_buffer() {
+        // Linux `tcp_rcv_established` → `tcp_queue_rcv` charges the segment to the subflow
+        // before `tcp_event_data_recv` → `tcp_grow_window`, whose room is min(window_clamp,
+        // tcp_space(ssk)) - rcv_ssthresh: with a locked 64 KiB triple, a 2304-byte truesize and
+        // ratio 1424 * 256 / 2304 = 158, rcv_ssthresh stops at (65536 - 2304) * 158 / 256 =
+        // 39026 B (what a 6.18 subflow reports), below the window the empty buffer allows
+        // (40448 B).
+        let conn = "stack = \"linux\"\nrcvbuf = { min = \"65536B\", default = \"65536B\", max = \"65536B\" }";
+        let mut h = Harness::receiver(conn, 1);
+        // The server's segments: 1500 - 40 - 12 - 24 (its DSS with a 32-bit DATA_ACK).
+        h.smss = 1424;
+        let s = h.smss;
+        for k in 0..64 {
+            h.deliver(ms(1 + k), 0, k * s, k * s);
+        }
+        let sf = h.ep.subflows[0].as_ref().expect("subflow");
+        assert_eq!(sf.rcv.rcv_ssthresh, 39_026);
+        assert_eq!(h.ep.rcv.space.subflow_window(sf.rcv.rcvbuf, 0), 40_448);
+    }
 
     #[test]
     fn window_updates_follow_mptcp_cleanup_rbuf_and_tcp_cleanup_rbuf() {

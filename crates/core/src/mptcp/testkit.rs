@@ -58,24 +58,7 @@ impl Harness {
     /// `conn`: more keys for the connection's table (scheduler, buffers, `app`: a bulk
     /// transfer unless given).
     pub fn new(conn: &str, subflows: &[Sf]) -> Harness {
-        let mut toml = String::from("duration = \"10s\"\n");
-        for i in 0..subflows.len() {
-            toml += &format!("[[paths]]\nname = \"p{i}\"\nrate = \"10Mbit\"\n");
-        }
-        let names: Vec<String> = (0..subflows.len()).map(|i| format!("\"p{i}\"")).collect();
-        let backups: Vec<String> =
-            (0..subflows.len()).filter(|&i| subflows[i].backup).map(|i| format!("\"p{i}\"")).collect();
-        toml += &format!(
-            "[[connections]]\nname = \"c\"\nkind = \"mptcp\"\npaths = [{}]\nbackup = [{}]\n{conn}\n",
-            names.join(", "),
-            backups.join(", ")
-        );
-        if !conn.contains("app =") {
-            toml += "app = { kind = \"bulk\" }\n";
-        }
-        let sc = Scenario::from_toml_str(&toml).expect("valid test scenario");
-        let table = sc.route_table().expect("routes");
-        let mut ep = Endpoint::new(0, &sc.connections[0], &table.subflows[0], &sc, false);
+        let mut ep = endpoint(conn, subflows, false);
         let now = Time::ZERO;
         for (i, x) in subflows.iter().enumerate() {
             ep.new_subflow(i, State::Established);
@@ -92,6 +75,30 @@ impl Harness {
         ep.start_app(now);
         let smss = ep.params[0].smss;
         Harness { ep, now, smss }
+    }
+
+    /// The receiving end (the client of a download) of the same connection, its `n` subflows
+    /// established from time 0 with nothing received yet; [`Harness::deliver`] feeds it data.
+    pub fn receiver(conn: &str, n: usize) -> Harness {
+        let mut ep = endpoint(conn, &vec![sf(1, 1); n], true);
+        for i in 0..n {
+            ep.new_subflow(i, State::Established);
+            ep.subflows[i].as_mut().expect("new subflow").stats.established_at = Some(Time::ZERO);
+        }
+        ep.mp_established = true;
+        let smss = ep.params[0].smss;
+        Harness { ep, now: Time::ZERO, smss }
+    }
+
+    /// A full data segment from the peer arriving at `at` on subflow `j`: subflow sequence
+    /// `seq`, data sequence `dsn` (bytes). Returns every packet sent in reply.
+    pub fn deliver(&mut self, at: Time, j: usize, seq: u64, dsn: u64) -> Vec<Packet> {
+        self.now = at;
+        let mut p = packet(j, false, at);
+        (p.payload, p.seq, p.dsn, p.wire_len) = (self.smss as u32, Seq(seq), Dsn(dsn), 1500);
+        let mut out = Vec::new();
+        self.ep.on_packet(at, &p, &mut out);
+        out
     }
 
     /// Sends `n` full segments of new data on subflow `j` as the send loop would, whatever
@@ -125,29 +132,59 @@ impl Harness {
     /// of that subflow), DATA_ACK `data_ack` and receive window `wnd` (bytes beyond DATA_ACK,
     /// RFC 8684 §3.3.4). Returns the data packets sent in reply.
     pub fn ack(&mut self, j: usize, ack: u64, data_ack: u64, wnd: u64) -> Vec<Sent> {
-        let p = Packet {
-            uid: 0,
-            conn: 0,
-            subflow: j as u8,
-            to_server: true,
-            hop: 0,
-            flags: flags::ACK,
-            mp: MpOption::Dss,
-            wire_len: 64,
-            payload: 0,
-            seq: Seq(0),
-            ack: Seq(ack),
-            wnd,
-            sack: Default::default(),
-            dsn: Dsn(0),
-            data_ack: Dsn(data_ack),
-            ack64: true,
-            sent_at: self.now,
-            ts_echo: self.now,
-        };
+        let mut p = packet(j, true, self.now);
+        (p.ack, p.data_ack, p.wnd) = (Seq(ack), Dsn(data_ack), wnd);
         let mut out = Vec::new();
         self.ep.on_packet(self.now, &p, &mut out);
         data(&out)
+    }
+}
+
+/// The endpoint of an MPTCP connection over one 10 Mbit/s path per subflow, `conn` adding keys
+/// to the connection's table: the server (`is_client` false) or the client of a download.
+fn endpoint(conn: &str, subflows: &[Sf], is_client: bool) -> Endpoint {
+    let mut toml = String::from("duration = \"10s\"\n");
+    for i in 0..subflows.len() {
+        toml += &format!("[[paths]]\nname = \"p{i}\"\nrate = \"10Mbit\"\n");
+    }
+    let names: Vec<String> = (0..subflows.len()).map(|i| format!("\"p{i}\"")).collect();
+    let backups: Vec<String> =
+        (0..subflows.len()).filter(|&i| subflows[i].backup).map(|i| format!("\"p{i}\"")).collect();
+    toml += &format!(
+        "[[connections]]\nname = \"c\"\nkind = \"mptcp\"\npaths = [{}]\nbackup = [{}]\n{conn}\n",
+        names.join(", "),
+        backups.join(", ")
+    );
+    if !conn.contains("app =") {
+        toml += "app = { kind = \"bulk\" }\n";
+    }
+    let sc = Scenario::from_toml_str(&toml).expect("valid test scenario");
+    let table = sc.route_table().expect("routes");
+    Endpoint::new(0, &sc.connections[0], &table.subflows[0], &sc, is_client)
+}
+
+/// A pure ACK with a DSS option on subflow `j` sent at `at` (towards the server if
+/// `to_server`), acknowledging nothing, with a window of 1 MB: callers set what it carries.
+fn packet(j: usize, to_server: bool, at: Time) -> Packet {
+    Packet {
+        uid: 0,
+        conn: 0,
+        subflow: j as u8,
+        to_server,
+        hop: 0,
+        flags: flags::ACK,
+        mp: MpOption::Dss,
+        wire_len: 64,
+        payload: 0,
+        seq: Seq(0),
+        ack: Seq(0),
+        wnd: 1 << 20,
+        sack: Default::default(),
+        dsn: Dsn(0),
+        data_ack: Dsn(0),
+        ack64: true,
+        sent_at: at,
+        ts_echo: at,
     }
 }
 
