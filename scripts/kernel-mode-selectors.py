@@ -23,9 +23,14 @@ The rule, declared before the runs:
   with a 95 % Wilson score interval; a level's change against the baseline is the difference
   of the two proportions with Newcombe's hybrid score interval (Newcombe 1998, method 10:
   from the two Wilson intervals, (d − √((p1−l1)² + (u2−p2)²), d + √((u1−p1)² + (p2−l2)²))).
+With ``--backend linux`` the same measurement runs on this machine's kernel (root; the link
+emulators at ``SCHED_FIFO`` unless the level says otherwise) over :data:`HOST_LEVELS`, into
+``host-runs.csv`` and ``host-summary.md``: the host's kernel has timing of its own, so the seed
+is not the only thing that differs between two runs, and every level gets its seeds.
+
 Usage::
 
-    python scripts/kernel-mode-selectors.py [--seeds 20] [--only FACTOR] [--summary]
+    python scripts/kernel-mode-selectors.py [--backend uml|linux] [--seeds 20] [--only FACTOR] [--summary]
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from mptcplab.kernel.uml.backend import run_uml
 
 OUT = REPO / "scenarios" / "kernel" / "modes"
 CSV = OUT / "runs.csv"
+HOST_CSV = OUT / "host-runs.csv"
 EXAMPLE = "scenarios/kernel/kernel-modes-example.toml"
 J33 = "connections.mptcp.host_jitter=33us"
 #: A level whose first ``SAME_AFTER`` seeds gave the same goodput to the last digit is
@@ -83,6 +89,15 @@ LEVELS: list[tuple[str, str, str, list[str]]] = [
     ("scenarios/kernel/kernel-heterogeneous.toml", "host_jitter", "33us", [J33]),
     ("scenarios/kernel/kernel-rcvbuf-limited.toml", "host_jitter", "33us", [J33]),
 ]
+#: The levels measured on the host's kernel: the application's write size and the initial window
+#: (what moved the mode on UML), and the emulators' scheduling ("emulator" is not a scenario key:
+#: the level ``normal`` runs them at the normal priority, the backend's setting before SCHED_FIFO).
+HOST_LEVELS: list[tuple[str, str, str, list[str]]] = [
+    (EXAMPLE, "baseline", "-", []),
+    (EXAMPLE, "write", "8KiB", ["connections.mptcp.app.write=8KiB"]),
+    (EXAMPLE, "iw", "20", ["connections.mptcp.tcp.iw=20"]),
+    (EXAMPLE, "emulator", "normal", []),
+]
 COLUMNS = ["scenario", "factor", "level", "seed", "command", "kernel", "uml_version", "uml_config_sha256",
            "goodput_mbps", "share_0", "share_1", "path_0", "path_1", "join_s", "slow_first_data_s", "slow_cwnd_mean_b", "slow_cwnd_p10_b",
            "slow_cwnd_p90_b", "slow_srtt_mean_ms", "fast_cwnd_mean_b", "fast_srtt_mean_ms", "rwnd_limited_s",
@@ -90,14 +105,18 @@ COLUMNS = ["scenario", "factor", "level", "seed", "command", "kernel", "uml_vers
            "write_bytes"]
 
 
+#: Host runs also record how the emulators ran and the machine's load.
+HOST_COLUMNS = COLUMNS + ["emulator", "loadavg", "lateness_p99_s", "reliable"]
+
+
 def _key(row: dict[str, Any]) -> tuple[str, str, str, str]:
     return (str(row["scenario"]), str(row["factor"]), str(row["level"]), str(row["seed"]))
 
 
-def _rows() -> list[dict[str, str]]:
-    if not CSV.is_file():
+def _rows(path: Path) -> list[dict[str, str]]:
+    if not path.is_file():
         return []
-    with open(CSV, newline="") as f:
+    with open(path, newline="") as f:
         return list(csv.DictReader(f))
 
 
@@ -118,8 +137,15 @@ def _pct(v: list[float], q: float) -> float:
     return v[min(len(v) - 1, int(q * len(v)))]
 
 
-def measure(scenario: str, factor: str, level: str, sets: list[str], seed: int) -> dict[str, Any]:
-    res = run_uml(REPO / scenario, seed=seed, overrides=sets)
+def measure(scenario: str, factor: str, level: str, sets: list[str], seed: int, backend: str = "uml") -> dict[str, Any]:
+    if backend == "uml":
+        res = run_uml(REPO / scenario, seed=seed, overrides=sets)
+    else:
+        from mptcplab.kernel.backend import run_linux
+        from mptcplab.kernel.emulator import EmulatorSched
+
+        sched = EmulatorSched.normal() if (factor, level) == ("emulator", "normal") else None
+        res = run_linux(REPO / scenario, seed=seed, overrides=sets, sched=sched)
     s = res.summary
     c = s["connections"][0]
     subs = sorted(s["subflows"], key=lambda x: x["subflow"])
@@ -135,9 +161,17 @@ def measure(scenario: str, factor: str, level: str, sets: list[str], seed: int) 
     fc = _series(ts, ent[fast], "cwnd_bytes", warmup, end)
     sr = _series(ts, ent[slow], "srtt_s", warmup, end)
     fr = _series(ts, ent[fast], "srtt_s", warmup, end)
-    cmd = ["mptcplab", "run", scenario, "--backend", "uml", "--seed", str(seed), *[a for x in sets for a in ("--set", x)]]
+    cmd = ["mptcplab", "run", scenario, "--backend", backend, "--seed", str(seed), *[a for x in sets for a in ("--set", x)]]
+    if (factor, level) == ("emulator", "normal"):
+        cmd += ["--emulator-priority", "normal"]
     uml = s.get("uml") or {}
-    return {
+    emu = s.get("emulator") or {}
+    host = {
+        "emulator": "/".join(sorted({x.get("policy", "") for x in emu.get("sched") or []})),
+        "loadavg": (emu.get("host") or {}).get("loadavg", ""),
+        "lateness_p99_s": emu.get("p99_lateness_s", ""), "reliable": emu.get("reliable", ""),
+    } if backend == "linux" else {}
+    return host | {
         "scenario": Path(scenario).stem, "factor": factor, "level": level, "seed": seed, "command": shlex.join(cmd),
         "kernel": s["kernel"], "uml_version": uml.get("version"), "uml_config_sha256": uml.get("config_sha256"),
         "goodput_mbps": round(c["goodput_bps"] / 1e6, 5),
@@ -158,24 +192,25 @@ def measure(scenario: str, factor: str, level: str, sets: list[str], seed: int) 
     }
 
 
-def run_all(seeds: int, only: str | None) -> None:
+def run_all(seeds: int, only: str | None, backend: str = "uml") -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    rows = _rows()
+    path, columns, levels = (CSV, COLUMNS, LEVELS) if backend == "uml" else (HOST_CSV, HOST_COLUMNS, HOST_LEVELS)
+    rows = _rows(path)
     done = {_key(r) for r in rows}
-    new = not CSV.is_file()
+    new = not path.is_file()
     # Seeds in rounds over every level: an interrupted measurement has every level covered alike.
     for seed in range(1, seeds + 1):
-        for scenario, factor, level, sets in LEVELS:
+        for scenario, factor, level, sets in levels:
             if only and factor != only and Path(scenario).stem != only:
                 continue
             if (Path(scenario).stem, factor, level, str(seed)) in done:
                 continue
-            if _seed_invariant(rows, Path(scenario).stem, factor, level):
+            if backend == "uml" and _seed_invariant(rows, Path(scenario).stem, factor, level):
                 continue
-            row = measure(scenario, factor, level, sets, seed)
+            row = measure(scenario, factor, level, sets, seed, backend)
             rows.append({k: str(v) for k, v in row.items()})
-            with open(CSV, "a", newline="") as f:
-                w = csv.DictWriter(f, COLUMNS)
+            with open(path, "a", newline="") as f:
+                w = csv.DictWriter(f, columns)
                 if new:
                     w.writeheader()
                     new = False
@@ -226,6 +261,7 @@ def mechanism(scenario: str, factor: str, level: str, seed: int) -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--backend", choices=["uml", "linux"], default="uml")
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--only", help="one factor (or scenario name) only")
     ap.add_argument("--summary", action="store_true", help="write summary.md from the CSV, run nothing")
@@ -237,6 +273,9 @@ if __name__ == "__main__":
     elif a.summary:
         from kernel_mode_summary import write_summary  # type: ignore[import-not-found]
 
-        write_summary(CSV, OUT / "summary.md")
+        if a.backend == "uml":
+            write_summary(CSV, OUT / "summary.md")
+        else:
+            write_summary(HOST_CSV, OUT / "host-summary.md", host=True)
     else:
-        run_all(a.seeds, a.only)
+        run_all(a.seeds, a.only, a.backend)

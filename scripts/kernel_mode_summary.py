@@ -102,15 +102,18 @@ def _pairwise(levels: dict[tuple[str, str], list[dict[str, str]]]) -> list[str]:
     return out
 
 
-def write_summary(csv_path: Path, out: Path) -> None:
+def write_summary(csv_path: Path, out: Path, host: bool = False) -> None:
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
     by_sc: dict[str, list[dict[str, str]]] = defaultdict(list)
     for r in rows:
         by_sc[r["scenario"]].append(r)
-    lines = ["# Linux's operating modes on the UML kernel, and what selects them", "",
-             (f"Written by `scripts/kernel-mode-selectors.py --summary` from `runs.csv` ({len(rows)} runs; kernel "
-             f"{', '.join(sorted({r['kernel'] + ' ' + r['uml_config_sha256'][:12] for r in rows}))}). Goodput in "
+    where = "this machine's kernel" if host else "the UML kernel"
+    kernels = sorted({r["kernel"] + ("" if host else " " + r["uml_config_sha256"][:12]) for r in rows})
+    cmd = "--backend linux --summary" if host else "--summary"
+    lines = [f"# Linux's operating modes on {where}, and what selects them", "",
+             (f"Written by `scripts/kernel-mode-selectors.py {cmd}` from `{csv_path.name}` ({len(rows)} runs; kernel "
+             f"{', '.join(kernels)}). Goodput in "
              "Mbit/s over the scenario's measured window. The rule (declared in the script before the runs): "
              "modes by `find_modes`; frequencies of the modes of each scenario's pooled runs, with 95 % Wilson "
              "intervals; changes against the reference (the baseline; for a factor written `@33us`, "
