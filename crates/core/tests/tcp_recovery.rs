@@ -295,6 +295,7 @@ fn params(mss: u64, recovery: Recovery, prr: bool) -> TcpParams {
         recovery,
         prr,
         quickack: false,
+        ooo_ack: Default::default(),
         cwnd_limited: Default::default(),
         tso_defer: false,
         cwv: false,

@@ -174,6 +174,9 @@ pub struct TcpCfg {
     /// the first segment (the seeds' slow-start model), the window the buffer's free space.
     #[serde(default)]
     pub quickack: bool,
+    /// How out-of-order data is acknowledged ([`OooAck`]).
+    #[serde(default)]
+    pub ooo_ack: OooAck,
     /// When the congestion window counts as used and may grow ([`CwndLimited`]).
     #[serde(default)]
     pub cwnd_limited: CwndLimited,
@@ -218,6 +221,7 @@ impl Default for TcpCfg {
             recovery: Recovery::default(),
             prr: false,
             quickack: false,
+            ooo_ack: OooAck::default(),
             cwnd_limited: CwndLimited::default(),
             tso_defer: false,
             cwv: false,
@@ -270,6 +274,27 @@ pub enum PerMss {
     /// 320) + 256` bytes, `MAX_TCP_HEADER` from `max_tcp_header` (304 B unset) and `mss_clamp`
     /// the MSS Linux announces (MTU − 40): 4352 B at MTU 1500, the meta's skb truesize.
     Build,
+}
+
+/// How a receiver acknowledges a segment that arrives out of order (beyond a hole in its
+/// subflow's sequence space).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OooAck {
+    /// At once, every one (RFC 5681 §4.2: "an immediate duplicate ACK"); with `tcp.quickack`
+    /// it also makes the next 16 ACKs immediate (Linux before 4.18, `tcp_data_queue_ofo` →
+    /// `tcp_enter_quickack_mode`). The classic model and the out-of-tree stack's.
+    #[default]
+    Immediate,
+    /// As Linux since 4.18 (`__tcp_ack_snd_check`, SACK compression): the first three for a
+    /// given cumulative ACK at once (`TCP_FASTRETRANS_THRESH`), the later ones compressed into
+    /// one ACK when a timer of 5 % of the RTT expires (the smaller of the receiver's RTT
+    /// estimate and the smoothed RTT), at most `tcp_comp_sack_delay_ns` (1 ms), plus the
+    /// timer's slack `tcp_comp_sack_slack_ns` (100 µs: a 6.18 receiver on a 150 ms path
+    /// acknowledges out-of-order segments 1.1 ms after each), or at once after
+    /// `tcp_comp_sack_nr` (44) compressed; out-of-order data no longer enters quick-ACK mode.
+    /// Linux 7.x makes the 5 % a sysctl (`tcp_comp_sack_rtt_percent`).
+    Compressed,
 }
 
 /// Which right edges of the receive window never move left.

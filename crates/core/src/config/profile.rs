@@ -19,7 +19,8 @@
 //!   delivering data,
 //!   the MPTCP-level retransmission timer, joins opened by the
 //!   in-kernel path manager once the connection is fully established (the kernel backend's
-//!   `subflow` endpoints), the DSS sizes Linux writes, and the hosts' processing jitter as
+//!   `subflow` endpoints), the DSS sizes Linux writes, the receiver's compression of the ACKs of
+//!   out-of-order data (`tcp.ooo_ack`, since 4.18), and the hosts' processing jitter as
 //!   measured on the kernel backend (mean 33 µs), RFC 2861's decay of an application-limited
 //!   window (`tcp_cwnd_application_limited`), TCP small queues as 6.x has them, and the TCP
 //!   metrics cache with 6.x's sysctl defaults (RTT saved per destination, ssthresh not:
@@ -93,6 +94,7 @@ pub fn linux_profile() -> Value {
             "recovery": "rack_tlp",
             "prr": true,
             "quickack": true,
+            "ooo_ack": "compressed",
             "cwnd_limited": "linux",
             "tso_defer": true,
             "tsq": "linux_6",

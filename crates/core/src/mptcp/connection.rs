@@ -157,6 +157,7 @@ impl Endpoint {
             recovery: t.recovery,
             prr: t.prr,
             quickack: t.quickack,
+            ooo_ack: t.ooo_ack,
             cwnd_limited: t.cwnd_limited,
             tso_defer: t.tso_defer,
             cwv: t.cwv,

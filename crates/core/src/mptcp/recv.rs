@@ -12,6 +12,7 @@ use crate::mptcp::connection::Endpoint;
 use crate::mptcp::rcvbuf::DEFAULT_SCALING_RATIO;
 use crate::net::packet::Packet;
 use crate::tcp::receiver::{AckNeed, Arriving};
+use crate::tcp::sack_compress::comp_sack_delay;
 use crate::tcp::timer::Slot;
 use crate::units::{Dsn, Dur, Time};
 
@@ -138,6 +139,16 @@ impl Endpoint {
             AckNeed::Delayed => {
                 if !s.timers.delack.is_armed() {
                     s.timers.arm(Slot::Delack, now + s.p.delack_timeout);
+                }
+            }
+            AckNeed::Compressed => {
+                if !s.timers.comp_sack.is_armed() {
+                    // `rtt = rcv_rtt_est`, or `srtt` if smaller.
+                    let rtt = match (self.rcv_rtt[i].est, s.rtt.srtt()) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    s.timers.arm(Slot::CompSack, now + comp_sack_delay(rtt));
                 }
             }
         }
@@ -291,6 +302,30 @@ mod tests {
             }
             assert_eq!(acks(&h.deliver(ms(10), 0, 2 * s, 2 * s)), vec![(0, r - expect * s)], "{edge}");
         }
+    }
+
+    #[test]
+    fn compressed_out_of_order_acks_leave_together_when_the_timer_fires() {
+        // `tcp.ooo_ack = "compressed"` (Linux `__tcp_ack_snd_check`, `tcp_compressed_ack_kick`):
+        // segment 1 lost, 2..=6 arrive 1 ms apart. 2, 3 and 4 are acknowledged at once; 5
+        // arms the timer (no RTT estimate yet: the 1 ms cap, plus 100 µs of slack) and 6 is
+        // counted too; one ACK leaves at 5 ms + 1.1 ms, none before.
+        let mut h = Harness::receiver("tcp = { ooo_ack = \"compressed\" }", 1);
+        let s = h.smss;
+        h.deliver(ms(1), 0, 0, 0);
+        for k in 2..5 {
+            assert_eq!(acks(&h.deliver(ms(k), 0, k * s, k * s)).len(), 1, "segment {k}");
+        }
+        assert!(acks(&h.deliver(ms(5), 0, 5 * s, 5 * s)).is_empty());
+        assert!(acks(&h.deliver(ms(6), 0, 6 * s, 6 * s)).is_empty());
+        let at = ms(5) + Dur::from_us(1100);
+        assert_eq!(h.ep.subflows[0].as_ref().expect("subflow").timers.comp_sack.deadline(), Some(at));
+        let mut out = Vec::new();
+        h.ep.on_timeout(Time(at.0 - 1), &mut out);
+        assert!(acks(&out).is_empty());
+        h.ep.on_timeout(at, &mut out);
+        assert_eq!(acks(&out).len(), 1);
+        assert_eq!(out[0].sack.n, 1, "the ACK carries the SACK block of 2..=6");
     }
 
     #[test]

@@ -236,6 +236,14 @@ impl Endpoint {
             if s.timers.delack.expired(now) {
                 self.send_ack(now, i, out);
             }
+            // `tcp_compressed_ack_kick`: the compressed ACKs leave as one.
+            let s = self.subflows[i].as_mut().expect("subflow");
+            if s.timers.comp_sack.expired(now) {
+                s.timers.comp_sack.stop();
+                if s.rcv.compressed.is_some_and(|c| c.pending > 0) {
+                    self.send_ack(now, i, out);
+                }
+            }
             // The pacing timer: the gate is open now; `xmit` below sends.
             let s = self.subflows[i].as_mut().expect("subflow");
             if s.timers.pace.expired(now) {

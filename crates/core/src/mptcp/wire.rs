@@ -127,6 +127,7 @@ impl Endpoint {
         let s = self.subflows[sf].as_mut().expect("subflow");
         s.rcv.on_ack_sent();
         s.timers.delack.stop();
+        s.timers.comp_sack.stop();
         self.adv[sf] = (p.wnd, p.ack);
         self.old_space = p.wnd;
         out.push(p);

@@ -5,9 +5,11 @@
 //! here (as in Linux's subflow out-of-order queue) and are handed up when the hole fills.
 //! ACK policy: every `b`-th full-sized segment, or when the delayed-ACK timer fires;
 //! immediately on out-of-order data, on a segment that fills (part of) a hole, and on a
-//! duplicate. With `tcp.quickack` (the `linux` profile), Linux's quick-ACK mode
+//! duplicate; with `tcp.ooo_ack = "compressed"` (the `linux` profile) out-of-order data is
+//! acknowledged as Linux since 4.18 does ([`crate::tcp::sack_compress`]). With `tcp.quickack` (the `linux`
+//! profile), Linux's quick-ACK mode
 //! (`tcp_incr_quickack`, `tcp_enter_quickack_mode`, `tcp_dec_quickack_mode`): the first data
-//! segment and every out-of-order one set the count of immediate ACKs to at least
+//! segment and, unless its ACKs are compressed, every out-of-order one set the count of immediate ACKs to at least
 //! TCP_MAX_QUICKACKS = 16 (Linux bounds it by half the receive window in segments, which
 //! is above 16 for any window over 46 KB, so the bound is not modelled); while it is
 //! positive every segment is acknowledged at once, and each ACK sent lowers it by one.
@@ -19,6 +21,7 @@
 
 use std::collections::VecDeque;
 
+use crate::tcp::sack_compress::SackCompression;
 use crate::units::{Dsn, Seq, Time};
 
 /// A run of data handed up to the connection level.
@@ -52,6 +55,9 @@ pub struct Arriving {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AckNeed {
     Now,
+    /// The caller arms the compressed-ACK timer if it is not armed, to the delay
+    /// [`crate::tcp::sack_compress::comp_sack_delay`] gives (SACK compression).
+    Compressed,
     /// The caller arms the delayed-ACK timer if it is not armed.
     Delayed,
 }
@@ -92,6 +98,8 @@ pub struct SubflowReceiver {
     pub rcvq_space: u64,
     /// A full-sized segment has set this socket's `scaling_ratio` (`tcp_measure_rcv_mss`).
     pub ratio_seen: bool,
+    /// SACK compression, where modelled (`tcp.ooo_ack = "compressed"`).
+    pub compressed: Option<SackCompression>,
 }
 
 /// Linux `TCP_MAX_QUICKACKS`.
@@ -129,11 +137,29 @@ impl SubflowReceiver {
         }
     }
 
-    /// An ACK left: it clears the delayed-ACK count and uses one quick ACK.
+    /// An ACK left: it clears the delayed-ACK count, uses one quick ACK and carries every
+    /// compressed one (`tcp_event_ack_sent`: `compressed_ack` = 0).
     pub fn on_ack_sent(&mut self) {
         self.unacked_segs = 0;
         self.pushed = false;
         self.quick = self.quick.saturating_sub(1);
+        if let Some(c) = self.compressed.as_mut() {
+            c.pending = 0;
+        }
+    }
+
+    /// An out-of-order segment's ACK: at once (entering quick-ACK mode where modelled), or as
+    /// SACK compression decides.
+    fn ooo_ack(&mut self) -> AckNeed {
+        let rcv_nxt = self.rcv_nxt;
+        match self.compressed.as_mut().map(|c| c.on_out_of_order(rcv_nxt)) {
+            Some(true) => AckNeed::Now,
+            Some(false) => AckNeed::Compressed,
+            None => {
+                self.enter_quickack();
+                AckNeed::Now
+            }
+        }
     }
 
     /// Linux `tcp_grow_window` for a new data segment of `len` >= 128 bytes
@@ -182,7 +208,7 @@ impl SubflowReceiver {
         } else {
             self.on_segment_inner(seg, b, now, up)
         };
-        if need == AckNeed::Delayed && self.quick > 0 {
+        if need != AckNeed::Now && self.quick > 0 {
             return AckNeed::Now;
         }
         need
@@ -237,8 +263,7 @@ impl SubflowReceiver {
             return if self.unacked_segs >= b { AckNeed::Now } else { AckNeed::Delayed };
         }
         self.insert_ooo(s, e, dsn, now);
-        self.enter_quickack();
-        AckNeed::Now
+        self.ooo_ack()
     }
 
     fn insert_ooo(&mut self, mut s: u64, mut e: u64, mut dsn: Dsn, now: Time) {
@@ -436,6 +461,42 @@ mod tests {
         // Off (the classic model): the first segment already waits for a second one.
         let mut c = SubflowReceiver::default();
         assert_eq!(c.on_segment(seg(0), 2, Time(0), &mut up), AckNeed::Delayed);
+    }
+
+    #[test]
+    fn out_of_order_acks_are_compressed_after_three_as_linux_since_4_18() {
+        // `__tcp_ack_snd_check`: segment 1 lost, 2..=50 arrive out of order. The first three
+        // (TCP_FASTRETRANS_THRESH) for rcv_nxt 1000 are acknowledged at once, the next ones
+        // counted into one compressed ACK; no quick-ACK mode is entered.
+        let seg = |i: u64| Arriving { seq: Seq(i * 1000), len: 1000, dsn: Dsn(i * 1000), full_size: true };
+        let mut up = Vec::new();
+        let mut r = SubflowReceiver::default();
+        (r.quickack, r.compressed) = (true, Some(SackCompression::default()));
+        r.on_segment(seg(0), 2, Time(0), &mut up);
+        r.quick = 0; // past the connection's first 16 quick ACKs
+        r.on_ack_sent();
+        for i in 2..5 {
+            assert_eq!(r.on_segment(seg(i), 2, Time(i), &mut up), AckNeed::Now, "segment {i}");
+            r.on_ack_sent();
+        }
+        assert_eq!(r.on_segment(seg(5), 2, Time(5), &mut up), AckNeed::Compressed);
+        assert_eq!(r.on_segment(seg(6), 2, Time(6), &mut up), AckNeed::Compressed);
+        assert_eq!(r.quick, 0);
+        assert_eq!(r.compressed.map(|c| c.pending), Some(2));
+        // The timer's ACK carries both; tcp_comp_sack_nr = 44 more are counted, the 45th
+        // goes at once.
+        r.on_ack_sent();
+        for i in 7..51 {
+            assert_eq!(r.on_segment(seg(i), 2, Time(i), &mut up), AckNeed::Compressed, "segment {i}");
+        }
+        assert_eq!(r.on_segment(seg(51), 2, Time(51), &mut up), AckNeed::Now);
+        r.on_ack_sent();
+        // The hole filled: in order again (filling acknowledges at once); a new hole starts a
+        // new count of three immediate ones.
+        assert_eq!(r.on_segment(seg(1), 2, Time(52), &mut up), AckNeed::Now);
+        r.on_ack_sent();
+        assert_eq!(r.rcv_nxt, Seq(52_000));
+        assert_eq!(r.on_segment(seg(53), 2, Time(53), &mut up), AckNeed::Now);
     }
 
     #[test]

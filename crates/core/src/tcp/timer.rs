@@ -76,6 +76,7 @@ impl Timer {
 pub enum Slot {
     Handshake,
     Delack,
+    CompSack,
     Rto,
     Reorder,
     Probe,
@@ -96,6 +97,8 @@ pub struct SubflowTimers {
     pub handshake: Timer,
     /// Delayed ACK (Linux `icsk_delack_timer`).
     pub delack: Timer,
+    /// Compressed ACK of out-of-order data (Linux `tcp_sock.compressed_ack_timer`).
+    pub comp_sack: Timer,
     /// Retransmission timeout (RFC 6298).
     pub rto: Timer,
     /// RACK reordering timer (RFC 8985 §6.2 step 5).
@@ -113,7 +116,7 @@ pub struct SubflowTimers {
 impl Default for SubflowTimers {
     fn default() -> SubflowTimers {
         let t = Timer::default();
-        SubflowTimers { handshake: t, delack: t, rto: t, reorder: t, probe: t, pace: t, armed_low: NEVER }
+        SubflowTimers { handshake: t, delack: t, comp_sack: t, rto: t, reorder: t, probe: t, pace: t, armed_low: NEVER }
     }
 }
 
@@ -123,6 +126,7 @@ impl SubflowTimers {
         match which {
             Slot::Handshake => &mut self.handshake,
             Slot::Delack => &mut self.delack,
+            Slot::CompSack => &mut self.comp_sack,
             Slot::Rto => &mut self.rto,
             Slot::Reorder => &mut self.reorder,
             Slot::Probe => &mut self.probe,
@@ -152,7 +156,7 @@ impl SubflowTimers {
         std::mem::replace(&mut self.armed_low, NEVER)
     }
 
-    /// The earliest deadline of all six timers (the endpoint's next wake-up is the earliest
+    /// The earliest deadline of all seven timers (the endpoint's next wake-up is the earliest
     /// over all its subflows'; `poll_timeout` is on the per-packet path, so this is a plain
     /// minimum).
     #[inline]
@@ -163,13 +167,13 @@ impl SubflowTimers {
     /// [`Self::earliest`] in nanoseconds, `u64::MAX` when no timer is armed.
     #[inline]
     pub fn earliest_ns(&self) -> u64 {
-        [self.handshake.0, self.delack.0, self.rto.0, self.reorder.0, self.probe.0, self.pace.0]
+        [self.handshake.0, self.delack.0, self.comp_sack.0, self.rto.0, self.reorder.0, self.probe.0, self.pace.0]
             .into_iter()
             .fold(NEVER, u64::min)
     }
 
     /// The earliest of the retransmission, reordering, probe and pacing deadlines (all but
-    /// the handshake and delayed-ACK timers).
+    /// the handshake and the two ACK timers).
     #[inline]
     pub fn earliest_xmit(&self) -> Option<Time> {
         Timer([self.rto.0, self.reorder.0, self.probe.0, self.pace.0].into_iter().fold(NEVER, u64::min)).deadline()

@@ -34,11 +34,12 @@ mod send;
 mod timers;
 
 use crate::cc::{PeerView, RateAck, Window};
-use crate::config::{CaCounting, CwndLimited, Recovery, SlowStart, SlowStartBound, TsqRule};
+use crate::config::{CaCounting, CwndLimited, OooAck, Recovery, SlowStart, SlowStartBound, TsqRule};
 use crate::tcp::pacing::{self, Pacer};
 use crate::tcp::prr::Prr;
 use crate::tcp::receiver::SubflowReceiver;
 use crate::tcp::rtt::RttEstimator;
+use crate::tcp::sack_compress::SackCompression;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::segment::SegFlags;
 use crate::tcp::state::Transition;
@@ -70,6 +71,8 @@ pub struct TcpParams {
     pub prr: bool,
     /// Linux quick-ACK mode at the receiver ([`crate::tcp::receiver`]).
     pub quickack: bool,
+    /// How out-of-order data is acknowledged (`tcp.ooo_ack`).
+    pub ooo_ack: OooAck,
     pub cwnd_limited: CwndLimited,
     /// Linux's TSO deferral for data sent from the subflow's queue ([`crate::tcp::tso`]).
     pub tso_defer: bool,
@@ -213,6 +216,7 @@ impl Subflow {
         sb.rack.enabled = p.recovery == Recovery::RackTlp;
         let mut rcv = SubflowReceiver::default();
         rcv.quickack = p.quickack;
+        rcv.compressed = (p.ooo_ack == OooAck::Compressed).then(SackCompression::default);
         let tsq_rule = p.tsq;
         Subflow {
             idx,

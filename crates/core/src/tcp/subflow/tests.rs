@@ -23,6 +23,7 @@ fn subflow(rule: CwndLimited) -> Subflow {
         recovery: Recovery::Rfc6675,
         prr: false,
         quickack: false,
+        ooo_ack: Default::default(),
         cwnd_limited: rule,
         tso_defer: false,
         cwv: false,
