@@ -280,10 +280,10 @@ mod tests {
         // A 40 000-byte buffer counted in payload bytes (no `rcv_ssthresh` cap), two subflows,
         // full segments of s bytes, the application reading at once. Subflow 0 brings data
         // sequence [0, s): the read's window update (nothing advertised before, on both
-        // subflows) offers R, at subflow 0's sequence s. It brings [s, 2s) (an ACK owed); subflow 1 brings [3s, 7s)
-        // beyond the hole [2s, 3s). Subflow 0's [2s, 3s) fills the hole, the second segment
-        // since its last ACK: the ACK leaves before the application reads the 5s bytes now in
-        // order (DATA_ACK 7s).
+        // subflows) offers R, at subflow 0's sequence s. It brings [s, 2s) (an ACK owed);
+        // subflow 1 brings [3s, 7s) beyond the hole [2s, 3s). Subflow 0's [2s, 3s) fills the
+        // hole, the second segment since its last ACK: the ACK leaves before the application
+        // reads the 5s bytes now in order (DATA_ACK 7s).
         //
         // The connection's right edge only: the free space, R - 5s (the edge offered before,
         // s + R, lies behind 7s + R - 5s).

@@ -6,10 +6,10 @@
 //! ACK policy: every `b`-th full-sized segment, or when the delayed-ACK timer fires;
 //! immediately on out-of-order data, on a segment that fills (part of) a hole, and on a
 //! duplicate; with `tcp.ooo_ack = "compressed"` (the `linux` profile) out-of-order data is
-//! acknowledged as Linux since 4.18 does ([`crate::tcp::sack_compress`]). With `tcp.quickack` (the `linux`
-//! profile), Linux's quick-ACK mode
-//! (`tcp_incr_quickack`, `tcp_enter_quickack_mode`, `tcp_dec_quickack_mode`): the first data
-//! segment and, unless its ACKs are compressed, every out-of-order one set the count of immediate ACKs to at least
+//! acknowledged as Linux since 4.18 does ([`crate::tcp::sack_compress`]). With `tcp.quickack`
+//! (the `linux` profile), Linux's quick-ACK mode (`tcp_incr_quickack`,
+//! `tcp_enter_quickack_mode`, `tcp_dec_quickack_mode`): the first data segment and, unless
+//! their ACKs are compressed, out-of-order ones set the count of immediate ACKs to at least
 //! TCP_MAX_QUICKACKS = 16 (Linux bounds it by half the receive window in segments, which
 //! is above 16 for any window over 46 KB, so the bound is not modelled); while it is
 //! positive every segment is acknowledged at once, and each ACK sent lowers it by one.
