@@ -259,11 +259,13 @@ def test_an_interrupted_run_removes_its_instance(tmp_path: Path) -> None:
         assert _instances_of(p.pid), "the run made no tracefs instance"
         time.sleep(1.0)
         p.send_signal(signal.SIGINT)
-        p.communicate(timeout=60)
+        out, err = p.communicate(timeout=60)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
-    assert p.returncode != 0
+    # One fresh-clone run saw exit code 0 here (not reproduced in three runs since): the run's
+    # output says where the interrupt went if it happens again.
+    assert p.returncode != 0, (out[-2000:], err[-2000:])
     assert not _instances_of(p.pid)
     assert not (tmp_path / "out").exists()
