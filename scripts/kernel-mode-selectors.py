@@ -28,9 +28,15 @@ emulators at ``SCHED_FIFO`` unless the level says otherwise) over :data:`HOST_LE
 ``host-runs.csv`` and ``host-summary.md``: the host's kernel has timing of its own, so the seed
 is not the only thing that differs between two runs, and every level gets its seeds.
 
+Runs of another UML kernel (``MPTCPLAB_UML_CACHE`` naming a cache folder of its own, e.g. a
+kernel built from the host's release series with ``MPTCPLAB_UML_TREE``) go into a CSV of their
+own, ``--csv runs-<name>.csv``, summarised into ``summary-<name>.md``: a row is keyed by scenario,
+factor, level and seed only, so two kernels must not share a file. Every run's kernel release
+is checked against the file's first row.
+
 Usage::
 
-    python scripts/kernel-mode-selectors.py [--backend uml|linux] [--seeds 20] [--only FACTOR] [--summary]
+    python scripts/kernel-mode-selectors.py [--backend uml|linux] [--csv NAME] [--seeds 20] [--only FACTOR] [--summary]
 """
 
 from __future__ import annotations
@@ -192,9 +198,16 @@ def measure(scenario: str, factor: str, level: str, sets: list[str], seed: int, 
     }
 
 
-def run_all(seeds: int, only: str | None, backend: str = "uml") -> None:
+def summary_path(csv_path: Path) -> Path:
+    """``runs.csv`` -> ``summary.md``, ``host-runs.csv`` -> ``host-summary.md``,
+    ``runs-NAME.csv`` -> ``summary-NAME.md``."""
+    return csv_path.with_name(csv_path.stem.replace("runs", "summary", 1) + ".md")
+
+
+def run_all(seeds: int, only: str | None, backend: str = "uml", path: Path | None = None) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    path, columns, levels = (CSV, COLUMNS, LEVELS) if backend == "uml" else (HOST_CSV, HOST_COLUMNS, HOST_LEVELS)
+    columns, levels = (COLUMNS, LEVELS) if backend == "uml" else (HOST_COLUMNS, HOST_LEVELS)
+    path = path or (CSV if backend == "uml" else HOST_CSV)
     rows = _rows(path)
     done = {_key(r) for r in rows}
     new = not path.is_file()
@@ -208,6 +221,9 @@ def run_all(seeds: int, only: str | None, backend: str = "uml") -> None:
             if backend == "uml" and _seed_invariant(rows, Path(scenario).stem, factor, level):
                 continue
             row = measure(scenario, factor, level, sets, seed, backend)
+            if rows and row["kernel"] != rows[0]["kernel"]:
+                sys.exit(f"error: {path.name}: kernel {row['kernel']} is not the file's ({rows[0]['kernel']}); "
+                         "give another kernel's runs a file of their own (--csv)")
             rows.append({k: str(v) for k, v in row.items()})
             with open(path, "a", newline="") as f:
                 w = csv.DictWriter(f, columns)
@@ -262,20 +278,19 @@ def mechanism(scenario: str, factor: str, level: str, seed: int) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--backend", choices=["uml", "linux"], default="uml")
+    ap.add_argument("--csv", help="the runs' file under scenarios/kernel/modes/ (default runs.csv, host-runs.csv)")
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--only", help="one factor (or scenario name) only")
     ap.add_argument("--summary", action="store_true", help="write summary.md from the CSV, run nothing")
     ap.add_argument("--mechanism", nargs=4, metavar=("SCENARIO", "FACTOR", "LEVEL", "SEED"),
                     help="one run again with captures and its data sequence runs (scripts/dsn-runs.py)")
     a = ap.parse_args()
+    csv_path = OUT / a.csv if a.csv else (CSV if a.backend == "uml" else HOST_CSV)
     if a.mechanism:
         mechanism(a.mechanism[0], a.mechanism[1], a.mechanism[2], int(a.mechanism[3]))
     elif a.summary:
         from kernel_mode_summary import write_summary  # type: ignore[import-not-found]
 
-        if a.backend == "uml":
-            write_summary(CSV, OUT / "summary.md")
-        else:
-            write_summary(HOST_CSV, OUT / "host-summary.md", host=True)
+        write_summary(csv_path, summary_path(csv_path), host=a.backend == "linux")
     else:
-        run_all(a.seeds, a.only, a.backend)
+        run_all(a.seeds, a.only, a.backend, csv_path)

@@ -21,6 +21,11 @@
 # Build tools (make, gcc, flex, bison, bc, libelf-dev, xz-utils) are installed with apt-get
 # when missing (as root); the source tree (about 1.5 GB) is removed after the build.
 # Options: MPTCPLAB_UML_SOURCE (package), MPTCPLAB_UML_SUITE (its suite), MPTCPLAB_UML_JOBS.
+# MPTCPLAB_UML_TREE=DIR builds from a kernel source tree instead of a Debian package (e.g. a
+# kernel.org release that no Debian suite carries, such as the 6.18 series a host runs): the
+# tree is copied, never changed; its version is the tree's `make kernelversion`, the package is
+# recorded as "tree", and the kernel goes into a cache folder of its own (MPTCPLAB_UML_CACHE,
+# required with it).
 # The cache key does not hold the package's name: a kernel of another source package (e.g. for
 # a version A/B) goes into a cache folder of its own (MPTCPLAB_UML_CACHE), which runs then name
 # with the same variable.
@@ -43,6 +48,19 @@ else
     cache=${XDG_CACHE_HOME:-$HOME/.cache}/mptcplab/uml
 fi
 mkdir -p "$cache"
+TREE=${MPTCPLAB_UML_TREE:-}
+if [ -n "$TREE" ]; then
+    if [ ! -f "$TREE/Makefile" ] || [ ! -d "$TREE/arch/um" ]; then
+        echo "error: setup-uml: MPTCPLAB_UML_TREE=$TREE is not a kernel source tree (no Makefile or arch/um)" >&2
+        exit 1
+    fi
+    if [ -z "${MPTCPLAB_UML_CACHE:-}" ]; then
+        echo "error: setup-uml: MPTCPLAB_UML_TREE needs MPTCPLAB_UML_CACHE (a cache folder of its own)" >&2
+        exit 1
+    fi
+    PKG=tree
+    SUITE=-
+fi
 conf_sha=$(cat "$config" "${patches[@]}" | sha256sum | cut -d' ' -f1)
 conf_hash=${conf_sha:0:12}
 if [ "${MPTCPLAB_UML_REFRESH:-0}" != 1 ]; then
@@ -69,21 +87,29 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-# A private apt state for the source package's suite, on the machine's own Debian mirror.
-mirror=$(grep -hsE '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list \
-    | grep -oE 'https?://[^ ]*/debian/?' | grep -v security | head -1 || true)
-mirror=${mirror:-http://deb.debian.org/debian}
-apt_dir="$cache/apt"
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$cache/src"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} $SUITE main" > "$apt_dir/sources.list"
-apt_opts=(-o "Dir::Etc::sourcelist=$apt_dir/sources.list" -o "Dir::Etc::sourceparts=-"
-    -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -o "APT::Sandbox::User=root")
-echo "setup-uml: fetching $PKG from $SUITE ($mirror)"
-apt-get "${apt_opts[@]}" update -qq
-version=$(apt-cache "${apt_opts[@]}" policy "$PKG" | awk '/Candidate:/ {print $2}')
-if [ -z "$version" ] || [ "$version" = "(none)" ]; then
-    echo "error: setup-uml: $PKG is not in $SUITE on $mirror" >&2
-    exit 1
+fetch_package() {
+    # A private apt state for the source package's suite, on the machine's own Debian mirror.
+    mirror=$(grep -hsE '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list \
+        | grep -oE 'https?://[^ ]*/debian/?' | grep -v security | head -1 || true)
+    mirror=${mirror:-http://deb.debian.org/debian}
+    apt_dir="$cache/apt"
+    mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$cache/src"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} $SUITE main" > "$apt_dir/sources.list"
+    apt_opts=(-o "Dir::Etc::sourcelist=$apt_dir/sources.list" -o "Dir::Etc::sourceparts=-"
+        -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -o "APT::Sandbox::User=root")
+    echo "setup-uml: fetching $PKG from $SUITE ($mirror)"
+    apt-get "${apt_opts[@]}" update -qq
+    version=$(apt-cache "${apt_opts[@]}" policy "$PKG" | awk '/Candidate:/ {print $2}')
+    if [ -z "$version" ] || [ "$version" = "(none)" ]; then
+        echo "error: setup-uml: $PKG is not in $SUITE on $mirror" >&2
+        exit 1
+    fi
+}
+
+if [ -n "$TREE" ]; then
+    version=$(make -s -C "$TREE" kernelversion)
+else
+    fetch_package
 fi
 key="$version-$conf_hash"
 dest="$cache/$key"
@@ -91,18 +117,25 @@ if [ -x "$dest/linux" ] && [ -f "$dest/build.json" ]; then
     echo "setup-uml: the kernel $key is built: $dest/linux"
     exit 0
 fi
-deb="$cache/src/${PKG}_${version//:/%3a}_all.deb"
-if [ ! -f "$deb" ]; then
-    (cd "$cache/src" && apt-get "${apt_opts[@]}" download "$PKG=$version" >/dev/null)
-fi
 
 work=$(mktemp -d "$cache/build-$key.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
-echo "setup-uml: unpacking $PKG $version"
-dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work" --wildcards './usr/src/*.tar.xz'
-tar -xJf "$work"/usr/src/linux-source-*.tar.xz -C "$work"
-src=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'linux-source-*' | head -1)
+if [ -n "$TREE" ]; then
+    echo "setup-uml: copying the source tree $TREE ($version)"
+    src="$work/linux-$version"
+    cp -a "$TREE" "$src"
+    make -s -C "$src" ARCH=um mrproper
+else
+    deb="$cache/src/${PKG}_${version//:/%3a}_all.deb"
+    if [ ! -f "$deb" ]; then
+        (cd "$cache/src" && apt-get "${apt_opts[@]}" download "$PKG=$version" >/dev/null)
+    fi
+    echo "setup-uml: unpacking $PKG $version"
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work" --wildcards './usr/src/*.tar.xz'
+    tar -xJf "$work"/usr/src/linux-source-*.tar.xz -C "$work"
+    src=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'linux-source-*' | head -1)
+fi
 cd "$src"
 for p in "${patches[@]}"; do
     echo "setup-uml: applying $(basename "$p")"

@@ -1,5 +1,6 @@
 """Where the ``uml`` backend finds its kernel: built by ``scripts/setup-uml.sh`` from a Debian
-kernel source package with :data:`CONFIG` (this folder's ``kernel.config``) and cached
+kernel source package (or a kernel source tree, ``MPTCPLAB_UML_TREE``) with :data:`CONFIG`
+(this folder's ``kernel.config``) and cached
 outside the clone as ``<cache>/<package version>-<config hash>/`` (``linux``, ``config``,
 ``build.json``), after the source patches of this folder (``*.patch``) are applied.
 
