@@ -49,6 +49,8 @@ FILE_ERRORS = {
                               "connections[0].tcp.recovery", ["unknown variant `rack`", "`rack_tlp`", "`rfc6675`"]),
     "unknown right edge rule": (('app = { kind = "bulk" }', 'app = { kind = "bulk" }\nright_edge = "sideways"'),
                                 "connections[0].right_edge", ["unknown variant `sideways`", "`connection`", "`per_subflow`"]),
+    "unknown scaling ratio rule": (('app = { kind = "bulk" }', 'app = { kind = "bulk" }\nscaling_ratio = "max"'),
+                                   "connections[0].scaling_ratio", ["unknown variant `max`", "`segment`", "`subflow_min`"]),
     "unknown out-of-order ACK rule": (('app = { kind = "bulk" }', 'app = { kind = "bulk" }\ntcp = { ooo_ack = "later" }'),
                                       "connections[0].tcp.ooo_ack",
                                       ["unknown variant `later`", "`immediate`", "`compressed`"]),

@@ -53,12 +53,15 @@ LINUX_MODEL: dict[str, tuple[Any, str]] = {
                     "(`mptcp_check_allowed_size`)"),
     "drs_rtt": ("smallest", "this kernel paces receive-buffer auto-tuning by the smallest RTT of the subflows "
                 "delivering data (its buffer grows as that rule's does)"),
+    "scaling_ratio": ("subflow_min", "a Linux 6.18 MPTCP socket takes the smallest scaling ratio of its subflows "
+                      "when the application reads (`mptcp_rcv_space_adjust`)"),
 }
 #: The smallest value Linux 7.3 accepts in each field of ``net.ipv4.tcp_rmem``
 #: (``tcp_min_rcvbuf`` in ``net/ipv4/sysctl_net_ipv4.c``): the ``uml`` backend's limit.
 UML_TCP_MIN_RCVBUF = 4096
 #: Keys of :data:`LINUX_MODEL` that concern the MPTCP level only (not checked for TCP).
-_MPTCP_ONLY = {"window_update", "right_edge", "mptcp_retransmit", "join", "option_sizes", "window_tail", "drs_rtt"}
+_MPTCP_ONLY = {"window_update", "right_edge", "mptcp_retransmit", "join", "option_sizes", "window_tail", "drs_rtt",
+               "scaling_ratio"}
 
 
 def host_jitter_ns(data: dict[str, Any], resolved: dict[str, Any]) -> int | None:

@@ -374,6 +374,24 @@ pub enum DrsRtt {
     Largest,
 }
 
+/// Which payload-to-memory ratio (`scaling_ratio`) turns an MPTCP connection's free buffer
+/// into the window it offers (Linux memory accounting only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ScalingRatio {
+    /// The ratio of the latest full-sized segment on any subflow, from that segment on (as a
+    /// TCP socket's own, `tcp_measure_rcv_mss`).
+    #[default]
+    Segment,
+    /// Linux 6.18 (`mptcp_rcv_space_adjust`): the smallest of the subflows' own ratios, taken
+    /// when the application reads, at most once per the largest subflow receiver RTT (the
+    /// interval's gate); a subflow that has not received a full-sized segment yet counts with
+    /// the default 128, so a joined subflow holds the connection's window at the default ratio
+    /// until its first data. Linux 7.x keeps an average of the delivering subflows' ratios
+    /// instead (`mptcp_rcv_rtt_update`).
+    SubflowMin,
+}
+
 /// How the end of the peer's data-level window is used by new data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -486,6 +504,10 @@ pub struct ConnCfg {
     /// Which subflow RTT paces receive-buffer auto-tuning (MPTCP connections).
     #[serde(default)]
     pub drs_rtt: DrsRtt,
+    /// Which scaling ratio turns the connection's free buffer into its window (MPTCP
+    /// connections, `buffer_accounting = "truesize"`).
+    #[serde(default)]
+    pub scaling_ratio: ScalingRatio,
     /// Mean extra delay before each packet a host sends leaves it (processing jitter drawn
     /// from the distribution measured on Linux, scaled to this mean; packets of a host keep
     /// their order). 0: packets leave at the instant they are sent.

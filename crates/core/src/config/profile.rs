@@ -88,6 +88,7 @@ pub fn linux_profile() -> Value {
         "option_sizes": "linux",
         "window_tail": "fill",
         "drs_rtt": "smallest",
+        "scaling_ratio": "subflow_min",
         // The mean host turnaround measured on the kernel backend (crate::sim::host).
         "host_jitter": "33us",
         "tcp": {

@@ -23,7 +23,7 @@ use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
 use crate::config::{
     BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, DrsRtt, OptionSizes, PenalisationRule, PerMss,
-    RcvbufWindow, RightEdge, Scenario, WindowTail, WindowUpdate,
+    RcvbufWindow, RightEdge, ScalingRatio, Scenario, WindowTail, WindowUpdate,
 };
 use crate::mptcp::pm::{PathManager, PmAction};
 use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace};
@@ -167,7 +167,10 @@ impl Endpoint {
         let start = Time::ZERO + cfg.start;
         let warmup = Time::ZERO + sc.output.warmup;
         let truesize = cfg.buffer_accounting == BufferAccounting::Truesize;
-        let space = RcvSpace::new(cfg.rcvbuf, cfg.buffer_accounting, t.mss);
+        let mut space = RcvSpace::new(cfg.rcvbuf, cfg.buffer_accounting, t.mss);
+        if mptcp && cfg.scaling_ratio == ScalingRatio::SubflowMin {
+            space.ratio_from_subflows();
+        }
         let initial_rwnd = space.window_for(0);
         let mut snd = ConnSender::new(App::from_cfg(&cfg.app, start), conn_sndbuf(cfg.sndbuf, truesize), initial_rwnd);
         snd.fill_tail = mptcp && cfg.window_tail == WindowTail::Fill;

@@ -91,6 +91,11 @@ pub struct RcvSpace {
     rtt: Option<Dur>,
     /// Payload of the last full-sized segment (the charge of held data is per such segment).
     rx_len: u64,
+    /// [`crate::config::ScalingRatio::SubflowMin`]: `ratio` is the subflows' smallest, taken at
+    /// reads ([`Self::refresh_ratio`]), not each segment's; `ratio_rtt` is the gate's interval
+    /// (Linux `rcvq_space.rtt_us` as the last refresh stored it, None for 0).
+    from_subflows: bool,
+    ratio_rtt: Option<Dur>,
     /// Times the buffer grew (for tests and traces).
     pub grows: u64,
     /// The buffer a new subflow socket starts with (`tcp_rmem[1]`, or the locked size), and
@@ -127,6 +132,8 @@ impl RcvSpace {
             since: Time::ZERO,
             rtt: None,
             rx_len: advmss,
+            from_subflows: false,
+            ratio_rtt: None,
             grows: 0,
             initial: rcvbuf,
             initial_record: 0,
@@ -160,12 +167,38 @@ impl RcvSpace {
         self.win_from_space(self.rcvbuf.saturating_sub(self.charge(held))).min(self.max_window)
     }
 
+    /// The connection's ratio follows its subflows' ([`crate::config::ScalingRatio::SubflowMin`]).
+    pub fn ratio_from_subflows(&mut self) {
+        self.from_subflows = self.ratio != 256;
+    }
+
+    /// The `scaling_ratio` a full-sized segment of `len` payload bytes sets on the socket that
+    /// receives it (`tcp_measure_rcv_mss`: payload × 256 / truesize).
+    pub fn segment_ratio(len: u64) -> u64 {
+        ((len << 8) / RX_SKB_TRUESIZE).clamp(1, 255)
+    }
+
     /// A full-sized data segment of `len` payload bytes arrived (`tcp_measure_rcv_mss`).
     pub fn on_segment(&mut self, len: u64) {
         if self.ratio != 256 {
-            self.ratio = ((len << 8) / RX_SKB_TRUESIZE).clamp(1, 255);
+            if !self.from_subflows {
+                self.ratio = Self::segment_ratio(len);
+            }
             self.rx_len = len;
         }
+    }
+
+    /// The application read at `now` (Linux 6.18 `mptcp_rcv_space_adjust`, before its
+    /// measurement): unless the interval that began at the last measurement is shorter than
+    /// the RTT the last refresh stored, the connection's ratio becomes `min_ratio` (the
+    /// smallest of its subflows' own) and the stored RTT `max_rtt` (the largest subflow
+    /// receiver RTT estimate, None while no subflow has one).
+    pub fn refresh_ratio(&mut self, now: Time, min_ratio: u64, max_rtt: Option<Dur>) {
+        if !self.from_subflows || self.ratio_rtt.is_some_and(|r| now.since(self.since) < r) {
+            return;
+        }
+        self.ratio = min_ratio;
+        self.ratio_rtt = max_rtt;
     }
 
     /// A subflow that delivered data has receiver RTT estimate `rtt`.
@@ -253,9 +286,8 @@ impl RcvSpace {
     /// it, plus the slow-start term against the subflow's previous record, plus the span the
     /// subflow holds out of order (`ooo_span`), at most `tcp_rmem[2]`. A subflow follows only
     /// here: one that joined after the connection's last growth keeps the buffer it was
-    /// created with. Deviation: the connection's `scaling_ratio` stands for the subflow's
-    /// (both are set by the same full-sized segments).
-    pub fn grow_subflow(&self, rcvbuf: &mut u64, space: &mut u64, copied: u64, ooo_span: u64) {
+    /// created with. `ratio` is the subflow socket's own `scaling_ratio`.
+    pub fn grow_subflow(&self, rcvbuf: &mut u64, space: &mut u64, copied: u64, ooo_span: u64, ratio: u64) {
         let old = (*space).max(1);
         *space = copied;
         if !self.auto {
@@ -263,14 +295,14 @@ impl RcvSpace {
         }
         let rcvwin = 2 * copied;
         let grow = (2 * rcvwin as u128 * copied.saturating_sub(old) as u128 / old as u128) as u64;
-        let want = self.space_from_win(rcvwin + grow + ooo_span).min(self.max);
+        let want = (((rcvwin + grow + ooo_span) << 8) / ratio.max(1)).min(self.max);
         *rcvbuf = (*rcvbuf).max(want);
     }
 
     /// The window a subflow socket with buffer `rcvbuf` may offer when `held` payload bytes
     /// wait in it (Linux min(`window_clamp`, `tcp_space`) in `tcp_grow_window`).
-    pub fn subflow_window(&self, rcvbuf: u64, held: u64) -> u64 {
-        self.win_from_space(rcvbuf.saturating_sub(self.charge(held))).min(self.max_window)
+    pub fn subflow_window(&self, rcvbuf: u64, held: u64, ratio: u64) -> u64 {
+        ((rcvbuf.saturating_sub(self.charge(held)) * ratio) >> 8).min(self.max_window)
     }
 }
 
@@ -413,7 +445,7 @@ mod tests {
         assert_eq!((s.subflow_initial(), s.initial_record()), (128_000, 14_480));
         s.on_segment(1424);
         let (mut buf, mut rec) = (s.subflow_initial(), s.initial_record());
-        s.grow_subflow(&mut buf, &mut rec, 58_304, 0);
+        s.grow_subflow(&mut buf, &mut rec, 58_304, 0, s.ratio);
         assert_eq!((buf, rec), (512_000, 58_304));
         // Without the cap: 1332561 B.
         let big =
@@ -421,21 +453,21 @@ mod tests {
         let mut b = RcvSpace::new(big, BufferAccounting::Truesize, 1448);
         b.on_segment(1424);
         let (mut buf, mut rec) = (128_000, 14_480);
-        b.grow_subflow(&mut buf, &mut rec, 58_304, 0);
+        b.grow_subflow(&mut buf, &mut rec, 58_304, 0, b.ratio);
         assert_eq!(buf, 1_332_561);
         // A later, smaller step never shrinks the buffer: 60000 B against 58304 gives
         // (120000 + 2 * 120000 * 1696 / 58304) * 256 / 158 = 205741 B.
-        b.grow_subflow(&mut buf, &mut rec, 60_000, 0);
+        b.grow_subflow(&mut buf, &mut rec, 60_000, 0, b.ratio);
         assert_eq!((buf, rec), (1_332_561, 60_000));
         // The window the subflow may offer is its own buffer's: 128000 * 158 / 256 = 79000 B
         // (the kernel's second subflow showed rcv_ssthresh 79000 and ACK windows of 79104 B,
         // rounded up to the window scale, when it alone set the right edge).
-        assert_eq!(s.subflow_window(128_000, 0), 79_000);
+        assert_eq!(s.subflow_window(128_000, 0, s.ratio), 79_000);
         // A locked buffer records the round but keeps its size.
         let mut f = RcvSpace::new(BufSize::Fixed(ByteSize(256_000)), BufferAccounting::Truesize, 1448);
         let (mut buf, mut rec) = (f.subflow_initial(), f.initial_record());
         f.on_segment(1424);
-        f.grow_subflow(&mut buf, &mut rec, 58_304, 0);
+        f.grow_subflow(&mut buf, &mut rec, 58_304, 0, f.ratio);
         assert_eq!((buf, rec), (512_000, 58_304));
     }
 
@@ -457,11 +489,34 @@ mod tests {
         s.on_ooo(1_000_000);
         assert_eq!(s.rcvbuf, 512_000);
         let (mut buf, mut rec) = (128_000, 14_480);
-        s.grow_subflow(&mut buf, &mut rec, 14_480, 100_000);
+        s.grow_subflow(&mut buf, &mut rec, 14_480, 100_000, s.ratio);
         assert_eq!((buf, rec), (208_947, 14_480));
         // Payload accounting (the classic model) never grows on out-of-order data.
         let mut p = RcvSpace::new(auto, BufferAccounting::Payload, 1448);
         p.on_ooo(1_000_000);
         assert_eq!(p.rcvbuf, 128_000);
+    }
+
+    #[test]
+    fn the_subflows_ratio_is_taken_at_most_once_per_stored_rtt() {
+        // `mptcp_rcv_space_adjust`: `if (rtt_us && time < rtt_us >> 3) return;` before the
+        // refresh, `time` counted from the last measurement (here the start, no read has
+        // measured yet). A refresh at 0 stores 100 ms: one at 50 ms is refused, one at 100 ms
+        // taken. Segments no longer set the connection's ratio.
+        let mut s = RcvSpace::new(BufSize::Fixed(ByteSize(65_536)), BufferAccounting::Truesize, 1448);
+        s.ratio_from_subflows();
+        s.on_segment(1424);
+        assert_eq!(s.ratio, DEFAULT_SCALING_RATIO);
+        s.refresh_ratio(Time::ZERO, 158, Some(Dur::from_ms(100)));
+        assert_eq!(s.ratio, 158);
+        s.refresh_ratio(Time::ZERO + Dur::from_ms(50), 128, Some(Dur::from_ms(100)));
+        assert_eq!(s.ratio, 158);
+        s.refresh_ratio(Time::ZERO + Dur::from_ms(100), 128, Some(Dur::from_ms(100)));
+        assert_eq!(s.ratio, 128);
+        // Payload accounting has no ratio to follow.
+        let mut p = RcvSpace::new(BufSize::Fixed(ByteSize(65_536)), BufferAccounting::Payload, 1448);
+        p.ratio_from_subflows();
+        p.refresh_ratio(Time::ZERO, 158, None);
+        assert_eq!(p.ratio, 256);
     }
 }

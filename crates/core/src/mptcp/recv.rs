@@ -9,9 +9,9 @@
 
 use crate::config::{DrsRtt, RightEdge, WindowUpdate};
 use crate::mptcp::connection::Endpoint;
-use crate::mptcp::rcvbuf::DEFAULT_SCALING_RATIO;
+use crate::mptcp::rcvbuf::{RcvSpace, DEFAULT_SCALING_RATIO};
 use crate::net::packet::Packet;
-use crate::tcp::receiver::{AckNeed, Arriving};
+use crate::tcp::receiver::{AckNeed, Arriving, SubflowReceiver};
 use crate::tcp::sack_compress::comp_sack_delay;
 use crate::tcp::timer::Slot;
 use crate::units::{Dsn, Dur, Time};
@@ -77,21 +77,24 @@ impl Endpoint {
             if s.rcv.rcvbuf > 0 && s.rcv.ooo_bytes() > ooo_before {
                 // `tcp_data_queue_ofo` → `tcp_rcvbuf_grow(ssk, space)`: the subflow's buffer
                 // grows to hold the span it now holds out of order.
-                let (record, span) = (s.rcv.rcvq_space, s.rcv.ooo_span());
-                self.rcv.space.grow_subflow(&mut s.rcv.rcvbuf, &mut s.rcv.rcvq_space, record, span);
+                let (record, span, ratio) = (s.rcv.rcvq_space, s.rcv.ooo_span(), sf_ratio(&s.rcv));
+                self.rcv.space.grow_subflow(&mut s.rcv.rcvbuf, &mut s.rcv.rcvq_space, record, span, ratio);
             }
             if s.stats.first_data_at.is_none() {
                 s.stats.first_data_at = Some(now);
             }
             if full {
                 self.rcv.space.on_segment(pkt.payload as u64);
-                if s.rcv.rcvbuf > 0 && !s.rcv.ratio_seen {
+                if self.rcv.space.ratio != 256 && s.rcv.scaling_ratio.is_none() {
                     // The subflow's own first full-sized segment sets its ratio
                     // (`tcp_measure_rcv_mss` → `tcp_set_window_clamp`).
-                    s.rcv.ratio_seen = true;
-                    let old = (s.rcv.rcvbuf * DEFAULT_SCALING_RATIO) >> 8;
-                    let new = self.rcv.space.subflow_window(s.rcv.rcvbuf, 0);
-                    s.rcv.raise_window_clamp(old, new, self.adv[i].0);
+                    let ratio = RcvSpace::segment_ratio(pkt.payload as u64);
+                    s.rcv.scaling_ratio = Some(ratio);
+                    if s.rcv.rcvbuf > 0 {
+                        let old = (s.rcv.rcvbuf * DEFAULT_SCALING_RATIO) >> 8;
+                        let new = self.rcv.space.subflow_window(s.rcv.rcvbuf, 0, ratio);
+                        s.rcv.raise_window_clamp(old, new, self.adv[i].0);
+                    }
                 }
             }
             // `tcp_event_data_recv`, after `tcp_measure_rcv_mss`: `tcp_grow_window` sends the
@@ -105,7 +108,7 @@ impl Endpoint {
             if new_data && s.rcv.quickack {
                 let clamp = if s.rcv.rcvbuf > 0 {
                     let queued = if s.rcv.ooo_bytes() > ooo_before { 0 } else { pkt.payload as u64 };
-                    self.rcv.space.subflow_window(s.rcv.rcvbuf, s.rcv.ooo_bytes() + queued)
+                    self.rcv.space.subflow_window(s.rcv.rcvbuf, s.rcv.ooo_bytes() + queued, sf_ratio(&s.rcv))
                 } else {
                     self.rcv.space.window_for(0)
                 };
@@ -154,6 +157,12 @@ impl Endpoint {
         }
         self.rcv.unread = 0;
         if read > 0 {
+            // Linux 6.18 `mptcp_rcv_space_adjust`: the subflows' smallest ratio, and the
+            // largest receiver RTT as the gate of the next refresh.
+            let min_ratio =
+                self.subflows.iter().flatten().map(|s| sf_ratio(&s.rcv)).min().unwrap_or(DEFAULT_SCALING_RATIO);
+            let max_rtt = self.rcv_rtt.iter().filter_map(|r| r.est).max();
+            self.rcv.space.refresh_ratio(now, min_ratio, max_rtt);
             match drs_rtt(self.drs_rtt, self.rcv_rtt[i].est, self.rcv_rtt.iter().map(|r| r.est)) {
                 Some((rtt, DrsRtt::Smallest)) => self.rcv.space.on_rtt(rtt),
                 Some((rtt, DrsRtt::Largest)) => self.rcv.space.set_rtt(rtt),
@@ -163,8 +172,8 @@ impl Endpoint {
             if let Some(copied) = self.rcv.space.on_read(now, read, span) {
                 // `mptcp_rcv_space_adjust`: the subflows follow the connection's buffer.
                 for s in self.subflows.iter_mut().flatten().filter(|s| s.rcv.rcvbuf > 0 && s.established()) {
-                    let span = s.rcv.ooo_span();
-                    self.rcv.space.grow_subflow(&mut s.rcv.rcvbuf, &mut s.rcv.rcvq_space, copied, span);
+                    let (span, ratio) = (s.rcv.ooo_span(), sf_ratio(&s.rcv));
+                    self.rcv.space.grow_subflow(&mut s.rcv.rcvbuf, &mut s.rcv.rcvq_space, copied, span, ratio);
                 }
             }
             if linux_read {
@@ -198,7 +207,8 @@ impl Endpoint {
             // The subflow's own `window_clamp` and `__tcp_select_window` (capped at its
             // `rcv_ssthresh`) where they are modelled.
             let space = space.min(s.rcv.offer_cap());
-            let clamp = if s.rcv.rcvbuf > 0 { self.rcv.space.subflow_window(s.rcv.rcvbuf, 0) } else { clamp };
+            let clamp =
+                if s.rcv.rcvbuf > 0 { self.rcv.space.subflow_window(s.rcv.rcvbuf, 0, sf_ratio(&s.rcv)) } else { clamp };
             if cleanup_acks(doubled, rx_empty, &sub, space, clamp) {
                 self.send_ack(now, j, out);
             }
@@ -208,6 +218,12 @@ impl Endpoint {
 
 /// `mptcp_cleanup_rbuf`'s gate: the free space is positive and at least twice the window
 /// last advertised (`old_wspace`).
+/// A subflow socket's `scaling_ratio`: its own once a full-sized segment set it, Linux's
+/// default before.
+fn sf_ratio(r: &SubflowReceiver) -> u64 {
+    r.scaling_ratio.unwrap_or(DEFAULT_SCALING_RATIO)
+}
+
 fn space_doubled(space: u64, old_space: u64) -> bool {
     space > 0 && space >= 2 * old_space
 }
@@ -346,7 +362,33 @@ mod tests {
         }
         let sf = h.ep.subflows[0].as_ref().expect("subflow");
         assert_eq!(sf.rcv.rcv_ssthresh, 39_026);
-        assert_eq!(h.ep.rcv.space.subflow_window(sf.rcv.rcvbuf, 0), 40_448);
+        assert_eq!(h.ep.rcv.space.subflow_window(sf.rcv.rcvbuf, 0, sf_ratio(&sf.rcv)), 40_448);
+    }
+
+    #[test]
+    fn the_connections_ratio_is_the_subflows_smallest_from_the_first_read_after_each_has_data() {
+        // Linux 6.18 `mptcp_rcv_space_adjust`: at a read, `msk->scaling_ratio` = min over the
+        // subflows of `tp->scaling_ratio`, which `tcp_measure_rcv_mss` sets at a socket's first
+        // full-sized segment (1424 * 256 / 2304 = 158) and is `TCP_DEFAULT_SCALING_RATIO` (128)
+        // before. No receiver RTT estimate (the harness's segments echo no timestamp): the gate
+        // (`rcvq_space.rtt_us` 0) lets every read refresh. A locked 64 KiB triple, nothing
+        // held after a read: the connection offers 65536 * ratio / 256, 32768 B at 128, 40448
+        // B at 158. With `scaling_ratio = "segment"` the first segment sets 158 at once.
+        let buf = "rcvbuf = { min = \"65536B\", default = \"65536B\", max = \"65536B\" }";
+        for (rule, after_first, after_both) in [("subflow_min", 128, 158), ("segment", 158, 158)] {
+            let conn = format!("stack = \"linux\"\n{buf}\nscaling_ratio = \"{rule}\"");
+            let mut h = Harness::receiver(&conn, 2);
+            h.smss = 1424;
+            let s = h.smss;
+            for k in 0..4 {
+                h.deliver(ms(1 + k), 0, k * s, k * s);
+            }
+            assert_eq!(h.ep.rcv.space.ratio, after_first, "{rule}: subflow 1 has no data yet");
+            assert_eq!(h.ep.rcv.space.window_for(0), (65_536 * after_first) >> 8, "{rule}");
+            h.deliver(ms(10), 1, 0, 4 * s);
+            assert_eq!(h.ep.rcv.space.ratio, after_both, "{rule}: both subflows measured");
+            assert_eq!(h.ep.rcv.space.window_for(0), 40_448, "{rule}");
+        }
     }
 
     #[test]

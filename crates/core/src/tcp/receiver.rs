@@ -96,8 +96,10 @@ pub struct SubflowReceiver {
     /// Linux's memory accounting; 0 otherwise): see [`crate::mptcp::rcvbuf::RcvSpace::grow_subflow`].
     pub rcvbuf: u64,
     pub rcvq_space: u64,
-    /// A full-sized segment has set this socket's `scaling_ratio` (`tcp_measure_rcv_mss`).
-    pub ratio_seen: bool,
+    /// This socket's own `scaling_ratio` (payload / memory in 1/256), once a full-sized
+    /// segment has set it (`tcp_measure_rcv_mss`); None before (Linux's default, 128), and
+    /// where the endpoint does not use Linux's memory accounting.
+    pub scaling_ratio: Option<u64>,
     /// SACK compression, where modelled (`tcp.ooo_ack = "compressed"`).
     pub compressed: Option<SackCompression>,
 }
