@@ -167,8 +167,9 @@ pub struct TcpCfg {
     #[serde(default)]
     pub prr: bool,
     /// Linux's quick-ACK mode at the receiver (`tcp_enter_quickack_mode`): the first data of
-    /// a connection and every out-of-order segment make the next 16 ACKs (TCP_MAX_QUICKACKS)
-    /// immediate, one per segment; with it, `tcp_grow_window`'s `rcv_ssthresh` (a quick ACK
+    /// a connection and every out-of-order segment make the next ACKs immediate, one per
+    /// segment, as many as the window last offered holds pairs of segments, at most 16
+    /// (`tcp_incr_quickack`, TCP_MAX_QUICKACKS); with it, `tcp_grow_window`'s `rcv_ssthresh` (a quick ACK
     /// per segment while it grows, a cap on the window offered) and, with truesize
     /// accounting, each MPTCP subflow's own receive buffer. Off (default): delayed ACKs from
     /// the first segment (the seeds' slow-start model), the window the buffer's free space.
@@ -282,7 +283,7 @@ pub enum PerMss {
 #[serde(rename_all = "snake_case")]
 pub enum OooAck {
     /// At once, every one (RFC 5681 §4.2: "an immediate duplicate ACK"); with `tcp.quickack`
-    /// it also makes the next 16 ACKs immediate (Linux before 4.18, `tcp_data_queue_ofo` →
+    /// it also makes the next ACKs immediate (at most 16; Linux before 4.18, `tcp_data_queue_ofo` →
     /// `tcp_enter_quickack_mode`). The classic model and the out-of-tree stack's.
     #[default]
     Immediate,

@@ -44,6 +44,22 @@ impl Endpoint {
         self.rcv.window_from_free(offer, u64::MAX)
     }
 
+    /// Whether the ACK owed for `b` full-sized segments on subflow `sf` waits for the
+    /// application's read, the data having given it something to read. Linux 6.18: the
+    /// segment reaches the MPTCP socket first (`tcp_data_queue` → `subflow_data_ready`), which
+    /// asks for the ACK at once when the socket then has nothing to read
+    /// (`mptcp_data_avail(msk) < sk_rcvlowat`, 1: the data waits behind a connection-level
+    /// hole); otherwise `__tcp_ack_snd_check` sends it at once only if `__tcp_select_window`
+    /// is at least `rcv_wnd`, the window the subflow last offered, and "tcp_recvmsg() will
+    /// send ACK otherwise" ([`Self::cleanup_rbuf`]'s `mptcp_subflow_could_cleanup`). The data just
+    /// delivered is unread, so while it holds the free space below the last offer the ACK
+    /// leaves after the read, with the window the read restored. Deviation: Linux rounds both
+    /// windows to the window scale.
+    fn every_ack_waits_for_read(&self, sf: usize) -> bool {
+        let Some(s) = self.subflows[sf].as_ref() else { return false };
+        self.adv_window_peek().min(s.rcv.offer_cap()) < self.adv[sf].0
+    }
+
     /// Each MPTCP subflow has a receive buffer of its own (Linux's memory accounting with
     /// `tcp_grow_window` modelled); a TCP connection's one socket is the connection's buffer.
     pub(super) fn subflow_bufs(&self) -> bool {
@@ -136,9 +152,16 @@ impl Endpoint {
             // The segment is acknowledged before the application reads what it delivered.
             self.rcv.unread = read;
         }
+        if need == AckNeed::Every {
+            need = if linux_read && self.mptcp && read > 0 && self.every_ack_waits_for_read(i) {
+                AckNeed::Delayed
+            } else {
+                AckNeed::Now
+            };
+        }
         let s = self.subflows[i].as_mut().expect("subflow");
         match need {
-            AckNeed::Now => self.push_ack(now, i, out),
+            AckNeed::Every | AckNeed::Now => self.push_ack(now, i, out),
             AckNeed::Delayed => {
                 if !s.timers.delack.is_armed() {
                     s.timers.arm(Slot::Delack, now + s.p.delack_timeout);
@@ -297,26 +320,29 @@ mod tests {
         // full segments of s bytes, the application reading at once. Subflow 0 brings data
         // sequence [0, s): the read's window update (nothing advertised before, on both
         // subflows) offers R, at subflow 0's sequence s. It brings [s, 2s) (an ACK owed);
-        // subflow 1 brings [3s, 7s) beyond the hole [2s, 3s). Subflow 0's [2s, 3s) fills the
-        // hole, the second segment since its last ACK: the ACK leaves before the application
-        // reads the 5s bytes now in order (DATA_ACK 7s).
+        // subflow 1 brings [3s, 7s) beyond the hole [2s, 3s) and [8s, 11s) beyond a second one,
+        // [7s, 8s). Subflow 0's [2s, 3s) fills the first hole, the second segment since its
+        // last ACK, and 5s bytes become readable: the ACK leaves after the read
+        // (`__tcp_ack_snd_check`'s window test fails with them unread), DATA_ACK 7s, with 3s
+        // bytes still held beyond the second hole.
         //
-        // The connection's right edge only: the free space, R - 5s (the edge offered before,
-        // s + R, lies behind 7s + R - 5s).
+        // The connection's right edge only: the free space, R - 3s (the edge offered before,
+        // s + R, lies behind 7s + R - 3s).
         // Per subflow (`tcp_select_window`): subflow 0 still offers what is left of its last
         // window in its own sequence space, R - (3s - s), more than the free space: the window
         // is R - 2s, and the connection's right edge moves with the DATA_ACK's jump.
         let r = 40_000;
-        for (edge, expect) in [("connection", 5), ("per_subflow", 2)] {
+        for (edge, expect) in [("connection", 3), ("per_subflow", 2)] {
             let conn = format!("rcvbuf = {r}\nwindow_update = \"all_subflows\"\nright_edge = \"{edge}\"");
             let mut h = Harness::receiver(&conn, 2);
             let s = h.smss;
             assert_eq!(acks(&h.deliver(ms(1), 0, 0, 0)), vec![(0, r), (1, r)]);
             assert!(acks(&h.deliver(ms(2), 0, s, s)).is_empty());
-            for k in 0..4 {
-                h.deliver(ms(3 + k), 1, k * s, (3 + k) * s);
+            for (k, d) in [3, 4, 5, 6, 8, 9, 10].into_iter().enumerate() {
+                h.deliver(ms(3 + k as u64), 1, k as u64 * s, d * s);
             }
-            assert_eq!(acks(&h.deliver(ms(10), 0, 2 * s, 2 * s)), vec![(0, r - expect * s)], "{edge}");
+            let sent: Vec<_> = acks(&h.deliver(ms(20), 0, 2 * s, 2 * s)).into_iter().filter(|a| a.0 == 0).collect();
+            assert_eq!(sent, vec![(0, r - expect * s)], "{edge}");
         }
     }
 
@@ -389,6 +415,55 @@ mod tests {
             assert_eq!(h.ep.rcv.space.ratio, after_both, "{rule}: both subflows measured");
             assert_eq!(h.ep.rcv.space.window_for(0), 40_448, "{rule}");
         }
+    }
+
+    #[test]
+    fn a_second_segments_ack_waits_for_the_read_unless_nothing_is_readable() {
+        // Linux 6.18, out of quick-ACK mode, the ACK owed after two full segments:
+        // - in-order data the application can read: `__tcp_ack_snd_check` sends it at once
+        //   only if the window it would offer now (the free space, the unread segment still
+        //   charged) is no smaller than the last one offered; here the last offer was the
+        //   whole buffer's window (W = 65536 * 128 / 256 = 32768 B), so the ACK leaves after
+        //   the read (`mptcp_cleanup_rbuf`), offering W again, not W - one segment's charge;
+        // - data behind a connection-level hole: `subflow_data_ready` finds nothing to read
+        //   (`mptcp_data_avail` < `sk_rcvlowat` = 1) and asks for the ACK at once
+        //   (`ICSK_ACK_NOW`);
+        // - the classic model (`window_update = "receiving_subflow"`) sends it at once.
+        // (The harness's segments are full-sized for this end: its own MSS.)
+        let buf = "rcvbuf = { min = \"65536B\", default = \"65536B\", max = \"65536B\" }";
+        // 20 segments first (quick-ACK mode and the window's growth over), read at once, and
+        // an ACK for them; then the last offer is set to the whole window.
+        const WARM: u64 = 20;
+        let setup = |update: &str| {
+            let conn = format!("stack = \"linux\"\n{buf}\nwindow_update = \"{update}\"");
+            let mut h = Harness::receiver(&conn, 2);
+            let s = h.smss;
+            for k in 0..WARM {
+                h.deliver(ms(1 + k), 0, k * s, k * s);
+            }
+            assert_eq!(h.ep.subflows[0].as_ref().expect("subflow").rcv.quick, 0);
+            // Nothing owed: an ACK for whatever the warm-up left unacknowledged.
+            h.ep.send_ack(ms(WARM + 1), 0, &mut Vec::new());
+            let full = h.ep.rcv.space.window_for(0);
+            h.ep.adv[0].0 = full;
+            (h, full)
+        };
+        let (mut h, full) = setup("all_subflows");
+        let s = h.smss;
+        let w = WARM * s;
+        assert!(acks(&h.deliver(ms(30), 0, w, w)).is_empty());
+        assert_eq!(acks(&h.deliver(ms(31), 0, w + s, w + s)), vec![(0, full)], "after the read, the whole window");
+        assert!(h.ep.rcv.space.window_for(s) < full);
+        // Behind a hole at [w, w + s): nothing to read, so no read would send it; it leaves at
+        // once (its window is the right edge kept, the free space being smaller).
+        let (mut h, _) = setup("all_subflows");
+        assert!(acks(&h.deliver(ms(30), 0, w, w + s)).is_empty());
+        assert_eq!(acks(&h.deliver(ms(31), 0, w + s, w + 2 * s)).len(), 1);
+        assert_eq!(h.ep.rcv.delivered, w, "nothing was read");
+        // The classic model reads before it acknowledges: the whole window, at once.
+        let (mut h, full) = setup("receiving_subflow");
+        assert!(acks(&h.deliver(ms(30), 0, w, w)).is_empty());
+        assert_eq!(acks(&h.deliver(ms(31), 0, w + s, w + s)), vec![(0, full)]);
     }
 
     #[test]

@@ -53,6 +53,10 @@ impl Endpoint {
         } else {
             self.adv_window(sf)
         };
+        // Linux `tp->rcv_wnd`: every segment's `tcp_select_window` (or the handshake's) sets it.
+        if let Some(s) = self.subflows.get_mut(sf).and_then(|s| s.as_mut()) {
+            s.rcv.rcv_wnd = wnd;
+        }
         self.uid += 1;
         let mp = if self.mptcp { mp } else { MpOption::None };
         Packet {

@@ -55,6 +55,11 @@ pub struct Arriving {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AckNeed {
     Now,
+    /// `b` full-sized segments are unacknowledged: at once, unless the endpoint leaves the ACK
+    /// to the application's read (Linux `__tcp_ack_snd_check` sends it at once only when the
+    /// window it would offer is no smaller than the last one, "tcp_recvmsg() will send ACK
+    /// otherwise").
+    Every,
     /// The caller arms the compressed-ACK timer if it is not armed, to the delay
     /// [`crate::tcp::sack_compress::comp_sack_delay`] gives (SACK compression).
     Compressed,
@@ -100,6 +105,9 @@ pub struct SubflowReceiver {
     /// segment has set it (`tcp_measure_rcv_mss`); None before (Linux's default, 128), and
     /// where the endpoint does not use Linux's memory accounting.
     pub scaling_ratio: Option<u64>,
+    /// The window this subflow offered in its last ACK (Linux `tp->rcv_wnd`, bytes), which the
+    /// endpoint keeps current; 0 before any (quick-ACK mode then grants the most).
+    pub rcv_wnd: u64,
     /// SACK compression, where modelled (`tcp.ooo_ack = "compressed"`).
     pub compressed: Option<SackCompression>,
 }
@@ -158,7 +166,7 @@ impl SubflowReceiver {
             Some(true) => AckNeed::Now,
             Some(false) => AckNeed::Compressed,
             None => {
-                self.enter_quickack();
+                self.enter_quickack(self.rcv_mss);
                 AckNeed::Now
             }
         }
@@ -192,9 +200,14 @@ impl SubflowReceiver {
         true
     }
 
-    fn enter_quickack(&mut self) {
+    /// Linux `tcp_enter_quickack_mode` → `tcp_incr_quickack`: as many quick ACKs as the last
+    /// window offered holds pairs of `mss`-byte segments (`rcv_wnd / (2 * rcv_mss)`, 2 where
+    /// that is 0), at most `TCP_MAX_QUICKACKS`; never fewer than are left.
+    fn enter_quickack(&mut self, mss: u64) {
         if self.quickack {
-            self.quick = self.quick.max(MAX_QUICKACKS);
+            let pairs = if self.rcv_wnd == 0 { MAX_QUICKACKS as u64 } else { self.rcv_wnd / (2 * mss.max(1)) };
+            let grant = if pairs == 0 { 2 } else { pairs.min(MAX_QUICKACKS as u64) as u32 };
+            self.quick = self.quick.max(grant);
         }
     }
 
@@ -202,8 +215,9 @@ impl SubflowReceiver {
     #[inline]
     pub fn on_segment(&mut self, seg: Arriving, b: u64, now: Time, up: &mut Vec<Chunk>) -> AckNeed {
         if !self.seen_data {
+            // `tcp_event_data_recv`: `tcp_measure_rcv_mss` takes the segment's size first.
             self.seen_data = true;
-            self.enter_quickack();
+            self.enter_quickack(self.rcv_mss.max(seg.len));
         }
         let need = if seg.seq == self.rcv_nxt && seg.len > 0 && self.segs.is_empty() {
             self.in_order(seg, b, now, up)
@@ -230,7 +244,7 @@ impl SubflowReceiver {
             self.pushed = true;
         }
         if self.unacked_segs >= b {
-            AckNeed::Now
+            AckNeed::Every
         } else {
             AckNeed::Delayed
         }
@@ -262,7 +276,7 @@ impl SubflowReceiver {
             } else {
                 self.pushed = true;
             }
-            return if self.unacked_segs >= b { AckNeed::Now } else { AckNeed::Delayed };
+            return if self.unacked_segs >= b { AckNeed::Every } else { AckNeed::Delayed };
         }
         self.insert_ooo(s, e, dsn, now);
         self.ooo_ack()
@@ -449,9 +463,9 @@ mod tests {
             assert_eq!(r.on_segment(seg(i), 2, Time(i), &mut up), AckNeed::Now, "segment {i}");
             r.on_ack_sent();
         }
-        // Then every second segment (b = 2).
+        // Then every second segment (b = 2), at once unless the endpoint leaves it to a read.
         assert_eq!(r.on_segment(seg(16), 2, Time(16), &mut up), AckNeed::Delayed);
-        assert_eq!(r.on_segment(seg(17), 2, Time(17), &mut up), AckNeed::Now);
+        assert_eq!(r.on_segment(seg(17), 2, Time(17), &mut up), AckNeed::Every);
         r.on_ack_sent();
         // A hole (segment 18 lost): out-of-order data re-enters quick-ACK mode, so the
         // in-order segments after the repair are acknowledged one by one again.
@@ -521,6 +535,25 @@ mod tests {
     }
 
     #[test]
+    fn quick_ack_mode_grants_as_many_acks_as_the_last_window_holds_segment_pairs() {
+        // Linux `tcp_incr_quickack`: rcv_wnd / (2 * rcv_mss) quick ACKs, 2 where that is 0, at
+        // most 16, the segment's own size measured first (`tcp_measure_rcv_mss`). A 64 KiB
+        // buffer's first window, 32768 B, and 1424-byte MPTCP segments: 32768 / 2848 = 11
+        // immediate ACKs (a 6.18 kernel in virtual time acknowledges the first 11 segments
+        // one by one, then every second one). A 2000-byte window: 0 pairs, 2 quick ACKs.
+        let seg = |i: u64| Arriving { seq: Seq(i * 1424), len: 1424, dsn: Dsn(i * 1424), full_size: true };
+        for (wnd, grant) in [(32_768, 11), (2_000, 2), (1_000_000, 16), (0, 16)] {
+            let mut r = SubflowReceiver { quickack: true, rcv_wnd: wnd, rcv_mss: 536, ..Default::default() };
+            let mut up = Vec::new();
+            for i in 0..grant {
+                assert_eq!(r.on_segment(seg(i), 2, Time(i), &mut up), AckNeed::Now, "window {wnd}, segment {i}");
+                r.on_ack_sent();
+            }
+            assert_eq!(r.on_segment(seg(grant), 2, Time(grant), &mut up), AckNeed::Delayed, "window {wnd}");
+        }
+    }
+
+    #[test]
     fn in_order_segments_are_acked_every_second_one() {
         let mut r = SubflowReceiver::default();
         let mut up = Vec::new();
@@ -530,7 +563,7 @@ mod tests {
         );
         assert_eq!(
             r.on_segment(Arriving { seq: Seq(100), len: 100, dsn: Dsn(100), full_size: true }, 2, Time(2), &mut up),
-            AckNeed::Now
+            AckNeed::Every
         );
         assert_eq!(up.len(), 2);
         assert_eq!(r.rcv_nxt, Seq(200));
