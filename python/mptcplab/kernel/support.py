@@ -12,6 +12,8 @@ value.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from mptcplab import _core
@@ -57,8 +59,32 @@ LINUX_MODEL: dict[str, tuple[Any, str]] = {
                       "when the application reads (`mptcp_rcv_space_adjust`)"),
 }
 #: The smallest value Linux 7.3 accepts in each field of ``net.ipv4.tcp_rmem``
-#: (``tcp_min_rcvbuf`` in ``net/ipv4/sysctl_net_ipv4.c``): the ``uml`` backend's limit.
+#: (``tcp_min_rcvbuf`` in ``net/ipv4/sysctl_net_ipv4.c``): the ``uml`` backend's limit, for a
+#: UML kernel after the 6.18 series (6.18's handler takes anything from 1, ``SYSCTL_ONE``).
 UML_TCP_MIN_RCVBUF = 4096
+
+
+def _uml_min_rcvbuf() -> tuple[int, str]:
+    """The ``uml`` backend's ``tcp_rmem`` floor and the kernel it is for: 1 B for a UML kernel
+    of the 6.18 series or older, :data:`UML_TCP_MIN_RCVBUF` otherwise (also when none is built
+    yet: the default kernel is 7.3). Inside the instance (the run checks the scenario again
+    there) the kernel is the one running."""
+    from mptcplab.kernel.uml.kernel import find_kernel
+
+    try:
+        inside = "User Mode Linux" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        inside = False
+    if inside:
+        release = os.uname().release
+    else:
+        k = find_kernel()
+        release = str(k.info.get("kernel_release", "")) if k else ""
+    try:
+        major, minor = (int(x) for x in release.split(".")[:2])
+    except ValueError:
+        return UML_TCP_MIN_RCVBUF, "7.3"
+    return (1 if (major, minor) <= (6, 18) else UML_TCP_MIN_RCVBUF), release
 #: Keys of :data:`LINUX_MODEL` that concern the MPTCP level only (not checked for TCP).
 _MPTCP_ONLY = {"window_update", "right_edge", "mptcp_retransmit", "join", "option_sizes", "window_tail", "drs_rtt",
                "scaling_ratio"}
@@ -143,10 +169,11 @@ def _first_unsupported(data: dict[str, Any], resolved: dict[str, Any], backend: 
         if "host_jitter" in c and backend != "uml":
             return _conn_key(c, "host_jitter"), "the kernel's hosts have their own timing; it cannot be set"
         if backend == "uml" and isinstance(rc["rcvbuf"], dict):
+            floor, release = _uml_min_rcvbuf()
             for k in ("min", "default", "max"):
-                if int(_core.parse_size_bytes(rc["rcvbuf"][k])) < UML_TCP_MIN_RCVBUF:
+                if int(_core.parse_size_bytes(rc["rcvbuf"][k])) < floor:
                     return _conn_key(c, f"rcvbuf.{k}"), (
-                        f"`{rc['rcvbuf'][k]}` is below {UML_TCP_MIN_RCVBUF} B, which the UML kernel (Linux 7.3) refuses "
+                        f"`{rc['rcvbuf'][k]}` is below {floor} B, which the UML kernel (Linux {release}) refuses "
                         "in net.ipv4.tcp_rmem (`tcp_min_rcvbuf`; the host's 6.18 takes it)")
         if backend == "uml" and jitter is not None and (
             "host_jitter" not in c or _core.parse_duration_ns(rc["host_jitter"]) != jitter
