@@ -172,6 +172,12 @@ impl RcvSpace {
         self.from_subflows = self.ratio != 256;
     }
 
+    /// Whether [`Self::refresh_ratio`] has anything to do.
+    #[inline]
+    pub fn follows_subflows(&self) -> bool {
+        self.from_subflows
+    }
+
     /// The `scaling_ratio` a full-sized segment of `len` payload bytes sets on the socket that
     /// receives it (`tcp_measure_rcv_mss`: payload × 256 / truesize).
     pub fn segment_ratio(len: u64) -> u64 {

@@ -30,7 +30,7 @@ impl Endpoint {
             }
             None => self.adv_window_peek(),
         };
-        let Some(s) = self.subflows.get(sf).and_then(|s| s.as_ref()) else {
+        let Some(s) = self.subflows.get_mut(sf).and_then(|s| s.as_mut()) else {
             return self.rcv.window_from_free(free, u64::MAX);
         };
         let mut offer = free.min(s.rcv.offer_cap());
@@ -41,7 +41,10 @@ impl Endpoint {
             let (wnd, at) = self.adv[sf];
             offer = offer.max(wnd.saturating_sub(s.rcv.rcv_nxt.0.saturating_sub(at.0)));
         }
-        self.rcv.window_from_free(offer, u64::MAX)
+        let w = self.rcv.window_from_free(offer, u64::MAX);
+        // Linux `tp->rcv_wnd`: every segment's `tcp_select_window` sets it.
+        s.rcv.rcv_wnd = w;
+        w
     }
 
     /// Whether the ACK owed for `b` full-sized segments on subflow `sf` waits for the
@@ -180,12 +183,14 @@ impl Endpoint {
         }
         self.rcv.unread = 0;
         if read > 0 {
-            // Linux 6.18 `mptcp_rcv_space_adjust`: the subflows' smallest ratio, and the
-            // largest receiver RTT as the gate of the next refresh.
-            let min_ratio =
-                self.subflows.iter().flatten().map(|s| sf_ratio(&s.rcv)).min().unwrap_or(DEFAULT_SCALING_RATIO);
-            let max_rtt = self.rcv_rtt.iter().filter_map(|r| r.est).max();
-            self.rcv.space.refresh_ratio(now, min_ratio, max_rtt);
+            if self.rcv.space.follows_subflows() {
+                // Linux 6.18 `mptcp_rcv_space_adjust`: the subflows' smallest ratio, and the
+                // largest receiver RTT as the gate of the next refresh.
+                let min_ratio =
+                    self.subflows.iter().flatten().map(|s| sf_ratio(&s.rcv)).min().unwrap_or(DEFAULT_SCALING_RATIO);
+                let max_rtt = self.rcv_rtt.iter().filter_map(|r| r.est).max();
+                self.rcv.space.refresh_ratio(now, min_ratio, max_rtt);
+            }
             match drs_rtt(self.drs_rtt, self.rcv_rtt[i].est, self.rcv_rtt.iter().map(|r| r.est)) {
                 Some((rtt, DrsRtt::Smallest)) => self.rcv.space.on_rtt(rtt),
                 Some((rtt, DrsRtt::Largest)) => self.rcv.space.set_rtt(rtt),

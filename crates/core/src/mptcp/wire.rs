@@ -45,18 +45,15 @@ impl Endpoint {
         let wnd = if fl & flags::SYN != 0 {
             // A SYN's window is not scaled (RFC 7323 §2.2): Linux offers at most 65535 B.
             let w = self.rcv.space.window_for(0);
-            if self.truesize {
-                w.min(65_535)
-            } else {
-                w
+            let w = if self.truesize { w.min(65_535) } else { w };
+            // The handshake's window is the subflow's first `tp->rcv_wnd`.
+            if let Some(s) = self.subflows.get_mut(sf).and_then(|s| s.as_mut()) {
+                s.rcv.rcv_wnd = w;
             }
+            w
         } else {
             self.adv_window(sf)
         };
-        // Linux `tp->rcv_wnd`: every segment's `tcp_select_window` (or the handshake's) sets it.
-        if let Some(s) = self.subflows.get_mut(sf).and_then(|s| s.as_mut()) {
-            s.rcv.rcv_wnd = wnd;
-        }
         self.uid += 1;
         let mp = if self.mptcp { mp } else { MpOption::None };
         Packet {
