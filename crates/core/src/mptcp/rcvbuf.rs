@@ -145,12 +145,12 @@ impl RcvSpace {
 
     /// `tcp_win_from_space`: payload that `space` bytes of buffer hold.
     pub fn win_from_space(&self, space: u64) -> u64 {
-        (space * self.ratio) >> 8
+        win_at(space, self.ratio)
     }
 
     /// `tcp_space_from_win`: buffer needed for `win` payload bytes.
     pub fn space_from_win(&self, win: u64) -> u64 {
-        (win << 8) / self.ratio.max(1)
+        space_at(win, self.ratio)
     }
 
     /// Memory that `held` payload bytes take: one skb truesize per full-sized segment.
@@ -301,15 +301,25 @@ impl RcvSpace {
         }
         let rcvwin = 2 * copied;
         let grow = (2 * rcvwin as u128 * copied.saturating_sub(old) as u128 / old as u128) as u64;
-        let want = (((rcvwin + grow + ooo_span) << 8) / ratio.max(1)).min(self.max);
+        let want = space_at(rcvwin + grow + ooo_span, ratio).min(self.max);
         *rcvbuf = (*rcvbuf).max(want);
     }
 
     /// The window a subflow socket with buffer `rcvbuf` may offer when `held` payload bytes
     /// wait in it (Linux min(`window_clamp`, `tcp_space`) in `tcp_grow_window`).
     pub fn subflow_window(&self, rcvbuf: u64, held: u64, ratio: u64) -> u64 {
-        ((rcvbuf.saturating_sub(self.charge(held)) * ratio) >> 8).min(self.max_window)
+        win_at(rcvbuf.saturating_sub(self.charge(held)), ratio).min(self.max_window)
     }
+}
+
+/// `tcp_win_from_space` at `ratio`: payload that `space` bytes of buffer hold.
+fn win_at(space: u64, ratio: u64) -> u64 {
+    (space * ratio) >> 8
+}
+
+/// `tcp_space_from_win` at `ratio`: buffer needed for `win` payload bytes.
+fn space_at(win: u64, ratio: u64) -> u64 {
+    (win << 8) / ratio.max(1)
 }
 
 /// The receiver-side RTT estimate of one subflow (Linux `tcp_rcv_rtt_measure_ts` /

@@ -105,8 +105,9 @@ pub struct SubflowReceiver {
     /// segment has set it (`tcp_measure_rcv_mss`); None before (Linux's default, 128), and
     /// where the endpoint does not use Linux's memory accounting.
     pub scaling_ratio: Option<u64>,
-    /// The window this subflow offered in its last ACK (Linux `tp->rcv_wnd`, bytes), which the
-    /// endpoint keeps current; 0 before any (quick-ACK mode then grants the most).
+    /// The window this subflow offered in the last segment it sent (Linux `tp->rcv_wnd`,
+    /// bytes), which the endpoint keeps current; 0 before any (quick-ACK mode then grants the
+    /// most).
     pub rcv_wnd: u64,
     /// SACK compression, where modelled (`tcp.ooo_ack = "compressed"`).
     pub compressed: Option<SackCompression>,
