@@ -98,7 +98,7 @@ def _print_tables(summary: dict[str, Any]) -> None:
               "Linux stack of a User-Mode Linux kernel in virtual time (any user; build the kernel once with "
               "bash scripts/setup-uml.sh).")
 @click.option("--trace-kernel", is_flag=True,
-              help="linux backend (root): record the kernel's tracepoints (tcp_probe, tcp_rcvbuf_grow, "
+              help="linux backend (root) or uml backend (any user; virtual time): record the kernel's tracepoints (tcp_probe, tcp_rcvbuf_grow, "
               "tcp_rcv_space_adjust, the MPTCP scheduler's mptcp_subflow_get_send, mptcp_sendmsg_frag, "
               "ack_update_msk) in a tracefs instance of the run's own, as tables timed from the run's origin: "
               "kernel-trace/*.parquet with --out, the summary's kernel_trace (events, lost events).")
@@ -185,14 +185,15 @@ def _run_backend(
 
         return run_linux(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir, pcap_label="--pcap",
                          trace_kernel=trace_kernel, **(linux or {}))
-    if trace_kernel:  # the uml backend's kernel and the simulator have no tracepoints to record
-        from mptcplab.kernel.trace import check_available
-
-        check_available(backend)
     if backend == "uml":
         from mptcplab.kernel.uml.backend import run_uml
 
-        return run_uml(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir, pcap_label="--pcap")
+        return run_uml(scenario, seed=seed, overrides=list(overrides), pcap_dir=pcap_dir, pcap_label="--pcap",
+                       trace_kernel=trace_kernel)
+    if trace_kernel:  # the simulator has no tracepoints to record
+        from mptcplab.kernel.trace import check_available
+
+        check_available(backend)
     from mptcplab.capture import CaptureRequest
     from mptcplab.runner import run_capturing
 

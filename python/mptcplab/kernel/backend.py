@@ -259,7 +259,8 @@ def run_linux(
     check_max_lateness(max_lateness_s)
     sc = load_scenario(scenario, overrides)
     check_supported(sc, "uml" if virtual_time else "linux")
-    tracefs = trace.check_available("uml" if virtual_time else "linux", sc.source) if trace_kernel else None
+    # Inside a UML instance (virtual_time) the run traces its own kernel as the host's would.
+    tracefs = trace.check_available("linux", sc.source) if trace_kernel else None
     try:
         netns.check_environment(pcap=pcap_dir is not None)
     except netns.EnvironmentRefused as e:
@@ -386,9 +387,11 @@ def _run(
     procs: list[subprocess.Popen[str]] = []
     try:
         load = HostLoad()
-        with emulated_network(sc, seed, clock=False, virtual_time=virtual_time, sched=sched) as net, \
-                trace.recording_if(tracefs, sc, SERVER_PORT, duration) as rec:
-            outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs, virtual_time)
+        # The trace is read once the emulators have stopped, so that a traced run's links are
+        # the untraced run's (reading it takes time, and the links' counters run until they stop).
+        with trace.recording_if(tracefs, sc, SERVER_PORT, duration) as rec:
+            with emulated_network(sc, seed, clock=False, virtual_time=virtual_time, sched=sched) as net:
+                outputs, nstat, t0 = _traffic(sc, net, paths, conns, duration, pcap_dir, procs, virtual_time)
             ktrace = rec.collect(sc, t0, outputs) if rec is not None else None
         warmup = _secs(res["output"]["warmup"])
         host = None if virtual_time else load.summary()

@@ -18,7 +18,10 @@ started until they finish:
   as it is the only MPTCP traffic on the host.
 
 The trace clock is ``mono`` (``CLOCK_MONOTONIC``, the clock of ``time.monotonic()``), so
-times are taken from the run's time origin ``t0`` as the simulator's are. Lost events (a
+times are taken from the run's time origin ``t0`` as the simulator's are. The ``uml``
+backend's kernel offers :data:`UML_CLOCK`, the same clock read at no cost in virtual time
+(``python/mptcplab/kernel/uml/trace-clock.patch``), and is traced with it: with ``mono`` each
+event fired in process context would advance its virtual clock by 256 ns and move the run. Lost events (a
 per-CPU ring buffer that overflowed) are counted from each CPU's ``stats`` and reported in
 the summary (``kernel_trace.lost_events``, ``complete``), as a capture that dropped packets.
 
@@ -68,6 +71,9 @@ EVENTS = {
     "mptcp/ack_update_msk": False,
 }
 
+#: The trace clock of the ``uml`` backend's kernel: ``mono`` without UML's 256 ns per reading.
+UML_CLOCK = "um-mono-free"
+
 #: Where tracefs is looked for (the first is where it is mounted when it is nowhere).
 TRACEFS_PLACES = (Path("/sys/kernel/tracing"), Path("/sys/kernel/debug/tracing"))
 
@@ -108,16 +114,23 @@ def tracefs_root(mount: bool = True) -> Path | None:
     return target
 
 
-def check_available(backend: str, source: str | None = None) -> Path:
+def check_available(backend: str, source: str | None = None) -> Path | None:
     """The tracefs directory, or :class:`~mptcplab.ConfigError` naming ``--trace-kernel``
-    (exit code 2) when this run cannot be traced: not the ``linux`` backend, not root, no
-    tracefs (after trying to mount it), or a tracepoint this kernel lacks."""
+    (exit code 2) when this run cannot be traced: the simulator, not root, no tracefs (after
+    trying to mount it), or a tracepoint this kernel lacks. For the ``uml`` backend, checked on
+    the host, None, or the error when its kernel was built without event tracing (the checks
+    above run inside the instance, where the run is root)."""
     if backend == "sim":
-        raise config_error(OPTION, "traces the kernel's tracepoints; the simulator has no kernel (use --backend linux)",
-                           source)
+        raise config_error(OPTION, "traces the kernel's tracepoints; the simulator has no kernel (use --backend linux "
+                           "or uml)", source)
     if backend == "uml":
-        raise config_error(OPTION, "the uml backend's kernel is built without event tracing (its kernel.config "
-                           "does not set CONFIG_EVENT_TRACING); use --backend linux", source)
+        from mptcplab.kernel.uml.kernel import SETUP_COMMAND, find_kernel
+
+        kernel = find_kernel()
+        if kernel is not None and not kernel.has_option("CONFIG_EVENT_TRACING"):
+            raise config_error(OPTION, f"the UML kernel {kernel.binary} is built without event tracing "
+                               f"(CONFIG_EVENT_TRACING); build one with `{SETUP_COMMAND}`", source)
+        return None
     if os.geteuid() != 0:
         raise config_error(OPTION, "tracing the kernel needs root (tracefs instances are root's)", source)
     root = tracefs_root()
@@ -212,6 +225,7 @@ class Recording:
     ports: list[int]
     buffer_kb: int
     other_runs: list[str]
+    clock: str = "mono"
 
     def collect(self, sc: Any, t0: float, outputs: list[tuple[dict[str, Any], dict[str, Any]]]) -> KernelTrace:
         """Stops the recording and reads it: the tables with times from ``t0`` (the run's
@@ -239,7 +253,7 @@ class Recording:
                          "their events on the same ports, and any MPTCP event, may be mixed in")
         summary = {
             "instance": self.instance.name,
-            "clock": "mono",
+            "clock": self.clock,
             "t0_monotonic_s": t0,
             "events": counts,
             "filter": port_filter(self.ports),
@@ -250,6 +264,12 @@ class Recording:
             "notes": notes,
         }
         return KernelTrace(summary, tables)
+
+
+def _clock(inst: Path) -> str:
+    """``mono``, or :data:`UML_CLOCK` where the kernel offers it (the file lists the clocks)."""
+    return UML_CLOCK if UML_CLOCK in (inst / "trace_clock").read_text().replace("[", " ").replace("]", " ").split() \
+        else "mono"
 
 
 def _buffer_kb(duration_s: float) -> int:
@@ -296,7 +316,8 @@ def recording(root: Path, ports: list[int], duration_s: float, mptcp: bool = Tru
     _live.add(inst)
     try:
         (inst / "tracing_on").write_text("0")
-        (inst / "trace_clock").write_text("mono")
+        clock = _clock(inst)
+        (inst / "trace_clock").write_text(clock)
         kb = _buffer_kb(duration_s)
         (inst / "buffer_size_kb").write_text(str(kb))
         # The oldest events are kept and the newest refused when a buffer is full, so that a
@@ -309,7 +330,7 @@ def recording(root: Path, ports: list[int], duration_s: float, mptcp: bool = Tru
             if by_port:
                 (d / "filter").write_text(port_filter(ports))
             (d / "enable").write_text("1")
-        rec = Recording(inst, ports, kb, _other_runs())
+        rec = Recording(inst, ports, kb, _other_runs(), clock)
         (inst / "tracing_on").write_text("1")
         yield rec
     finally:

@@ -34,10 +34,11 @@ from typing import Any
 
 from mptcplab.capture import CaptureRequest
 from mptcplab.errors import config_error
-from mptcplab.kernel import lifetime
+from mptcplab.kernel import lifetime, trace
 from mptcplab.kernel.backend import _signals_interrupt, cleanup_stale_scratch
 from mptcplab.kernel.support import check_supported
-from mptcplab.kernel.uml.guest import GUEST_TMP
+from mptcplab.kernel.trace import KernelTrace
+from mptcplab.kernel.uml.guest import GUEST_TMP, TRACE_DIR
 from mptcplab.kernel.uml.kernel import SETUP_COMMAND, UmlKernel, find_kernel
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
@@ -91,6 +92,15 @@ def _init_script(run_dir: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _read_trace(folder: Path) -> KernelTrace:
+    """The kernel trace the instance wrote (:meth:`KernelTrace.write`): its summary and tables."""
+    import pandas as pd
+
+    summary = json.loads((folder / "trace.json").read_text())
+    tables = {f.stem: pd.read_parquet(f) for f in sorted(folder.glob("*.parquet"))}
+    return KernelTrace(summary, tables)
+
+
 def _timeout_s(sc: Scenario) -> float:
     """A wall-clock bound on one instance, only against a hang: the slowest run measured here,
     1 Gbit/s over two paths, took about 30 s of wall time per simulated second."""
@@ -124,10 +134,13 @@ def run_uml(
     overrides: Overrides = None,
     pcap_dir: str | Path | None = None,
     pcap_label: str = "pcap_dir",
+    trace_kernel: bool = False,
 ) -> RunResult:
     """Runs a two-host path scenario on the UML kernel's MPTCP stack in virtual time (any user;
     the kernel built by ``scripts/setup-uml.sh``), with captures of the client's interfaces in
-    ``pcap_dir`` (new or empty). Refuses with :class:`~mptcplab.ConfigError` what the Linux
+    ``pcap_dir`` (new or empty). ``trace_kernel`` records the instance kernel's tracepoints
+    into the result's ``kernel_trace``, as the Linux backend's (:mod:`mptcplab.kernel.trace`),
+    with times in virtual time. Refuses with :class:`~mptcplab.ConfigError` what the Linux
     backend refuses, and a machine without the kernel."""
     sc = load_scenario(scenario, overrides)
     check_supported(sc, "uml")
@@ -142,18 +155,26 @@ def run_uml(
     if kernel is None:
         raise config_error("--backend uml", f"the UML kernel is not built on this machine; build it once with `{SETUP_COMMAND}`",
                            sc.source)
+    if trace_kernel:
+        trace.check_available("uml", sc.source)
     if pcap_dir is not None:
         CaptureRequest(Path(pcap_dir), label=pcap_label).check()
     cleanup_stale_scratch(TMP_PREFIX)
     with _signals_interrupt():
-        return _run(sc, kernel, seed if seed is not None else sc.seed, pcap_dir, pcap_label)
+        result = _run(sc, kernel, seed if seed is not None else sc.seed, pcap_dir, pcap_label, trace_kernel)
+    if result.kernel_trace is not None:
+        trace.warn_incomplete(result.kernel_trace.summary, sc.source)
+    return result
 
 
-def _run(sc: Scenario, kernel: UmlKernel, seed: int, pcap_dir: str | Path | None, pcap_label: str) -> RunResult:
+def _run(
+    sc: Scenario, kernel: UmlKernel, seed: int, pcap_dir: str | Path | None, pcap_label: str, trace_kernel: bool,
+) -> RunResult:
     run_dir = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-"))
     proc: subprocess.Popen[bytes] | None = None
     try:
-        request = {"scenario": sc.data, "seed": seed, "pcap": pcap_dir is not None, "cwd": os.getcwd()}
+        request = {"scenario": sc.data, "seed": seed, "pcap": pcap_dir is not None, "cwd": os.getcwd(),
+                   "trace_kernel": trace_kernel}
         (run_dir / "request.json").write_text(json.dumps(request))
         init = run_dir / "init"
         init.write_text(_init_script(run_dir))
@@ -185,6 +206,8 @@ def _run(sc: Scenario, kernel: UmlKernel, seed: int, pcap_dir: str | Path | None
                           "config_sha256": kernel.info.get("config_sha256"), "time": "virtual (time-travel=inf-cpu)"}
         columns = [base64.b64decode(c) for c in res["columns"]]
         result = RunResult(sc, json.dumps(summary), [tuple(s) for s in res["series"]], *columns)
+        if trace_kernel:
+            result.attach_kernel_trace(_read_trace(run_dir / TRACE_DIR))
         if pcap_dir is not None:
             with CaptureRequest(Path(pcap_dir), label=pcap_label).staged() as tmp:
                 tmp.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ under it, or naming files there, finds them), mounts the host's run folder
 there, runs the scenario exactly as ``run --backend linux`` does
 (:func:`mptcplab.kernel.backend.run_linux`, with the link emulators in their virtual-time
 mode), writes ``result.json`` (the result, or the error), and powers the instance off. Captures go
-to ``RUN_DIR/pcap``.
+to ``RUN_DIR/pcap``, a kernel trace (``--trace-kernel``) to ``RUN_DIR/kernel-trace``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GUEST_TMP", "main"]
+__all__ = ["GUEST_TMP", "TRACE_DIR", "main"]
+
+#: Where a traced run's tables go in the run folder (:meth:`mptcplab.kernel.trace.KernelTrace.write`).
+TRACE_DIR = "kernel-trace"
 
 #: The instance's temporary folder (``TMPDIR`` and ``HOME`` of its programs), in its /run tmpfs.
 GUEST_TMP = "/run/tmp"
@@ -61,7 +64,10 @@ def run(run_dir: Path) -> dict[str, Any]:
     req = json.loads((run_dir / "request.json").read_text())
     os.chdir(req["cwd"])
     pcap = run_dir / "pcap" if req["pcap"] else None
-    result = run_linux(req["scenario"], seed=req["seed"], pcap_dir=pcap, virtual_time=True)
+    result = run_linux(req["scenario"], seed=req["seed"], pcap_dir=pcap, virtual_time=True,
+                       trace_kernel=req.get("trace_kernel", False))
+    if result.kernel_trace is not None:
+        result.kernel_trace.write(run_dir / TRACE_DIR)
     t, i, v = result._columns
     return {
         "summary_json": result.summary_json,

@@ -40,6 +40,15 @@ class UmlKernel:
         name their kernel: ``7.3.4 (uml 7.3.4-1~bpo13+1 config 627fe4c6574e)``."""
         return f"{self.info.get('kernel_release', '?')} (uml {self.info.get('version', '?')} config {config_hash()})"
 
+    def has_option(self, option: str) -> bool:
+        """Whether the kernel's configuration (``config`` beside the binary, the build's
+        ``.config``) sets ``option`` (``y``); False when the file is missing."""
+        try:
+            text = (self.binary.parent / "config").read_text()
+        except OSError:
+            return False
+        return f"\n{option}=y\n" in f"\n{text}"
+
 
 def patches() -> list[Path]:
     """The source patches applied before the build, in the order applied (name order)."""
