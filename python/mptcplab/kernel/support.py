@@ -55,6 +55,8 @@ LINUX_MODEL: dict[str, tuple[Any, str]] = {
                     "(`mptcp_check_allowed_size`)"),
     "drs_rtt": ("smallest", "this kernel paces receive-buffer auto-tuning by the smallest RTT of the subflows "
                 "delivering data (its buffer grows as that rule's does)"),
+    "writer": ("poll", "the kernel backends' application polls for space, then writes up to 64 KiB per send() "
+               "(app.write makes it a loop of blocking send() calls instead)"),
     "scaling_ratio": ("subflow_min", "a Linux 6.18 MPTCP socket takes the smallest scaling ratio of its subflows "
                       "when the application reads (`mptcp_rcv_space_adjust`)"),
 }

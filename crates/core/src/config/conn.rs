@@ -393,6 +393,22 @@ pub enum ScalingRatio {
     SubflowMin,
 }
 
+/// How the application writes when its app has no `write` block size: how it waits for
+/// send-buffer space and how much one `send()` offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Writer {
+    /// One writer that always offers everything it wants: it copies what the buffer takes,
+    /// sleeps in `sk_stream_wait_memory` when it is full, and is woken by
+    /// `sk_stream_write_space` (free space at least half of what is queued). The classic
+    /// model.
+    #[default]
+    Sleep,
+    /// The kernel backends' application: `poll()` for space, then a non-blocking `send()` of
+    /// up to 64 KiB ([`crate::mptcp::sendbuf::ConnSender`]).
+    Poll,
+}
+
 /// How the end of the peer's data-level window is used by new data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -502,6 +518,9 @@ pub struct ConnCfg {
     /// How new data uses the end of the peer's data-level window (MPTCP connections).
     #[serde(default)]
     pub window_tail: WindowTail,
+    /// How the application waits for space and writes (without the app's `write`).
+    #[serde(default)]
+    pub writer: Writer,
     /// Which subflow RTT paces receive-buffer auto-tuning (MPTCP connections).
     #[serde(default)]
     pub drs_rtt: DrsRtt,

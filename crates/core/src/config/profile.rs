@@ -24,7 +24,9 @@
 //!   measured on the kernel backend (mean 33 µs), RFC 2861's decay of an application-limited
 //!   window (`tcp_cwnd_application_limited`), TCP small queues as 6.x has them, and the TCP
 //!   metrics cache with 6.x's sysctl defaults (RTT saved per destination, ssthresh not:
-//!   `tcp.metrics = "no_ssthresh"`).
+//!   `tcp.metrics = "no_ssthresh"`); and the kernel backends' application, which waits in
+//!   `poll()` and writes up to 64 KiB per `send()` (`writer = "poll"`: not a stack rule, but
+//!   what a scenario of this stack runs on the kernel backends).
 //! - `linux-v0.9x`: the out-of-tree multipath-tcp.org stack the seeds ran (v0.88–v0.94 on
 //!   Linux 3.11–4.14; `net/mptcp/mptcp_sched.c`, `mptcp_output.c` of that tree) where it
 //!   differs from `classic`: the default scheduler (`minrtt`: lowest SRTT among subflows with
@@ -89,6 +91,8 @@ pub fn linux_profile() -> Value {
         "window_tail": "fill",
         "drs_rtt": "smallest",
         "scaling_ratio": "subflow_min",
+        // The kernel backends' application (poll, then up to 64 KiB per send).
+        "writer": "poll",
         // The mean host turnaround measured on the kernel backend (crate::sim::host).
         "host_jitter": "33us",
         "tcp": {

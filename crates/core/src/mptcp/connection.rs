@@ -174,6 +174,7 @@ impl Endpoint {
         let initial_rwnd = space.window_for(0);
         let mut snd = ConnSender::new(App::from_cfg(&cfg.app, start), conn_sndbuf(cfg.sndbuf, truesize), initial_rwnd);
         snd.fill_tail = mptcp && cfg.window_tail == WindowTail::Fill;
+        snd.writer = cfg.writer;
         if let Some((payload, truesize)) = skb_charge {
             snd.charge = MetaCharge::Skb { payload, truesize };
         }

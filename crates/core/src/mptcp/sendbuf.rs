@@ -27,6 +27,7 @@
 use std::collections::VecDeque;
 
 use crate::app::App;
+pub use crate::config::Writer;
 use crate::units::{Dsn, Time};
 
 /// What the connection's send buffer charges for the data it holds (module documentation).
@@ -59,8 +60,14 @@ pub fn v09x_skb_truesize(mss: u64, max_tcp_header: u64) -> u64 {
     ((mss + max_tcp_header).next_multiple_of(64) + SHINFO).next_power_of_two() + SKB_STRUCT
 }
 
+/// The largest `send()` of the polling writer ([`Writer::Poll`]): the kernel backends'
+/// application writes its stream in 64 KiB chunks, each after a `poll()` for space.
+pub const POLL_CHUNK: u64 = 64 * 1024;
+
 pub struct ConnSender {
     pub app: App,
+    /// How the application waits for space and writes without `App::Bulk`'s `write`.
+    pub writer: Writer,
     /// Send buffer limit (bytes, in the units of [`Self::charge`]).
     pub sndbuf: u64,
     /// What the buffer charges.
@@ -104,6 +111,8 @@ pub struct ConnSender {
     /// Bytes of the bulk writer's current `send()` call not yet copied (only with
     /// [`App::Bulk`]'s `write`; 0 between calls).
     block_left: u64,
+    /// Bytes of the polling writer's current chunk not yet copied ([`Writer::Poll`]).
+    chunk_left: u64,
     /// The `send()` loop copied data since the last push (only with [`App::Bulk`]'s `write`):
     /// the push that follows is the writer's own, made before it sets `SOCK_NOSPACE`.
     pub sendmsg_copied: bool,
@@ -119,6 +128,7 @@ impl ConnSender {
     pub fn new(app: App, sndbuf: u64, initial_rwnd: u64) -> ConnSender {
         ConnSender {
             app,
+            writer: Writer::Sleep,
             sndbuf,
             charge: MetaCharge::Payload,
             write_seq: Dsn(0),
@@ -139,6 +149,7 @@ impl ConnSender {
             m1_copies: Vec::new(),
             app_blocked_since: None,
             block_left: 0,
+            chunk_left: 0,
             sendmsg_copied: false,
             blocked_episodes: 0,
             blocked_ns: 0,
@@ -306,6 +317,9 @@ impl ConnSender {
         if let App::Bulk { write: Some(block), .. } = self.app {
             return self.send_blocks(now, block);
         }
+        if self.writer == Writer::Poll {
+            return self.write_polling(now);
+        }
         let want = self.app.wants(now, self.write_seq.0);
         let n = want.min(self.room());
         self.write_seq += n;
@@ -353,6 +367,44 @@ impl ConnSender {
         if self.block_left > 0 {
             self.blocked_episodes += 1;
             self.app_blocked_since = Some(now);
+        }
+    }
+
+    /// The polling writer ([`Writer::Poll`]): the stream in chunks of [`POLL_CHUNK`] bytes
+    /// (less for the last bytes the application wants), each `send()` made after a `poll()`
+    /// that reports space and copying what the buffer takes of the chunk; a partly copied
+    /// chunk's rest is the next `send()`. `poll()` reports space as Linux `tcp_poll` /
+    /// `mptcp_poll` do (`__sk_stream_is_writeable`): free space at least half of what is
+    /// queued (`sk_stream_min_wspace`) and some free at all. Finding none it sleeps (one
+    /// blocking episode) until `sk_stream_write_space` wakes it, on the same condition. So it
+    /// stops once more than two thirds of the buffer are held, where the sleeping writer fills
+    /// it. The push after its copies sees `SOCK_NOSPACE` clear (`sendmsg_copied`): the wake
+    /// cleared it, and the next `poll()` (`mptcp_check_writeable`) sets it only after that
+    /// push. A chunk the application no longer wants (its end time passed) is dropped.
+    /// Deviation: Linux `mptcp_sendmsg` copies while the charge is below the buffer, in pieces
+    /// of up to a 32 KB page, so it may pass the buffer by part of a page; this copies the room.
+    #[inline(never)]
+    fn write_polling(&mut self, now: Time) {
+        loop {
+            let want = self.app.wants(now, self.write_seq.0);
+            if want == 0 {
+                self.chunk_left = 0;
+                return;
+            }
+            if self.chunk_left == 0 {
+                self.chunk_left = want.min(POLL_CHUNK);
+            }
+            let charged = self.charged();
+            let free = self.sndbuf.saturating_sub(charged);
+            let n = self.room().min(self.chunk_left);
+            if free < charged / 2 || free == 0 || n == 0 {
+                self.blocked_episodes += 1;
+                self.app_blocked_since = Some(now);
+                return;
+            }
+            self.chunk_left -= n;
+            self.write_seq += n;
+            self.sendmsg_copied = true;
         }
     }
 

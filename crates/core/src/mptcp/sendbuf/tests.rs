@@ -358,3 +358,48 @@ fn send_buffer_limited_time_includes_the_open_interval() {
     s.finish(Time(85));
     assert_eq!((s.sndbuf_limited_ns, s.sndbuf_limited_ns_at(Time(90))), (55, 55));
 }
+
+/// The polling writer (`Writer::Poll`) into a 460 000 B buffer with nothing queued: `poll()`
+/// reports space while the free space is at least half of what is queued
+/// (`__sk_stream_is_writeable`), so after k chunks of 65 536 B it writes another only while
+/// 460 000 − 65 536·k ≥ 32 768·k, i.e. k ≤ 4.68: five chunks, 327 680 B, and it sleeps with
+/// 132 320 B free (one episode) and the sixth chunk waiting; the sleeping writer fills the 460 000 B. 150 000 B acked:
+/// 282 320 B free ≥ 88 840 B: it wakes, and writes while 460 000 − q ≥ q/2, q ≤ 306 667:
+/// from 177 680 B queued, two chunks (to 308 752 B: the second passes the mark, as a chunk is
+/// only checked before it is written), then sleeps again.
+#[test]
+fn the_polling_writer_stops_at_two_thirds_of_the_buffer_in_64_kib_chunks() {
+    let mut s = ConnSender::new(App::Bulk { stop: None, write: None }, 460_000, 1 << 30);
+    s.writer = Writer::Poll;
+    s.app_write(Time(0));
+    assert_eq!((s.queued(), s.blocked_episodes, s.chunk_left), (5 * POLL_CHUNK, 1, POLL_CHUNK));
+    s.mark_sent(Dsn(0), 5 * POLL_CHUNK);
+    s.on_data_ack(Dsn(150_000), 1 << 30);
+    s.app_write(Time(10));
+    assert_eq!((s.write_seq, s.blocked_episodes), (Dsn(7 * POLL_CHUNK), 2));
+    assert_eq!(s.queued(), 7 * POLL_CHUNK - 150_000);
+    let mut sleeping = ConnSender::new(App::Bulk { stop: None, write: None }, 460_000, 1 << 30);
+    sleeping.app_write(Time(0));
+    assert_eq!(sleeping.queued(), 460_000);
+}
+
+/// A chunk partly copied is finished by the next `send()` (the kernel application's loop over
+/// the rest of its 64 KiB view): into a 100 000 B buffer the first chunk fits, the second
+/// copies the 34 464 B of room, and after a wake the next call copies the rest of that chunk,
+/// 31 072 B, before a new chunk begins. A download's last chunk is what is left of it.
+#[test]
+fn the_polling_writer_finishes_a_chunk_before_the_next_and_ends_with_the_download() {
+    let mut s = ConnSender::new(App::Bulk { stop: None, write: None }, 100_000, 1 << 30);
+    s.writer = Writer::Poll;
+    s.app_write(Time(0));
+    // 65 536 queued: 34 464 free ≥ 32 768, so a second send() copies the room.
+    assert_eq!((s.write_seq, s.chunk_left), (Dsn(100_000), POLL_CHUNK - 34_464));
+    s.mark_sent(Dsn(0), 100_000);
+    s.on_data_ack(Dsn(100_000), 1 << 30);
+    s.app_write(Time(10));
+    assert_eq!(s.write_seq.0 % POLL_CHUNK, 0, "the next chunk begins at a chunk boundary");
+    let mut d = ConnSender::new(App::Download { size: 100_000 }, 1 << 20, 1 << 30);
+    d.writer = Writer::Poll;
+    d.app_write(Time(0));
+    assert_eq!((d.write_seq, d.chunk_left, d.app_blocked()), (Dsn(100_000), 0, false));
+}
