@@ -47,20 +47,21 @@ elif [ "$(id -u)" = 0 ]; then
 else
     cache=${XDG_CACHE_HOME:-$HOME/.cache}/mptcplab/uml
 fi
-mkdir -p "$cache"
+# Bad input is refused before anything is created (exit 2).
 TREE=${MPTCPLAB_UML_TREE:-}
 if [ -n "$TREE" ]; then
     if [ ! -f "$TREE/Makefile" ] || [ ! -d "$TREE/arch/um" ]; then
         echo "error: setup-uml: MPTCPLAB_UML_TREE=$TREE is not a kernel source tree (no Makefile or arch/um)" >&2
-        exit 1
+        exit 2
     fi
     if [ -z "${MPTCPLAB_UML_CACHE:-}" ]; then
         echo "error: setup-uml: MPTCPLAB_UML_TREE needs MPTCPLAB_UML_CACHE (a cache folder of its own)" >&2
-        exit 1
+        exit 2
     fi
     PKG=tree
     SUITE=-
 fi
+mkdir -p "$cache"
 conf_sha=$(cat "$config" "${patches[@]}" | sha256sum | cut -d' ' -f1)
 conf_hash=${conf_sha:0:12}
 if [ "${MPTCPLAB_UML_REFRESH:-0}" != 1 ]; then
