@@ -98,7 +98,8 @@ def _print_tables(summary: dict[str, Any]) -> None:
               "Linux stack of a User-Mode Linux kernel in virtual time (any user; build the kernel once with "
               "bash scripts/setup-uml.sh).")
 @click.option("--trace-kernel", is_flag=True,
-              help="linux backend (root) or uml backend (any user; virtual time): record the kernel's tracepoints (tcp_probe, tcp_rcvbuf_grow, "
+              help="linux backend (root) or uml backend (any user; virtual time): record the kernel's "
+              "tracepoints (tcp_probe, tcp_rcvbuf_grow, "
               "tcp_rcv_space_adjust, the MPTCP scheduler's mptcp_subflow_get_send, mptcp_sendmsg_frag, "
               "ack_update_msk) in a tracefs instance of the run's own, as tables timed from the run's origin: "
               "kernel-trace/*.parquet with --out, the summary's kernel_trace (events, lost events).")

@@ -363,8 +363,9 @@ fn send_buffer_limited_time_includes_the_open_interval() {
 /// reports space while the free space is at least half of what is queued
 /// (`__sk_stream_is_writeable`), so after k chunks of 65 536 B it writes another only while
 /// 460 000 − 65 536·k ≥ 32 768·k, i.e. k ≤ 4.68: five chunks, 327 680 B, and it sleeps with
-/// 132 320 B free (one episode) and the sixth chunk waiting; the sleeping writer fills the 460 000 B. 150 000 B acked:
-/// 282 320 B free ≥ 88 840 B: it wakes, and writes while 460 000 − q ≥ q/2, q ≤ 306 667:
+/// 132 320 B free (one episode) and the sixth chunk waiting; the sleeping writer fills the
+/// 460 000 B. 150 000 B acked: 282 320 B free ≥ 88 840 B: it wakes, and writes while
+/// 460 000 − q ≥ q/2, q ≤ 306 667:
 /// from 177 680 B queued, two chunks (to 308 752 B: the second passes the mark, as a chunk is
 /// only checked before it is written), then sleeps again.
 #[test]
