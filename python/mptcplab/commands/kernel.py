@@ -137,7 +137,7 @@ def validate(
     df = v.validate(grid, repeat=repeat, jobs=jobs, only=only, kernel_csv=csv_path if explicit else None,
                     skip_missing=kernel_backend != "linux")
     v.print_report(df)
-    uml = v.uml_lines(v.uml_vs_host(grid, only)) if kernel_backend == "uml" else []
+    uml = v.uml_lines(v.uml_vs_host(grid, only, kernel_csv)) if kernel_backend == "uml" else []
     for line in uml:
         click.echo(line)
     if out:

@@ -105,7 +105,8 @@ def validate(
     if jobs < 1:
         raise config_error("--jobs", f"{jobs}: need at least 1")
     files = grid_scenarios(grid, only)
-    kernel_rows = load_kernel_csv(kernel_csv if kernel_csv is not None else Path(grid) / KERNEL_CSV)
+    csv_path = Path(kernel_csv) if kernel_csv is not None else Path(grid) / KERNEL_CSV
+    kernel_rows = load_kernel_csv(csv_path)
     scenarios = []
     for f in files:
         sc = load_grid_scenario(f)
@@ -180,6 +181,7 @@ def validate(
     loads = [float(r["loadavg"].split()[0]) for r in kernel_rows if r["scenario"] in set(df["scenario"]) and r["loadavg"]]
     df.attrs["kernel_load"] = (min(loads), statistics.median(loads), max(loads)) if loads else None
     df.attrs["kernel_sessions"] = [] if kernel_csv is not None else earlier_sessions(grid, df)
+    df.attrs["kernel_csv"] = csv_path.as_posix()
     return df
 
 

@@ -98,8 +98,9 @@ def to_markdown(df: pd.DataFrame, command: str) -> str:
     out.write(f"Generated {now} by `{command}` (regenerate with the same command).\n\n")
     for line in header_lines(df):
         out.write(f"- {line}\n")
-    out.write("- kernel data: `scenarios/validation/kernel.csv`, measured with `mptcplab validate --kernel` (root); "
-              "each row holds the command that repeats the run\n")
+    csv = df.attrs.get("kernel_csv", "scenarios/validation/kernel.csv")
+    out.write(f"- kernel data: `{csv}`, measured with `mptcplab validate --kernel`; each row holds the kernel and "
+              "the command that repeats the run\n")
     out.write("- metric per scenario: goodput for bulk transfers, download time for downloads, mean chunk time for "
               "periodic applications; difference = simulator median / the nearest kernel mode's value - 1\n")
     out.write(f"- modes, by a rule declared before the runs: sorted, the runs split at every gap above "

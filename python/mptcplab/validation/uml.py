@@ -47,13 +47,14 @@ def _mode_of(v: float, modes: list[Mode]) -> str:
     return f"{where}, nearest {near} ({100 * min(dist):.1f} % away)"
 
 
-def uml_vs_host(grid: str | Path = GRID_DIR, only: str | None = None) -> list[dict[str, Any]]:
+def uml_vs_host(grid: str | Path = GRID_DIR, only: str | None = None, uml_csv: str | None = None) -> list[dict[str, Any]]:
     """One record per grid scenario with runs on both kernels: the metric, the host's and
     UML's runs (by seed), medians, the host's modes (or None), UML's relative difference from
     the host's median, and on a multi-modal scenario the mode of each UML run; and one per
-    scenario with host runs only, ``refused`` saying why UML did not run it."""
+    scenario with host runs only, ``refused`` saying why UML did not run it. ``uml_csv`` names
+    the grid's file of UML runs (default: the uml backend's)."""
     host = load_kernel_csv(Path(grid) / KERNEL_CSV)
-    uml = load_kernel_csv(Path(grid) / BACKEND_CSV["uml"])
+    uml = load_kernel_csv(Path(grid) / (uml_csv or BACKEND_CSV["uml"]))
     out = []
     for f in grid_scenarios(grid, only):
         sc = load_grid_scenario(f)
