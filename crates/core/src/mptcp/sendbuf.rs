@@ -64,6 +64,14 @@ pub fn v09x_skb_truesize(mss: u64, max_tcp_header: u64) -> u64 {
 /// application writes its stream in 64 KiB chunks, each after a `poll()` for space.
 pub const POLL_CHUNK: u64 = 64 * 1024;
 
+/// Linux `__sk_stream_is_writeable`: some free space, at least half of what is queued
+/// (`sk_stream_min_wspace`). It wakes a writer asleep in `sk_stream_wait_memory`
+/// (`sk_stream_write_space`) and makes `poll()` report space.
+#[inline]
+fn writeable(free: u64, charged: u64) -> bool {
+    free >= charged / 2 && free > 0
+}
+
 pub struct ConnSender {
     pub app: App,
     /// How the application waits for space and writes without `App::Bulk`'s `write`.
@@ -303,7 +311,7 @@ impl ConnSender {
         let charged = self.charged();
         let free = self.sndbuf.saturating_sub(charged);
         if let Some(since) = self.app_blocked_since {
-            if free < charged / 2 || free == 0 {
+            if !writeable(free, charged) {
                 return;
             }
             self.blocked_ns += now.since(since).0;
@@ -395,9 +403,8 @@ impl ConnSender {
                 self.chunk_left = want.min(POLL_CHUNK);
             }
             let charged = self.charged();
-            let free = self.sndbuf.saturating_sub(charged);
             let n = self.room().min(self.chunk_left);
-            if free < charged / 2 || free == 0 || n == 0 {
+            if !writeable(self.sndbuf.saturating_sub(charged), charged) || n == 0 {
                 self.blocked_episodes += 1;
                 self.app_blocked_since = Some(now);
                 return;

@@ -38,8 +38,9 @@ from mptcplab.kernel import lifetime, trace
 from mptcplab.kernel.backend import _signals_interrupt, cleanup_stale_scratch
 from mptcplab.kernel.support import check_supported
 from mptcplab.kernel.trace import KernelTrace
-from mptcplab.kernel.uml.guest import GUEST_TMP, TRACE_DIR
+from mptcplab.kernel.uml.guest import GUEST_TMP
 from mptcplab.kernel.uml.kernel import SETUP_COMMAND, UmlKernel, find_kernel
+from mptcplab.plot_trace import read_kernel_trace
 from mptcplab.results import RunResult
 from mptcplab.scenario import Overrides, Scenario, load_scenario
 
@@ -90,15 +91,6 @@ def _init_script(run_dir: Path) -> str:
     lines = ["#!/bin/sh", *(f"export {k}={shlex.quote(v)}" for k, v in env.items()),
              f"exec {shlex.quote(sys.executable)} -m mptcplab.kernel.uml.guest {shlex.quote(str(run_dir))}"]
     return "\n".join(lines) + "\n"
-
-
-def _read_trace(folder: Path) -> KernelTrace:
-    """The kernel trace the instance wrote (:meth:`KernelTrace.write`): its summary and tables."""
-    import pandas as pd
-
-    summary = json.loads((folder / "trace.json").read_text())
-    tables = {f.stem: pd.read_parquet(f) for f in sorted(folder.glob("*.parquet"))}
-    return KernelTrace(summary, tables)
 
 
 def _timeout_s(sc: Scenario) -> float:
@@ -207,7 +199,7 @@ def _run(
         columns = [base64.b64decode(c) for c in res["columns"]]
         result = RunResult(sc, json.dumps(summary), [tuple(s) for s in res["series"]], *columns)
         if trace_kernel:
-            result.attach_kernel_trace(_read_trace(run_dir / TRACE_DIR))
+            result.attach_kernel_trace(KernelTrace(*read_kernel_trace(run_dir)))
         if pcap_dir is not None:
             with CaptureRequest(Path(pcap_dir), label=pcap_label).staged() as tmp:
                 tmp.mkdir(parents=True, exist_ok=True)

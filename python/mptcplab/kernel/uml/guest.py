@@ -26,10 +26,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GUEST_TMP", "TRACE_DIR", "main"]
-
-#: Where a traced run's tables go in the run folder (:meth:`mptcplab.kernel.trace.KernelTrace.write`).
-TRACE_DIR = "kernel-trace"
+__all__ = ["GUEST_TMP", "main"]
 
 #: The instance's temporary folder (``TMPDIR`` and ``HOME`` of its programs), in its /run tmpfs.
 GUEST_TMP = "/run/tmp"
@@ -60,6 +57,7 @@ def prepare(run_dir: str) -> None:
 def run(run_dir: Path) -> dict[str, Any]:
     """Runs the request; returns what ``result.json`` holds."""
     from mptcplab.kernel.backend import run_linux
+    from mptcplab.plot_trace import TRACE_DIR
 
     req = json.loads((run_dir / "request.json").read_text())
     os.chdir(req["cwd"])
