@@ -242,3 +242,17 @@ fn unknown_algorithms_list_the_allowed_ones() {
     assert_eq!(e.path, "connections[0].cc");
     assert!(e.message.contains("`reno`") && e.message.contains("did you mean `lia`"), "{e}");
 }
+
+/// `writer`: the classic model's sleeping writer unless written, the `linux` profile's polling
+/// one there; any other value is one error naming the key and both values.
+#[test]
+fn the_writer_key_takes_sleep_or_poll() {
+    use crate::config::Writer;
+    let with = |b: &str| Scenario::from_toml_str(&OK.replace("kind = \"mptcp\"", &format!("kind = \"mptcp\"\n{b}")));
+    assert_eq!(with("").unwrap().connections[0].writer, Writer::Sleep);
+    assert_eq!(with("stack = \"linux\"").unwrap().connections[0].writer, Writer::Poll);
+    assert_eq!(with("stack = \"linux\"\nwriter = \"sleep\"").unwrap().connections[0].writer, Writer::Sleep);
+    let e = with("writer = \"blocking\"").unwrap_err();
+    assert_eq!(e.path, "connections[0].writer");
+    assert!(e.message.contains("`sleep`") && e.message.contains("`poll`"), "{}", e.message);
+}
