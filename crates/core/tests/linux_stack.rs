@@ -140,3 +140,63 @@ fn hystart_leaves_slow_start_at_the_kernels_window() {
     let exit = ss.iter().find(|p| p.1 < 1e12).expect("slow start ended").1 / 1448.0;
     assert!((exit - 38.0).abs() <= 1.0, "left slow start at {exit:.1} segments (kernel: 38)");
 }
+
+/// The receive side's time series follow Linux's buffer rules. MPTCP over 50 Mbit/s 10 ms +
+/// 10 Mbit/s 100 ms with `tcp_rmem` = 4 KB 128 KB 1 MB (`rcvbuf-auto-max-1mb` of the
+/// validation grid):
+/// - the connection's buffer (`sk_rcvbuf` of the MPTCP socket) starts at `tcp_rmem[1]`, never
+///   shrinks and never passes `tcp_rmem[2]`;
+/// - the data-level window it advertises is at most the payload its buffer holds,
+///   `sk_rcvbuf` · ratio / 256 with ratio ≤ 1448 · 256 / 2304 = 160 (`tcp_win_from_space`);
+/// - each subflow's `rcv_ssthresh` is at most the window its own buffer allows
+///   (`tcp_grow_window` stops at `window_clamp` = `tcp_win_from_space(sk_rcvbuf)`);
+/// - the cellular subflow joins one handshake later, after the connection's buffer reached its
+///   maximum, so it never follows it (`mptcp_rcv_space_adjust` makes the subflows follow only
+///   when the connection's buffer grows): its own buffer stays below the connection's.
+#[test]
+fn the_receive_side_series_follow_linuxs_buffer_rules() {
+    let out = sim(r#"
+        duration = "3s"
+        [[paths]]
+        name = "wifi"
+        rate = "50Mbit"
+        delay = "10ms"
+        queue = "84 packets"
+        [[paths]]
+        name = "cell"
+        rate = "10Mbit"
+        delay = "100ms"
+        queue = "167 packets"
+        [[connections]]
+        name = "mp"
+        kind = "mptcp"
+        stack = "linux"
+        paths = ["wifi", "cell"]
+        app = { kind = "bulk" }
+        rcvbuf = { min = "4KB", default = "128KB", max = "1MB" }
+        [output]
+        timeseries = "10ms"
+    "#);
+    let ts = &out.timeseries;
+    let buf = ts.points("mp", "rcvbuf_bytes");
+    assert_eq!(buf.first().map(|p| p.1), Some(128_000.0));
+    assert!(buf.windows(2).all(|w| w[1].1 >= w[0].1), "the buffer never shrinks");
+    assert_eq!(buf.last().map(|p| p.1), Some(1_000_000.0), "auto-tuning reaches tcp_rmem[2] here");
+    let wnd = ts.points("mp", "rcv_wnd_bytes");
+    assert!(wnd.iter().any(|p| p.1 > 0.0));
+    for (p, b) in wnd.iter().zip(&buf) {
+        assert!(p.1 <= b.1 * 160.0 / 256.0, "window {} at {} s over the buffer's payload {}", p.1, p.0, b.1);
+    }
+    for sf in ["mp/wifi", "mp/cell"] {
+        let own = ts.points(sf, "rcvbuf_bytes");
+        let ssth = ts.points(sf, "rcv_ssthresh_bytes");
+        assert!(!own.is_empty() && own.len() == ssth.len(), "{sf}");
+        for (b, s) in own.iter().zip(&ssth) {
+            assert!(s.1.is_nan() || s.1 <= b.1 * 160.0 / 256.0, "{sf}: rcv_ssthresh {} over {} at {} s", s.1, b.1, b.0);
+        }
+        assert!(ts.points(sf, "rcv_wnd_bytes").iter().any(|p| p.1 > 0.0), "{sf}");
+    }
+    let cell = ts.points("mp/cell", "rcvbuf_bytes");
+    assert!(cell.last().unwrap().1 < buf.last().unwrap().1, "the late subflow keeps a buffer of its own");
+    assert!(cell.first().unwrap().1 == 128_000.0, "created with tcp_rmem[1]");
+}
