@@ -11,15 +11,24 @@ at least 32 segments (``--long``), i.e. in near-whole 64 KB bursts.
 
 Each packet's data sequence number is its DSS mapping's plus its offset in the mapping
 (subflow sequence relative to the subflow's initial sequence number, RFC 8684 §3.3.1);
-retransmissions (a data sequence number seen before) are skipped. Usage:
+retransmissions (a data sequence number seen before) are skipped. A kernel run recorded with
+``--trace-kernel --out DIR`` can be read instead of captures: each ``mptcp:mptcp_sendmsg_frag``
+event is a piece of the data sequence space handed to a subflow (times from the run's origin
+there, from the first packet with captures), and the segment size is the largest payload the
+``tcp:tcp_probe`` table shows. ``--gap S`` also prints, per subflow, the stretches longer than S
+seconds without data on it (how long the fast path idles behind the slow one): between
+segments sent, with captures; between segments reaching the receiving socket, with a trace.
+Usage:
 
-    python scripts/dsn-runs.py [--from S] [--to S] [--long N] DIR/*.pcap
+    python scripts/dsn-runs.py [--from S] [--to S] [--long N] [--gap S] DIR/*.pcap
+    python scripts/dsn-runs.py [--from S] [--to S] [--long N] [--gap S] RUN_DIR
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import os
 import statistics
 import subprocess
 
@@ -51,18 +60,42 @@ def packets(pcap: str) -> list[tuple[float, str, int, int]]:
     return res
 
 
+def trace_pieces(run_dir: str) -> tuple[list[tuple[float, str, int, int]], int, dict[str, list[float]]]:
+    """(time, subflow, data sequence number, length) of every piece a kernel run's scheduler
+    handed out (``mptcp_sendmsg_frag``), the largest segment payload seen, and per subflow the
+    times data segments reached the receiving socket (``tcp_probe``)."""
+    import pandas as pd
+
+    d = os.path.join(run_dir, "kernel-trace")
+    frags = pd.read_parquet(os.path.join(d, "sendmsg_frag.parquet"))
+    probe = pd.read_parquet(os.path.join(d, "tcp_probe.parquet"))
+    # `data_seq` names the mapping's first byte and `data_len` its length after this piece.
+    start = frags.data_seq.astype("uint64") + (frags.data_len - frags.bytes).astype("uint64")
+    res = [(float(t), str(p), int(d0), int(n)) for t, p, d0, n in zip(frags.time_s, frags.path, start, frags.bytes)]
+    rx = probe[(~probe.sender) & (probe.data_len > 0)]
+    arrivals = {str(p): sorted(g.time_s.astype(float)) for p, g in rx.groupby("path", observed=True)}
+    return res, int(probe.data_len.max()), arrivals
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("pcaps", nargs="+")
     ap.add_argument("--from", dest="t_from", type=float, default=0.0, help="seconds after the first packet")
     ap.add_argument("--to", dest="t_to", type=float, default=float("inf"))
     ap.add_argument("--long", type=int, default=32, help="segments from which a run counts as a burst")
+    ap.add_argument("--gap", type=float, default=None, help="report a subflow's stretches without new data longer than this (s)")
     a = ap.parse_args()
-    pk = sorted(p for f in a.pcaps for p in packets(f))
+    arrivals = None
+    if len(a.pcaps) == 1 and os.path.isdir(a.pcaps[0]):
+        pk, mss, arrivals = trace_pieces(a.pcaps[0])
+        pk.sort()
+        t0 = 0.0
+    else:
+        pk = sorted(p for f in a.pcaps for p in packets(f))
+        t0 = pk[0][0] if pk else 0.0
+        mss = max((length for *_, length in pk), default=0)
     if not pk:
-        raise SystemExit("error: no MPTCP data segments in the captures")
-    t0 = pk[0][0]
-    mss = max(length for *_, length in pk)
+        raise SystemExit("error: no MPTCP data in the input")
     seen: set[int] = set()
     runs: dict[str, list[tuple[float, int]]] = collections.defaultdict(list)
     open_run: dict[str, list[float | int]] = {}
@@ -101,6 +134,22 @@ def main() -> None:
         long_bytes = sum(n for n in v if n >= a.long * mss)
         print(f"{f}: {len(v)} runs, {total / 1e6:.2f} MB, median run {statistics.median(v) / mss:.1f} segments, "
               f"{long_bytes / max(total, 1):.0%} of bytes in runs >= {a.long} segments")
+    if a.gap is not None:
+        # Captures: first transmissions. A trace hands data over in pieces of up to 64 KB that
+        # the subflow sends later, so its segments' arrivals at the receiver are used instead.
+        sent: dict[str, list[float]] = collections.defaultdict(list)
+        if arrivals is not None:
+            for f, ts in arrivals.items():
+                sent[f] = [t for t in ts if a.t_from <= t < a.t_to]
+        else:
+            for t, flow, dsn, _ in pk:
+                if a.t_from <= t - t0 < a.t_to:
+                    sent[flow].append(t - t0)
+        for f in flows:
+            ts = sent.get(f, [])
+            gaps = [b - x for x, b in zip(ts, ts[1:]) if b - x > a.gap]
+            span = ts[-1] - ts[0] if len(ts) > 1 else 0.0
+            print(f"{f}: {len(gaps)} stretches over {a.gap} s without data, {sum(gaps):.2f} s of {span:.2f} s")
 
 
 if __name__ == "__main__":
