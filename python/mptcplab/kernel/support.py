@@ -45,7 +45,8 @@ LINUX_TCP: dict[str, tuple[Any, str]] = {
 LINUX_MODEL: dict[str, tuple[Any, str]] = {
     "buffer_accounting": ("truesize", "Linux charges each segment's skb truesize against the buffers"),
     "window_update": ("all_subflows", "Linux sends the window update on every subflow when the application reads"),
-    "right_edge": ("per_subflow", "a Linux subflow never shrinks the window it offers (tcp_select_window)"),
+    "right_edge": ("connection", "a Linux MPTCP subflow may shrink the window it offers; only the connection's right "
+                   "edge never moves left (mptcp_established_options_dss, mptcp_set_rwin)"),
     "mptcp_retransmit": (True, "Linux always runs the MPTCP-level retransmission timer"),
     "join": ("fully_established", "the backend's path manager has `subflow` endpoints on the client, which opens its "
              "extra subflows once the connection is fully established"),

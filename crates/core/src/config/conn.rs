@@ -304,16 +304,20 @@ pub enum OooAck {
 pub enum RightEdge {
     /// The connection's (data-level) right edge: the window offered is the free space, or
     /// what is left of the largest window offered so far (RFC 8684 §3.3.4, the classic model).
+    /// Linux since "mptcp: allow subflow rcv wnd to shrink" (7.1, and the stable kernels it
+    /// went to: the measured 6.18.44 and 7.3.4): before each segment a subflow sends,
+    /// `mptcp_established_options_dss` sets its `rcv_wnd` to what arrived since its last ACK,
+    /// so `tcp_select_window` may offer less than before, and only `mptcp_set_rwin` keeps the
+    /// data-level right edge from moving left.
     #[default]
     Connection,
-    /// As Linux, each subflow's own as well (`tcp_select_window`, `sysctl_tcp_shrink_window`
-    /// 0: a subflow never offers less than the window of its last ACK less what arrived on it
-    /// since, counted in its own sequence space; `mptcp_set_rwin` then raises the connection's
-    /// right edge to it or the subflow's to the connection's). When a segment fills a hole
-    /// and the DATA_ACK jumps, the filling subflow's window moves with it, so the
-    /// connection's right edge advances by the jump whatever the free space: measured on
-    /// 6.18, the ACK of the segment that fills a hole offers the whole window (p50 1.00 of the
-    /// largest window on `kernel-modes-example`, 143 holes).
+    /// Each subflow's own as well, as Linux before that change (`tcp_select_window`,
+    /// `sysctl_tcp_shrink_window` 0: a subflow never offers less than the window of its last
+    /// ACK less what arrived on it since, counted in its own sequence space; `mptcp_set_rwin`
+    /// then raises the connection's right edge to it or the subflow's to the connection's).
+    /// When a segment fills a hole and the DATA_ACK jumps, the filling subflow's window moves
+    /// with it, so the connection's right edge advances by the jump whatever the free space
+    /// (the inflation the upstream change removed).
     PerSubflow,
 }
 

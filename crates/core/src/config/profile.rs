@@ -84,7 +84,9 @@ pub fn linux_profile() -> Value {
         "rcvbuf": { "min": 4096, "default": 131072, "max": 33554432 },
         "buffer_accounting": "truesize",
         "window_update": "all_subflows",
-        "right_edge": "per_subflow",
+        // A subflow's own window may shrink (Linux since "mptcp: allow subflow rcv wnd to
+        // shrink", in the measured 6.18.44 and 7.3.4); see `RightEdge`.
+        "right_edge": "connection",
         "mptcp_retransmit": true,
         "join": "fully_established",
         "option_sizes": "linux",
