@@ -83,7 +83,7 @@ def main() -> None:
     ap.add_argument("--from", dest="t_from", type=float, default=0.0, help="seconds after the first packet")
     ap.add_argument("--to", dest="t_to", type=float, default=float("inf"))
     ap.add_argument("--long", type=int, default=32, help="segments from which a run counts as a burst")
-    ap.add_argument("--gap", type=float, default=None, help="report a subflow's stretches without new data longer than this (s)")
+    ap.add_argument("--gap", type=float, default=None, help="report a subflow's stretches without data longer than this (s)")
     a = ap.parse_args()
     arrivals = None
     if len(a.pcaps) == 1 and os.path.isdir(a.pcaps[0]):

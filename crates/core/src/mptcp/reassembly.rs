@@ -181,13 +181,13 @@ impl ConnReceiver {
         new
     }
 
-    /// The free space (payload bytes) given the bytes the subflows hold out of order.
     /// The window last advertised at the data level: its right edge (Linux
     /// `msk->rcv_wnd_sent`) less the next expected byte (`msk->ack_seq`).
     pub fn advertised_window(&self) -> u64 {
         self.right_edge.dist(self.rcv_nxt)
     }
 
+    /// The free space (payload bytes) given the bytes the subflows hold out of order.
     pub fn free(&self, subflow_ooo: u64) -> u64 {
         let held = if self.full_window {
             self.unread

@@ -138,6 +138,7 @@ impl Simulation {
         sim
     }
 
+    /// Runs to the scenario's end (or until every download finished).
     pub fn run(self) -> RunOutput {
         self.run_with(&RunOptions::default()).expect("no budget, no capture, no cancellation")
     }
