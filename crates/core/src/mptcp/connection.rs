@@ -171,7 +171,7 @@ impl Endpoint {
         if mptcp && cfg.scaling_ratio == ScalingRatio::SubflowMin {
             space.ratio_from_subflows();
         }
-        let initial_rwnd = space.window_for(0);
+        let initial_rwnd = space.on_wire(space.window_for(0));
         let mut snd = ConnSender::new(App::from_cfg(&cfg.app, start), conn_sndbuf(cfg.sndbuf, truesize), initial_rwnd);
         snd.fill_tail = mptcp && cfg.window_tail == WindowTail::Fill;
         snd.writer = cfg.writer;

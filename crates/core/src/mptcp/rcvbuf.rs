@@ -30,8 +30,19 @@
 //!
 //! Window scaling: the window a TCP header can carry is at most `65535 << wscale`, the scale
 //! chosen at the SYN from the largest buffer the socket may reach (`tcp_select_initial_window`:
-//! `ilog2(max(tcp_rmem[2], rmem_max) or, when locked, the buffer's window) − 15`). With a
-//! fixed 64 KB buffer the scale is 0 and the window stops at 65535 B whatever the memory.
+//! `ilog2(max(tcp_rmem[2], rmem_max) or, when locked, the buffer's window) − 15`). That bound
+//! is the header's only ([`RcvSpace::max_window`], applied where the window is written,
+//! `tcp_select_window`'s last step): the window the receiver computes and keeps
+//! (`tp->rcv_wnd`, and an MPTCP socket's right edge `rcv_wnd_sent = ack_seq + rcv_wnd`) is
+//! not bounded by it. A locked buffer's scale is chosen at the default ratio, so once data
+//! sets the real one (158 for 1424-byte segments) the computed window passes the header's
+//! bound: a fixed 256 KB buffer (`sk_rcvbuf` 512000) has scale 2 (262140 B on the wire) and a
+//! computed window of up to 316000 B (`tp->rcv_wnd` and `msk->rcv_wnd_sent − msk->ack_seq`
+//! read on 6.18.44; 302000 B on UML 7.3.4, whose connection-level ratio rose to 151 only).
+//! The right edge the receiver keeps then lies beyond the one the sender knows, and when a
+//! hole holds the data behind it the edge the sender sees still moves with the DATA_ACK until
+//! the two meet. With a fixed 64 KB buffer the scale is 0 and the header's window stops at
+//! 65535 B whatever the memory.
 //!
 //! Truesize of a received full-sized segment: 2304 B for a 1500-byte frame (a 2048-byte
 //! kmalloc'd head plus `struct sk_buff`, 256 B), so a 1448-byte payload gives
@@ -162,9 +173,17 @@ impl RcvSpace {
         }
     }
 
-    /// The window allowed when `held` payload bytes wait in the buffer.
+    /// The window allowed when `held` payload bytes wait in the buffer (`tcp_space` turned
+    /// into payload; not bounded by the header's [`Self::max_window`]).
     pub fn window_for(&self, held: u64) -> u64 {
-        self.win_from_space(self.rcvbuf.saturating_sub(self.charge(held))).min(self.max_window)
+        self.win_from_space(self.rcvbuf.saturating_sub(self.charge(held)))
+    }
+
+    /// The window a TCP header carries for a computed window `wnd` (`tcp_select_window`:
+    /// at most `65535 << rcv_wscale`).
+    #[inline]
+    pub fn on_wire(&self, wnd: u64) -> u64 {
+        wnd.min(self.max_window)
     }
 
     /// The connection's ratio follows its subflows' ([`crate::config::ScalingRatio::SubflowMin`]).
@@ -308,7 +327,7 @@ impl RcvSpace {
     /// The window a subflow socket with buffer `rcvbuf` may offer when `held` payload bytes
     /// wait in it (Linux min(`window_clamp`, `tcp_space`) in `tcp_grow_window`).
     pub fn subflow_window(&self, rcvbuf: u64, held: u64, ratio: u64) -> u64 {
-        win_at(rcvbuf.saturating_sub(self.charge(held)), ratio).min(self.max_window)
+        win_at(rcvbuf.saturating_sub(self.charge(held)), ratio)
     }
 }
 

@@ -181,8 +181,9 @@ impl ConnReceiver {
         new
     }
 
-    /// The window last advertised at the data level: its right edge (Linux
-    /// `msk->rcv_wnd_sent`) less the next expected byte (`msk->ack_seq`).
+    /// The window last advertised at the data level, as this end computed it: its right edge
+    /// (Linux `msk->rcv_wnd_sent`) less the next expected byte (`msk->ack_seq`). A header
+    /// carries at most [`crate::mptcp::rcvbuf::RcvSpace::max_window`] of it.
     pub fn advertised_window(&self) -> u64 {
         self.right_edge.dist(self.rcv_nxt)
     }

@@ -352,6 +352,57 @@ mod tests {
     }
 
     #[test]
+    fn the_window_scale_bounds_the_header_not_the_right_edge_the_receiver_keeps() {
+        // Linux `tcp_select_window` keeps the window it computed in `tp->rcv_wnd` and writes at
+        // most `65535 << rcv_wscale` into the header; `mptcp_set_rwin` records the right edge
+        // `ack_seq + tp->rcv_wnd` (`msk->rcv_wnd_sent`). A fixed 256000-byte buffer: `sk_rcvbuf`
+        // = 2 x 256000 = 512000; the scale, chosen at the SYN at the default ratio, is
+        // ilog2(512000 x 128 / 256 = 256000) - 15 = 2, so the header carries at most H = 65535
+        // << 2 = 262140 B. Segments of 1424 B set the ratio 1424 x 256 / 2304 = 158 (here at
+        // the first segment, `scaling_ratio = "segment"`), and the empty buffer's window is
+        // W = 512000 x 158 / 256 = 316000 B (the largest `tp->rcv_wnd` 6.18.44 reports there).
+        let conn = "stack = \"linux\"\nrcvbuf = \"256000B\"\nscaling_ratio = \"segment\"";
+        let mut h = Harness::receiver(conn, 2);
+        h.smss = 1424;
+        let s = h.smss;
+        let (rcvbuf, ratio) = (2 * 256_000, (1424 << 8) / 2304);
+        let w = (rcvbuf * ratio) >> 8;
+        let hdr = 65_535 << 2;
+        assert_eq!((ratio, w, h.ep.rcv.space.max_window), (158, 316_000, hdr));
+        // In order on subflow 0 until its `rcv_ssthresh` has grown to W, an odd number of
+        // segments so that the last one is acknowledged. Each second segment's ACK is computed
+        // with that segment charged, unread (`__tcp_ack_snd_check` runs before the application's
+        // read; the segment before it was read already): K = (512000 - 2304) x 158 / 256 =
+        // 314578 B. The receiver keeps the edge K beyond the DATA_ACK, the header says H.
+        let n = 59;
+        let mut last = Vec::new();
+        for k in 0..n {
+            last = h.deliver(ms(1 + k), 0, k * s, k * s);
+        }
+        let a = n * s;
+        let kept = ((rcvbuf - 2304) * ratio) >> 8;
+        assert_eq!(h.ep.rcv.rcv_nxt, Dsn(a));
+        assert_eq!(h.ep.rcv.advertised_window(), kept);
+        assert_eq!(acks(&last).last(), Some(&(0, hdr)));
+        // A hole [a, a + 2s); subflow 0 brings m segments beyond it, held. Subflow 1 fills
+        // [a, a + s): the DATA_ACK moves by s with m·s still held, whose charge leaves a
+        // free-space window F = (512000 - m x 2304) x 158 / 256 below what the edge kept
+        // leaves, K - s; the header carries min(K - s, H) = H: the edge the sender knows moves
+        // with the DATA_ACK. (Bounded at H, the edge kept would be a + H and the header's
+        // window H - s.)
+        let m = 60;
+        for k in 0..m {
+            h.deliver(ms(100 + k), 0, (n + k) * s, a + (2 + k) * s);
+        }
+        let f = ((rcvbuf - m * 2304) * ratio) >> 8;
+        assert!(f < hdr - s && hdr < kept - s, "F = {f}");
+        let sent = acks(&h.deliver(ms(200), 1, 0, a));
+        assert_eq!(h.ep.rcv.rcv_nxt, Dsn(a + s));
+        assert_eq!(sent.iter().rfind(|x| x.0 == 1), Some(&(1, hdr)));
+        assert_eq!(h.ep.rcv.advertised_window(), kept - s);
+    }
+
+    #[test]
     fn compressed_out_of_order_acks_leave_together_when_the_timer_fires() {
         // `tcp.ooo_ack = "compressed"` (Linux `__tcp_ack_snd_check`, `tcp_compressed_ack_kick`):
         // segment 1 lost, 2..=6 arrive 1 ms apart. 2, 3 and 4 are acknowledged at once; 5

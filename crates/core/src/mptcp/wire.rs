@@ -52,7 +52,9 @@ impl Endpoint {
             }
             w
         } else {
-            self.adv_window(sf)
+            // The window computed (`tp->rcv_wnd`), then as the header carries it.
+            let w = self.adv_window(sf);
+            self.rcv.space.on_wire(w)
         };
         self.uid += 1;
         let mp = if self.mptcp { mp } else { MpOption::None };
@@ -129,8 +131,11 @@ impl Endpoint {
         s.rcv.on_ack_sent();
         s.timers.delack.stop();
         s.timers.comp_sack.stop();
-        self.adv[sf] = (p.wnd, p.ack);
-        self.old_space = p.wnd;
+        // What this end offered as it computed it (`tp->rcv_wnd`, `msk->old_wspace`), beyond
+        // the header's bound where the window scale is too small for it.
+        let w = s.rcv.rcv_wnd;
+        self.adv[sf] = (w, p.ack);
+        self.old_space = w;
         out.push(p);
     }
 }
