@@ -6,7 +6,7 @@ mod common;
 use common::*;
 
 use mptcplab_core::cc::{self, PeerView};
-use mptcplab_core::config::{CaCounting, CcKind, CcParams, Recovery, SlowStart, SlowStartBound};
+use mptcplab_core::config::{CaCounting, CcKind, CcParams, DelackCount, Recovery, SlowStart, SlowStartBound};
 use mptcplab_core::tcp::state::Transition;
 use mptcplab_core::tcp::subflow::{CaState, State, Subflow, TcpParams};
 use mptcplab_core::units::{Dsn, Dur, Seq, Time};
@@ -286,6 +286,7 @@ fn params(mss: u64, recovery: Recovery, prr: bool) -> TcpParams {
         ca_counting: CaCounting::Bytes,
         slow_start_bound: SlowStartBound::Below,
         b: 2,
+        delack_count: DelackCount::Segments,
         delack_timeout: Dur::from_ms(40),
         idle_restart: false,
         dupthresh: 3,

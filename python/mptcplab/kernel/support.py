@@ -34,6 +34,8 @@ LINUX_RECOVERY = {"recovery": "rack_tlp", "prr": True}
 #: that value, refused otherwise.
 LINUX_TCP: dict[str, tuple[Any, str]] = {
     "quickack": (True, "Linux's receiver enters quick-ACK mode (tcp_enter_quickack_mode)"),
+    "delack_count": ("bytes", "Linux acknowledges at once when more than one segment's worth of bytes arrived since "
+                     "its last ACK (__tcp_ack_snd_check)"),
     "ooo_ack": ("compressed", "Linux compresses the ACKs of out-of-order data (SACK compression, since 4.18)"),
     "cwnd_limited": ("linux", "Linux counts the congestion window as used by tcp_cwnd_validate's rule"),
     "tso_defer": (True, "Linux defers small segmentation-offload units (tcp_tso_should_defer)"),

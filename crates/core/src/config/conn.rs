@@ -138,9 +138,13 @@ pub struct TcpCfg {
     /// at it (Linux up to 4.2 and MPTCP v0.88's coupled controller).
     #[serde(default)]
     pub slow_start_bound: SlowStartBound,
-    /// Delayed ACK: acknowledge every b-th full-sized segment.
+    /// Delayed ACK: acknowledge every b-th full-sized segment (what counts:
+    /// [`DelackCount`]).
     #[serde(default = "d_b")]
     pub delack_segments: u64,
+    /// What the delayed-ACK count counts ([`DelackCount`]).
+    #[serde(default)]
+    pub delack_count: DelackCount,
     /// Delayed-ACK timer.
     #[serde(default = "d_delack")]
     pub delack_timeout: Dur,
@@ -212,6 +216,7 @@ impl Default for TcpCfg {
             ca_counting: CaCounting::default(),
             slow_start_bound: SlowStartBound::default(),
             delack_segments: d_b(),
+            delack_count: DelackCount::default(),
             delack_timeout: d_delack(),
             idle_restart: true,
             timestamps: true,
@@ -275,6 +280,23 @@ pub enum PerMss {
     /// 320) + 256` bytes, `MAX_TCP_HEADER` from `max_tcp_header` (304 B unset) and `mss_clamp`
     /// the MSS Linux announces (MTU − 40): 4352 B at MTU 1500, the meta's skb truesize.
     Build,
+}
+
+/// What a receiver counts towards its delayed ACK (`tcp.delack_count`, with
+/// `tcp.delack_segments` = b).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DelackCount {
+    /// Full-sized segments: every b-th one is acknowledged at once (RFC 1122 §4.2.3.2's "at
+    /// least every second full-sized segment"); a shorter one waits for the timer or a read.
+    /// The classic model and the out-of-tree stack's.
+    #[default]
+    Segments,
+    /// Bytes, as Linux counts (`__tcp_ack_snd_check`: `rcv_nxt - rcv_wup > rcv_mss`, i.e.
+    /// more than (b - 1) times the peer's segment size since the last ACK): a short segment
+    /// after a full one is acknowledged at once, as two short ones together larger than a
+    /// full one are.
+    Bytes,
 }
 
 /// How a receiver acknowledges a segment that arrives out of order (beyond a hole in its

@@ -12,15 +12,17 @@
 //!   the sysctl default buffer triples
 //!   (`tcp_rmem = 4096 131072 33554432`, `tcp_wmem = 4096 16384 4194304`) auto-tuned and
 //!   charged in skb truesize (the window is the free memory turned into payload, held
-//!   out-of-order data included, as `__mptcp_space` computes it), each subflow's offered
-//!   window never shrinking in its own sequence space (`tcp_select_window`), window updates on
+//!   out-of-order data included, as `__mptcp_space` computes it), only the connection's right
+//!   edge never moving left (a subflow's own window may shrink, `right_edge = "connection"`)
+//!   and the window scale bounding the header only (`tcp_select_window`), window updates on
 //!   every subflow when the application reads (pending delayed ACKs included), new data up to the
 //!   window's last byte, receive-buffer auto-tuning paced by the smallest RTT of the subflows
 //!   delivering data,
 //!   the MPTCP-level retransmission timer, joins opened by the
 //!   in-kernel path manager once the connection is fully established (the kernel backend's
 //!   `subflow` endpoints), the DSS sizes Linux writes, the receiver's compression of the ACKs of
-//!   out-of-order data (`tcp.ooo_ack`, since 4.18), and the hosts' processing jitter as
+//!   out-of-order data (`tcp.ooo_ack`, since 4.18) and its delayed ACK counted in bytes
+//!   (`tcp.delack_count`, `__tcp_ack_snd_check`), and the hosts' processing jitter as
 //!   measured on the kernel backend (mean 33 µs), RFC 2861's decay of an application-limited
 //!   window (`tcp_cwnd_application_limited`), TCP small queues as 6.x has them, and the TCP
 //!   metrics cache with 6.x's sysctl defaults (RTT saved per destination, ssthresh not:
@@ -101,6 +103,7 @@ pub fn linux_profile() -> Value {
             "recovery": "rack_tlp",
             "prr": true,
             "quickack": true,
+            "delack_count": "bytes",
             "ooo_ack": "compressed",
             "cwnd_limited": "linux",
             "tso_defer": true,

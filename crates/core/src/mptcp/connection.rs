@@ -148,6 +148,7 @@ impl Endpoint {
             ca_counting: t.ca_counting,
             slow_start_bound: t.slow_start_bound,
             b: t.delack_segments,
+            delack_count: t.delack_count,
             delack_timeout: t.delack_timeout,
             idle_restart: t.idle_restart,
             dupthresh: t.dupthresh,

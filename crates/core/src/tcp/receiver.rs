@@ -81,6 +81,11 @@ pub struct SubflowReceiver {
     recent: Vec<(u64, u64)>,
     /// Full-sized segments received since the last ACK.
     pub unacked_segs: u64,
+    /// Bytes received in order since the last ACK (Linux `rcv_nxt - rcv_wup`).
+    pub unacked_bytes: u64,
+    /// The delayed ACK counts bytes, not full-sized segments (`tcp.delack_count = "bytes"`,
+    /// [`Self::owes_ack`]).
+    pub count_bytes: bool,
     /// A segment shorter than a full one arrived since the last ACK (Linux
     /// `ICSK_ACK_PUSHED`, set by `tcp_measure_rcv_mss`): a read that empties the receive
     /// queue then acknowledges at once (`tcp_cleanup_rbuf`).
@@ -152,6 +157,7 @@ impl SubflowReceiver {
     /// compressed one (`tcp_event_ack_sent`: `compressed_ack` = 0).
     pub fn on_ack_sent(&mut self) {
         self.unacked_segs = 0;
+        self.unacked_bytes = 0;
         self.pushed = false;
         self.quick = self.quick.saturating_sub(1);
         if let Some(c) = self.compressed.as_mut() {
@@ -244,10 +250,24 @@ impl SubflowReceiver {
         } else {
             self.pushed = true;
         }
-        if self.unacked_segs >= b {
+        self.unacked_bytes += seg.len;
+        if self.owes_ack(b) {
             AckNeed::Every
         } else {
             AckNeed::Delayed
+        }
+    }
+
+    /// Whether the in-order data since the last ACK calls for one now, acknowledging every
+    /// `b`-th segment: `b` full-sized segments, or with [`Self::count_bytes`] Linux's rule,
+    /// more than `b - 1` times the peer's segment size (`__tcp_ack_snd_check`: `rcv_nxt -
+    /// rcv_wup > rcv_mss` at b = 2).
+    #[inline]
+    fn owes_ack(&self, b: u64) -> bool {
+        if self.count_bytes {
+            self.unacked_bytes > (b - 1) * self.rcv_mss
+        } else {
+            self.unacked_segs >= b
         }
     }
 
@@ -277,7 +297,8 @@ impl SubflowReceiver {
             } else {
                 self.pushed = true;
             }
-            return if self.unacked_segs >= b { AckNeed::Every } else { AckNeed::Delayed };
+            self.unacked_bytes += e - s;
+            return if self.owes_ack(b) { AckNeed::Every } else { AckNeed::Delayed };
         }
         self.insert_ooo(s, e, dsn, now);
         self.ooo_ack()

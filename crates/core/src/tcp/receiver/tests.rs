@@ -207,3 +207,44 @@ fn duplicates_ask_for_an_immediate_ack_and_deliver_nothing() {
     );
     assert!(up.is_empty());
 }
+
+/// The delayed ACK's count (b = 2). Linux `__tcp_ack_snd_check` acknowledges at once when more
+/// than one segment's worth of bytes arrived since the last ACK (`rcv_nxt - rcv_wup >
+/// rcv_mss`); a 6.18 and a 7.3 receiver acknowledge a 172-byte segment that follows a full
+/// 1424-byte one at once (the window's tail, or the end of a 32 KB data fragment). Counting full
+/// segments (RFC 1122's "every second full-sized segment", the classic model) it waits.
+/// Segments of 1424 B, the peer's size (`rcv_mss`):
+/// - full, then 172 B: 1596 > 1424, at once with bytes; 1 full segment, delayed with segments;
+/// - 700 B, then 700 B: 1400, not more than 1424, delayed either way; a third 700 B makes
+///   2100 > 1424, at once with bytes, still delayed with segments (no full one);
+/// - full, full: at once either way.
+#[test]
+fn bytes_count_a_short_segment_after_a_full_one_as_linux_does() {
+    let mut up = Vec::new();
+    let mut at = 0;
+    let mut seg = |len: u64| {
+        let s = Arriving { seq: Seq(at), len, dsn: Dsn(at), full_size: len >= 1424 };
+        at += len;
+        s
+    };
+    let mut bytes = SubflowReceiver { count_bytes: true, rcv_mss: 1424, ..Default::default() };
+    let mut segments = SubflowReceiver { rcv_mss: 1424, ..Default::default() };
+    let cases: [(&[u64], AckNeed, AckNeed); 4] = [
+        (&[1424, 172], AckNeed::Every, AckNeed::Delayed),
+        (&[700, 700], AckNeed::Delayed, AckNeed::Delayed),
+        (&[700, 700, 700], AckNeed::Every, AckNeed::Delayed),
+        (&[1424, 1424], AckNeed::Every, AckNeed::Every),
+    ];
+    for (lens, with_bytes, with_segments) in cases {
+        for r in [&mut bytes, &mut segments] {
+            r.on_ack_sent();
+        }
+        let (mut b_last, mut s_last) = (AckNeed::Now, AckNeed::Now);
+        for &len in lens {
+            let s = seg(len);
+            b_last = bytes.on_segment(s, 2, Time::ZERO, &mut up);
+            s_last = segments.on_segment(Arriving { seq: Seq(s.seq.0), ..s }, 2, Time::ZERO, &mut up);
+        }
+        assert_eq!((b_last, s_last), (with_bytes, with_segments), "{lens:?}");
+    }
+}

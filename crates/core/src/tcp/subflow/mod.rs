@@ -34,7 +34,7 @@ mod send;
 mod timers;
 
 use crate::cc::{PeerView, RateAck, Window};
-use crate::config::{CaCounting, CwndLimited, OooAck, Recovery, SlowStart, SlowStartBound, TsqRule};
+use crate::config::{CaCounting, CwndLimited, DelackCount, OooAck, Recovery, SlowStart, SlowStartBound, TsqRule};
 use crate::tcp::pacing::{self, Pacer};
 use crate::tcp::prr::Prr;
 use crate::tcp::receiver::SubflowReceiver;
@@ -61,6 +61,8 @@ pub struct TcpParams {
     pub slow_start_bound: SlowStartBound,
     /// Delayed-ACK ratio b.
     pub b: u64,
+    /// What the delayed-ACK count counts (`tcp.delack_count`).
+    pub delack_count: DelackCount,
     pub delack_timeout: Dur,
     pub idle_restart: bool,
     pub dupthresh: u64,
@@ -216,6 +218,7 @@ impl Subflow {
         sb.rack.enabled = p.recovery == Recovery::RackTlp;
         let mut rcv = SubflowReceiver::default();
         rcv.quickack = p.quickack;
+        rcv.count_bytes = p.delack_count == DelackCount::Bytes;
         rcv.compressed = (p.ooo_ack == OooAck::Compressed).then(SackCompression::default);
         let tsq_rule = p.tsq;
         Subflow {

@@ -14,6 +14,7 @@ fn subflow(rule: CwndLimited) -> Subflow {
         ca_counting: CaCounting::Bytes,
         slow_start_bound: SlowStartBound::Below,
         b: 2,
+        delack_count: DelackCount::Segments,
         delack_timeout: Dur::from_ms(40),
         idle_restart: false,
         dupthresh: 3,
