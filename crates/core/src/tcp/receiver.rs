@@ -84,7 +84,7 @@ pub struct SubflowReceiver {
     /// Bytes received in order since the last ACK (Linux `rcv_nxt - rcv_wup`).
     pub unacked_bytes: u64,
     /// The delayed ACK counts bytes, not full-sized segments (`tcp.delack_count = "bytes"`,
-    /// [`Self::owes_ack`]).
+    /// [`Self::delayed_ack`]).
     pub count_bytes: bool,
     /// A segment shorter than a full one arrived since the last ACK (Linux
     /// `ICSK_ACK_PUSHED`, set by `tcp_measure_rcv_mss`): a read that empties the receive
@@ -245,29 +245,27 @@ impl SubflowReceiver {
         self.rcv_mss = self.rcv_mss.max(seg.len);
         up.push(Chunk { dsn: seg.dsn, len: seg.len, arrival: now });
         self.rcv_nxt = seg.seq + seg.len;
-        if seg.full_size {
+        self.delayed_ack(seg.len, seg.full_size, b)
+    }
+
+    /// Counts `len` in-order bytes towards the delayed ACK and says whether one is owed now,
+    /// acknowledging every `b`-th segment: `b` full-sized segments, or with
+    /// [`Self::count_bytes`] Linux's rule, more than `b - 1` times the peer's segment size
+    /// (`__tcp_ack_snd_check`: `rcv_nxt - rcv_wup > rcv_mss` at b = 2). A short segment marks
+    /// `pushed`.
+    #[inline]
+    fn delayed_ack(&mut self, len: u64, full_size: bool, b: u64) -> AckNeed {
+        if full_size {
             self.unacked_segs += 1;
         } else {
             self.pushed = true;
         }
-        self.unacked_bytes += seg.len;
-        if self.owes_ack(b) {
+        self.unacked_bytes += len;
+        let owed = if self.count_bytes { self.unacked_bytes > (b - 1) * self.rcv_mss } else { self.unacked_segs >= b };
+        if owed {
             AckNeed::Every
         } else {
             AckNeed::Delayed
-        }
-    }
-
-    /// Whether the in-order data since the last ACK calls for one now, acknowledging every
-    /// `b`-th segment: `b` full-sized segments, or with [`Self::count_bytes`] Linux's rule,
-    /// more than `b - 1` times the peer's segment size (`__tcp_ack_snd_check`: `rcv_nxt -
-    /// rcv_wup > rcv_mss` at b = 2).
-    #[inline]
-    fn owes_ack(&self, b: u64) -> bool {
-        if self.count_bytes {
-            self.unacked_bytes > (b - 1) * self.rcv_mss
-        } else {
-            self.unacked_segs >= b
         }
     }
 
@@ -292,13 +290,7 @@ impl SubflowReceiver {
                 self.pull(up);
                 return AckNeed::Now; // filled (part of) a hole
             }
-            if full_size {
-                self.unacked_segs += 1;
-            } else {
-                self.pushed = true;
-            }
-            self.unacked_bytes += e - s;
-            return if self.owes_ack(b) { AckNeed::Every } else { AckNeed::Delayed };
+            return self.delayed_ack(e - s, full_size, b);
         }
         self.insert_ooo(s, e, dsn, now);
         self.ooo_ack()
