@@ -58,6 +58,7 @@ def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
     ("connections.mptcp.tcp.cwnd_limited", "rounds", "tcp_cwnd_validate"),
     ("connections.mptcp.tcp.tso_defer", False, "tcp_tso_should_defer"),
     ("connections.mptcp.tcp.quickack", False, "quick-ACK"),
+    ("connections.mptcp.tcp.delack_count", "segments", "__tcp_ack_snd_check"),
     ("connections.mptcp.tcp.cwv", False, "tcp_cwnd_application_limited"),
     ("connections.mptcp.join", "add_addr", "fully_established"),
     ("connections.mptcp.option_sizes", "classic", "need `linux`"),
@@ -113,7 +114,7 @@ def test_linux_sender_rules_written_explicitly_are_accepted() -> None:
 
     check_supported(load_scenario(KERNEL_SCENARIOS / "kernel-equal-paths.toml",
                                   {"connections.mptcp.tcp.cwnd_limited": "linux", "connections.mptcp.tcp.tso_defer": True,
-                                   "connections.mptcp.tcp.quickack": True}))
+                                   "connections.mptcp.tcp.quickack": True, "connections.mptcp.tcp.delack_count": "bytes"}))
 
 
 def test_the_hosts_behaviour_written_as_the_kernel_has_it_is_accepted() -> None:
