@@ -58,6 +58,8 @@ LINUX_MODEL: dict[str, tuple[Any, str]] = {
                     "(`mptcp_check_allowed_size`)"),
     "drs_rtt": ("smallest", "this kernel paces receive-buffer auto-tuning by the smallest RTT of the subflows "
                 "delivering data (its buffer grows as that rule's does)"),
+    "data_frags": ("pages", "Linux MPTCP keeps written data in 32 KB page fragments and hands a subflow whole "
+                   "fragments (`mptcp_sendmsg`, `__subflow_push_pending`)"),
     "writer": ("poll", "the kernel backends' application polls for space, then writes up to 64 KiB per send() "
                "(app.write makes it a loop of blocking send() calls instead)"),
     "scaling_ratio": ("subflow_min", "a Linux 6.18 MPTCP socket takes the smallest scaling ratio of its subflows "
@@ -92,7 +94,7 @@ def _uml_min_rcvbuf() -> tuple[int, str]:
     return (1 if (major, minor) <= (6, 18) else UML_TCP_MIN_RCVBUF), release
 #: Keys of :data:`LINUX_MODEL` that concern the MPTCP level only (not checked for TCP).
 _MPTCP_ONLY = {"window_update", "right_edge", "mptcp_retransmit", "join", "option_sizes", "window_tail", "drs_rtt",
-               "scaling_ratio"}
+               "scaling_ratio", "data_frags"}
 
 
 def host_jitter_ns(data: dict[str, Any], resolved: dict[str, Any]) -> int | None:

@@ -435,6 +435,22 @@ pub enum Writer {
     Poll,
 }
 
+/// How an MPTCP sender cuts the data a queueing scheduler (`default`) hands to subflows; the
+/// others hand whole segments either way, as the out-of-tree stack does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DataFrags {
+    /// Segment by segment: a burst ends within a segment of its size (the classic model).
+    #[default]
+    Segments,
+    /// As Linux MPTCP does ([`crate::mptcp::sendbuf`]): the writer's data sits in fragments
+    /// of 32 KB pages (`mptcp_sendmsg`), a burst hands whole fragments
+    /// (`__subflow_push_pending`), and a subflow's write queue holds buffers of up to the size
+    /// goal that end where the data handed to it stops being contiguous
+    /// (`mptcp_sendmsg_frag`), so a buffer may end in a short segment.
+    Pages,
+}
+
 /// How the end of the peer's data-level window is used by new data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -547,6 +563,9 @@ pub struct ConnCfg {
     /// How the application waits for space and writes (without the app's `write`).
     #[serde(default)]
     pub writer: Writer,
+    /// How the written data is cut when handed to subflows (MPTCP, queueing schedulers).
+    #[serde(default)]
+    pub data_frags: DataFrags,
     /// Which subflow RTT paces receive-buffer auto-tuning (MPTCP connections).
     #[serde(default)]
     pub drs_rtt: DrsRtt,

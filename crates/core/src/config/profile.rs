@@ -16,7 +16,8 @@
 //!   edge never moving left (a subflow's own window may shrink, `right_edge = "connection"`)
 //!   and the window scale bounding the header only (`tcp_select_window`), window updates on
 //!   every subflow when the application reads (pending delayed ACKs included), new data up to the
-//!   window's last byte, receive-buffer auto-tuning paced by the smallest RTT of the subflows
+//!   window's last byte, the written data in 32 KB page fragments handed to subflows whole
+//!   (`data_frags = "pages"`), receive-buffer auto-tuning paced by the smallest RTT of the subflows
 //!   delivering data,
 //!   the MPTCP-level retransmission timer, joins opened by the
 //!   in-kernel path manager once the connection is fully established (the kernel backend's
@@ -93,6 +94,7 @@ pub fn linux_profile() -> Value {
         "join": "fully_established",
         "option_sizes": "linux",
         "window_tail": "fill",
+        "data_frags": "pages",
         "drs_rtt": "smallest",
         "scaling_ratio": "subflow_min",
         // The kernel backends' application (poll, then up to 64 KiB per send).

@@ -22,14 +22,14 @@
 use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
 use crate::config::{
-    BufSize, BufferAccounting, ConnCfg, ConnKind, Direction, DrsRtt, OptionSizes, PenalisationRule, PerMss,
+    BufSize, BufferAccounting, ConnCfg, ConnKind, DataFrags, Direction, DrsRtt, OptionSizes, PenalisationRule, PerMss,
     RcvbufWindow, RightEdge, ScalingRatio, Scenario, WindowTail, WindowUpdate,
 };
 use crate::mptcp::pm::{PathManager, PmAction};
 use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace};
 use crate::mptcp::reassembly::ConnReceiver;
 use crate::mptcp::sched::{self, SchedView, Scheduler};
-use crate::mptcp::sendbuf::{v09x_skb_truesize, ConnSender, MetaCharge, V09X_MAX_TCP_HEADER};
+use crate::mptcp::sendbuf::{v09x_skb_truesize, ConnSender, Frags, MetaCharge, V09X_MAX_TCP_HEADER};
 use crate::mptcp::sfqueue::{build_per_mss, per_mss, SubflowQueue};
 use crate::net::packet::{flags, optlen, MpOption, Packet, IP_TCP_HEADER};
 use crate::rng::Rng;
@@ -179,6 +179,10 @@ impl Endpoint {
         if let Some((payload, truesize)) = skb_charge {
             snd.charge = MetaCharge::Skb { payload, truesize };
         }
+        let sched = sched::build(cfg.scheduler, &cfg.sched_params);
+        if mptcp && cfg.data_frags == DataFrags::Pages && sched.queues() {
+            snd.frags = Some(Frags::default());
+        }
         let mut rcv = ConnReceiver::new(space, warmup).full_window(cfg.rcvbuf_window == RcvbufWindow::Full);
         rcv.count_subflow_ooo = !truesize;
         Endpoint {
@@ -198,7 +202,7 @@ impl Endpoint {
                 &cfg.cc_params,
                 Rng::stream(sc.seed, &format!("cc:{}:{}", cfg.name, if is_client { "client" } else { "server" })),
             ),
-            sched: sched::build(cfg.scheduler, &cfg.sched_params),
+            sched,
             snd,
             rcv,
             mp_established: false,
@@ -277,6 +281,7 @@ impl Endpoint {
                 SubflowQueue::new(s.w.smss, s.w.cwnd, self.subflow_sndbuf_cap(), pm)
             }
         };
+        self.sfq[sf].skbs = self.snd.frags.is_some();
         // Linux `tcp_select_initial_window`: `rcv_ssthresh` starts at the window offered in
         // the handshake, before any data set the scaling ratio.
         s.rcv.rcv_ssthresh = self.rcv.space.window_for(0);
@@ -356,6 +361,7 @@ impl Endpoint {
     pub(super) fn start_app(&mut self, now: Time) {
         if self.is_sender && !self.app_started {
             self.app_started = true;
+            self.note_pages_held();
             self.snd.app_write(now);
         }
     }

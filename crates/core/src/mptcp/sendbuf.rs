@@ -15,6 +15,9 @@
 //! bytes of fragment header (`mptcp_sendmsg`: `frag_truesize`), which this model neglects:
 //! it counts payload bytes ([`MetaCharge::Payload`]).
 //!
+//! With `data_frags = "pages"` the written data is kept in Linux MPTCP's data fragments
+//! ([`Frags`]), which decide how a queueing scheduler hands it to subflows.
+//!
 //! The out-of-tree stack's meta socket is a TCP socket whose write queue holds skbs, each
 //! charged its truesize (`skb_entail`: `sk_wmem_queued += skb->truesize`), and with DSS
 //! checksums on (`mptcp_checksum = 1`, that stack's default) it neither uses scatter-gather
@@ -29,6 +32,7 @@ use std::collections::VecDeque;
 use crate::app::App;
 pub use crate::config::Writer;
 use crate::units::{Dsn, Time};
+pub use frags::Frags;
 
 /// What the connection's send buffer charges for the data it holds (module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,6 +125,11 @@ pub struct ConnSender {
     block_left: u64,
     /// Bytes of the polling writer's current chunk not yet copied ([`Writer::Poll`]).
     chunk_left: u64,
+    /// Linux's data fragments (`data_frags = "pages"`); the writer then makes one `send()`
+    /// call per [`ConnSender::app_write`], so that its push follows it.
+    pub frags: Option<Frags>,
+    /// Some subflow still holds data of the writer's pages (set by the endpoint before a write).
+    pub pages_held: bool,
     /// The `send()` loop copied data since the last push (only with [`App::Bulk`]'s `write`):
     /// the push that follows is the writer's own, made before it sets `SOCK_NOSPACE`.
     pub sendmsg_copied: bool,
@@ -158,6 +167,8 @@ impl ConnSender {
             app_blocked_since: None,
             block_left: 0,
             chunk_left: 0,
+            frags: None,
+            pages_held: false,
             sendmsg_copied: false,
             blocked_episodes: 0,
             blocked_ns: 0,
@@ -304,20 +315,23 @@ impl ConnSender {
         self.app_blocked_since.is_some()
     }
 
-    /// Lets the application write what it wants and the buffer takes. The usual case, a
-    /// writer still blocked, answers inline.
+    /// Lets the application write what it wants and the buffer takes (with [`Frags`], one
+    /// `send()` call's worth); returns whether it wrote anything. The usual case, a writer
+    /// still blocked, answers inline.
     #[inline]
-    pub fn app_write(&mut self, now: Time) {
+    pub fn app_write(&mut self, now: Time) -> bool {
         let charged = self.charged();
         let free = self.sndbuf.saturating_sub(charged);
         if let Some(since) = self.app_blocked_since {
             if !writeable(free, charged) {
-                return;
+                return false;
             }
             self.blocked_ns += now.since(since).0;
             self.app_blocked_since = None;
         }
+        let before = self.write_seq;
         self.app_write_unblocked(now);
+        self.write_seq != before
     }
 
     /// `app_write` once the writer is not blocked.
@@ -330,7 +344,7 @@ impl ConnSender {
         }
         let want = self.app.wants(now, self.write_seq.0);
         let n = want.min(self.room());
-        self.write_seq += n;
+        self.append(n);
         if want > n {
             self.blocked_episodes += 1;
             self.app_blocked_since = Some(now);
@@ -363,14 +377,15 @@ impl ConnSender {
         let room = self.room();
         let mut n = room.min(self.block_left);
         self.block_left -= n;
-        if self.block_left == 0 && self.app.wants(now, self.write_seq.0 + n) > 0 {
+        // With fragments each call is followed by its push: the next call is the next write.
+        if self.block_left == 0 && self.frags.is_none() && self.app.wants(now, self.write_seq.0 + n) > 0 {
             // The calls that follow take the rest of the room: whole blocks, then part of one,
             // which waits for the rest of its bytes (all of them if the rest is whole blocks).
             let rest = room - n;
             n = room;
             self.block_left = block - rest % block;
         }
-        self.write_seq += n;
+        self.append(n);
         self.sendmsg_copied |= n > 0;
         if self.block_left > 0 {
             self.blocked_episodes += 1;
@@ -410,8 +425,12 @@ impl ConnSender {
                 return;
             }
             self.chunk_left -= n;
-            self.write_seq += n;
+            self.append(n);
             self.sendmsg_copied = true;
+            if self.frags.is_some() {
+                // The call's push comes before the next `poll()`.
+                return;
+            }
         }
     }
 
@@ -425,6 +444,9 @@ impl ConnSender {
         if data_ack > self.data_una && data_ack <= self.snd_nxt.max(self.data_una) {
             self.data_una = data_ack;
             self.m1_copies.retain(|&(d, _)| d >= data_ack);
+            if let Some(f) = self.frags.as_mut() {
+                f.acked(data_ack.0);
+            }
             if data_ack.0 > self.sent_end {
                 self.ack_beyond(data_ack.0);
             }
@@ -548,5 +570,6 @@ fn track(since: &mut Option<Time>, total: &mut u64, on: bool, now: Time) {
     }
 }
 
+mod frags;
 #[cfg(test)]
 mod tests;

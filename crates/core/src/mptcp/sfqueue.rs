@@ -26,11 +26,27 @@ use crate::units::Dsn;
 /// Linux `TCP_INIT_CWND`: the send buffer is sized for at least 10 segments.
 const INIT_SEGMENTS: u64 = 10;
 
+/// `MAX_SKB_FRAGS` (the default of `net.core.max_skb_frags`): page fragments one skb holds.
+const MAX_SKB_FRAGS: u8 = 17;
+
+/// One run of queued data: contiguous in data sequence; in [`SubflowQueue::skbs`] mode one
+/// write-queue buffer (skb), with the number of page fragments it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Run {
+    dsn: Dsn,
+    len: u64,
+    frags: u8,
+}
+
 /// Data assigned to one subflow and not sent yet, and the subflow's send buffer.
 #[derive(Clone, Debug, Default)]
 pub struct SubflowQueue {
-    /// Contiguous data-sequence runs (dsn, len), oldest first.
-    runs: VecDeque<(Dsn, u64)>,
+    /// The queued data, oldest first: contiguous data-sequence runs, or with `skbs` the
+    /// write-queue buffers.
+    runs: VecDeque<Run>,
+    /// The runs are Linux's write-queue buffers (`data_frags = "pages"`, [`Self::push_skb`]);
+    /// otherwise contiguous runs merge whatever their length.
+    pub skbs: bool,
     bytes: u64,
     /// Send buffer (bytes), see the module documentation.
     pub sndbuf: u64,
@@ -47,17 +63,17 @@ pub use crate::tcp::subflow::TX_SKB_HEAD;
 /// `sk_wmem_queued` of a subflow, as Linux charges it with `buffer_accounting = "truesize"`:
 /// the payload plus one skb head per skb. Data in flight left in transmit units of
 /// `unit_segs` segments (`tcp_tso_autosize`, [`crate::tcp::tso::autosize_segs`]), each its own
-/// skb; data not sent yet waits in write-queue buffers of `size_goal` bytes
-/// (`tcp_xmit_size_goal`, [`crate::tcp::tso::size_goal`]). Measured on 6.18 with `ss -tmi`
+/// skb; data not sent yet waits in `unsent_buffers` write-queue buffers
+/// ([`SubflowQueue::unsent_buffers`]). Measured on 6.18 with `ss -tmi`
 /// on a 30 Mbit/s subflow in congestion avoidance (2-segment units, 65 160-byte buffers):
 /// 32 segments in flight and 202 448 B unsent gave `w` = 276 304 B (this rule: 266 704,
 /// −3.5 %; one head per 2-segment skb for all of it: 325 840, +18 %), 32 in flight and
 /// 140 632 B unsent 206 168 B (203 992, −1.1 %; 245 208, +19 %); earlier, with little
 /// unsent, 1.07 × the send queue on a 50 Mbit/s subflow (5-segment units: 12 % predicted)
 /// and 1.31 × on a 10 Mbit/s one (2-segment units: 31 %).
-pub fn wmem_truesize(in_flight: u64, unsent: u64, smss: u64, unit_segs: u64, size_goal: u64) -> u64 {
+pub fn wmem_truesize(in_flight: u64, unsent: u64, smss: u64, unit_segs: u64, unsent_buffers: u64) -> u64 {
     let unit = unit_segs.max(1) * smss.max(1);
-    in_flight + in_flight.div_ceil(unit) * TX_SKB_HEAD + unsent + unsent.div_ceil(size_goal.max(1)) * TX_SKB_HEAD
+    in_flight + in_flight.div_ceil(unit) * TX_SKB_HEAD + unsent + unsent_buffers * TX_SKB_HEAD
 }
 
 /// Memory of one MSS-sized segment (Linux `tcp_sndbuf_expand`'s `per_mss`).
@@ -110,27 +126,82 @@ impl SubflowQueue {
         self.sndbuf = self.sndbuf.max((2 * segs * self.per_mss).min(cap));
     }
 
-    /// Appends `[dsn, dsn + len)`, merged with the last run when contiguous.
-    pub fn push(&mut self, dsn: Dsn, len: u64) {
+    /// Appends `[dsn, dsn + len)`, merged with the last run when contiguous (with `skbs`,
+    /// [`Self::push_skb`] with the given size goal, the data starting a page fragment).
+    pub fn push(&mut self, dsn: Dsn, len: u64, size_goal: u64) {
+        if self.skbs {
+            return self.push_skb(dsn, len, size_goal, true);
+        }
         self.bytes += len;
         if let Some(last) = self.runs.back_mut() {
-            if last.0 + last.1 == dsn {
-                last.1 += len;
+            if last.dsn + last.len == dsn {
+                last.len += len;
                 return;
             }
         }
-        self.runs.push_back((dsn, len));
+        self.runs.push_back(Run { dsn, len, frags: 1 });
     }
 
-    /// Takes the oldest queued data for one segment: at most `max_len` bytes, contiguous.
+    /// Appends `[dsn, dsn + len)` as Linux `mptcp_sendmsg_frag` puts data into a subflow's
+    /// write queue, call after call: into the unsent last buffer up to `size_goal` bytes
+    /// (`tcp_send_mss`) if the data continues it in data sequence and, when it starts a page
+    /// fragment of its own (`new_frag`: not the rest of the fragment the buffer ends with),
+    /// the buffer holds fewer than `MAX_SKB_FRAGS` fragments; the rest into new buffers of up
+    /// to `size_goal` bytes. A buffer the data does not continue is closed (`eor`): nothing is
+    /// appended to it again, as to any buffer that is not the last.
+    pub fn push_skb(&mut self, dsn: Dsn, len: u64, size_goal: u64, new_frag: bool) {
+        self.bytes += len;
+        let (mut dsn, mut len) = (dsn, len);
+        if let Some(t) = self.runs.back_mut() {
+            let fits = !new_frag || t.frags < MAX_SKB_FRAGS;
+            if t.len < size_goal && t.dsn + t.len == dsn && fits {
+                let n = (size_goal - t.len).min(len);
+                t.len += n;
+                t.frags += new_frag as u8;
+                dsn += n;
+                len -= n;
+            }
+        }
+        // Each new buffer starts with one page fragment (this data's).
+        while len > 0 {
+            let n = len.min(size_goal.max(1));
+            self.runs.push_back(Run { dsn, len: n, frags: 1 });
+            dsn += n;
+            len -= n;
+        }
+    }
+
+    /// Write-queue buffers holding the queued data: the buffers themselves with `skbs`, else
+    /// the data cut into buffers of `size_goal` bytes (`tcp_xmit_size_goal`,
+    /// [`crate::tcp::tso::size_goal`]).
+    pub fn unsent_buffers(&self, size_goal: u64) -> u64 {
+        if self.skbs {
+            self.runs.len() as u64
+        } else {
+            self.bytes.div_ceil(size_goal.max(1))
+        }
+    }
+
+    /// Length of the oldest run (the head buffer with `skbs`), 0 when empty.
+    pub fn head_len(&self) -> u64 {
+        self.runs.front().map_or(0, |r| r.len)
+    }
+
+    /// Number of runs (write-queue buffers with `skbs`).
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Takes the oldest queued data for one segment: at most `max_len` bytes, contiguous, and
+    /// never beyond the end of a run (a write-queue buffer's last segment may be short).
     pub fn pop(&mut self, max_len: u64) -> Option<(Dsn, u64)> {
         let front = self.runs.front_mut()?;
-        let (dsn, n) = (front.0, front.1.min(max_len));
-        if n == front.1 {
+        let (dsn, n) = (front.dsn, front.len.min(max_len));
+        if n == front.len {
             self.runs.pop_front();
         } else {
-            front.0 += n;
-            front.1 -= n;
+            front.dsn += n;
+            front.len -= n;
         }
         self.bytes -= n;
         Some((dsn, n))
@@ -138,7 +209,7 @@ impl SubflowQueue {
 
     /// Empties the queue into `out` as (dsn, len) runs.
     pub fn drain_into(&mut self, out: &mut Vec<(Dsn, u64)>) {
-        out.extend(self.runs.drain(..));
+        out.extend(self.runs.drain(..).map(|r| (r.dsn, r.len)));
         self.bytes = 0;
     }
 }
@@ -150,9 +221,9 @@ mod tests {
     #[test]
     fn runs_merge_when_contiguous_and_segments_never_cross_a_gap() {
         let mut q = SubflowQueue::default();
-        q.push(Dsn(0), 1000);
-        q.push(Dsn(1000), 1000);
-        q.push(Dsn(5000), 500);
+        q.push(Dsn(0), 1000, 0);
+        q.push(Dsn(1000), 1000, 0);
+        q.push(Dsn(5000), 500, 0);
         assert_eq!(q.bytes(), 2500);
         assert_eq!(q.pop(1448), Some((Dsn(0), 1448)));
         assert_eq!(q.pop(1448), Some((Dsn(1448), 552)));
@@ -161,14 +232,66 @@ mod tests {
         assert!(q.is_empty());
     }
 
+    /// Linux `mptcp_sendmsg_frag` with a size goal of 45 segments of 1424 B (64 080 B, the
+    /// GSO limit 65 215 B rounded down): a burst of two fresh 32 728-byte fragments fills one
+    /// buffer to the goal and leaves 65 456 − 64 080 = 1376 B in a second, whose one segment
+    /// is short. Data that does not continue the last buffer starts a new one, and the next
+    /// contiguous data joins that one, not the closed buffer before it.
+    #[test]
+    fn buffers_fill_to_the_size_goal_and_end_where_the_data_stops_being_contiguous() {
+        let goal = 45 * 1424;
+        let mut q = SubflowQueue { skbs: true, ..SubflowQueue::default() };
+        q.push_skb(Dsn(0), 32_728, goal, true);
+        assert_eq!((q.runs(), q.head_len()), (1, 32_728));
+        q.push_skb(Dsn(32_728), 32_728, goal, true);
+        assert_eq!((q.runs(), q.head_len(), q.bytes()), (2, 64_080, 65_456));
+        for k in 0..45 {
+            assert_eq!(q.pop(1424), Some((Dsn(k * 1424), 1424)));
+        }
+        assert_eq!(q.pop(1424), Some((Dsn(64_080), 1376)));
+        assert!(q.is_empty());
+        // A gap: a buffer of its own, and 500 B more continue it.
+        q.push_skb(Dsn(0), 3000, goal, true);
+        q.push_skb(Dsn(90_000), 1000, goal, true);
+        q.push_skb(Dsn(91_000), 500, goal, false);
+        assert_eq!((q.runs(), q.head_len()), (2, 3000));
+        assert_eq!(q.pop(1424), Some((Dsn(0), 1424)));
+        assert_eq!(q.pop(1424), Some((Dsn(1424), 1424)));
+        assert_eq!(q.pop(1424), Some((Dsn(2848), 152)));
+        assert_eq!(q.pop(1424), Some((Dsn(90_000), 1424)));
+        assert_eq!(q.pop(1424), Some((Dsn(91_424), 76)));
+        // Without buffers the same data is one run, cut into full segments.
+        let mut r = SubflowQueue::default();
+        r.push(Dsn(0), 32_728, goal);
+        r.push(Dsn(32_728), 32_728, goal);
+        assert_eq!(r.unsent_buffers(goal), 2);
+        assert_eq!((r.runs(), r.head_len()), (1, 65_456));
+    }
+
+    /// An skb holds at most `MAX_SKB_FRAGS` = 17 page fragments: 18 small fragments in a row,
+    /// each starting its own, fill one buffer with 17 and start a second; the rest of a
+    /// fragment already in the buffer always joins it.
+    #[test]
+    fn a_buffer_holds_at_most_17_page_fragments() {
+        let mut q = SubflowQueue { skbs: true, ..SubflowQueue::default() };
+        for k in 0..18 {
+            q.push_skb(Dsn(k * 100), 100, 64_080, true);
+        }
+        assert_eq!((q.runs(), q.head_len(), q.unsent_buffers(64_080)), (2, 1700, 2));
+        q.push_skb(Dsn(1800), 100, 64_080, false);
+        assert_eq!(q.runs(), 2);
+    }
+
     #[test]
     fn transmit_memory_counts_one_skb_head_per_unit_in_flight_and_per_buffer_unsent() {
         // The measured case of the documentation: 32 segments of 1448 B in flight in
         // 2-segment units (16 heads), 202 448 B unsent in 65 160-byte buffers (4 heads).
-        assert_eq!(wmem_truesize(32 * 1448, 202_448, 1448, 2, 65_160), 32 * 1448 + 16 * 896 + 202_448 + 4 * 896);
+        assert_eq!(wmem_truesize(32 * 1448, 202_448, 1448, 2, 4), 32 * 1448 + 16 * 896 + 202_448 + 4 * 896);
+        let q = SubflowQueue { bytes: 202_448, ..SubflowQueue::default() };
+        assert_eq!(q.unsent_buffers(65_160), 4);
         // 28 960 B in flight in 5-segment units: 4 heads.
-        assert_eq!(wmem_truesize(28_960, 0, 1448, 5, 65_160), 28_960 + 4 * 896);
-        assert_eq!(wmem_truesize(0, 0, 1448, 2, 65_160), 0);
+        assert_eq!(wmem_truesize(28_960, 0, 1448, 5, 0), 28_960 + 4 * 896);
+        assert_eq!(wmem_truesize(0, 0, 1448, 2, 0), 0);
     }
 
     #[test]

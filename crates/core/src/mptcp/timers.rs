@@ -17,6 +17,7 @@ use crate::mptcp::connection::Endpoint;
 use crate::net::packet::{flags, MpOption, Packet};
 use crate::tcp::subflow::State;
 use crate::tcp::timer::Slot;
+use crate::tcp::tso;
 use crate::units::{Dur, Time};
 
 /// Size of the MPTCP socket's data fragments (`struct mptcp_data_frag`): data is copied
@@ -53,17 +54,18 @@ impl Endpoint {
     /// subflows only when no regular one qualifies and no busy one progressed); the busy
     /// subflows are checked for staleness on the way ([`crate::mptcp::stale`]). If none is
     /// idle, nothing is sent. The timer is restarted either way.
-    /// Deviation: fragment boundaries are taken at multiples of [`DFRAG`] in data-sequence
-    /// space (the kernel's follow its page fragments).
+    /// With the writer's fragments (`data_frags = "pages"`, [`crate::mptcp::sendbuf::Frags`])
+    /// the fragment is the kernel's; otherwise (deviation) fragment boundaries are taken at
+    /// multiples of [`DFRAG`] in data-sequence space.
     fn on_rtx_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.rtx_at = None;
         let una = self.snd.data_una;
         if self.snd.snd_nxt > una {
             if let Some(j) = self.retrans_subflow() {
-                let frag_end = (una.0 / DFRAG + 1) * DFRAG;
-                let end = frag_end.min(self.snd.snd_nxt.0);
+                let end = self.snd.frag_end(una, DFRAG).min(self.snd.snd_nxt.0);
                 let len = end - una.0;
-                self.sfq[j].push(una, len);
+                let goal = tso::size_goal(self.snd.max_window, self.params[j].smss);
+                self.sfq[j].push(una, len, goal);
                 self.snd.reinjected_bytes += len;
                 self.sched_views(now);
                 self.flush_queue(now, j, out);

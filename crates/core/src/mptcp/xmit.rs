@@ -84,6 +84,7 @@ impl Endpoint {
                 s.check_app_limited(unsent);
             }
         }
+        self.note_pages_held();
         self.snd.app_write(now);
         let hints = self.sched.hints();
         let queues = hints.queues;
@@ -141,126 +142,145 @@ impl Endpoint {
         let mut first =
             (hints.picks_lowest_rtt && !queues && !retransmitted && !flush).then(|| lowest.pick()).flatten();
         // Set when the loop ends because no usable subflow had room.
-        let mut none_had_room = false;
+        let mut none_had_room;
         let notified = hints.notified;
         if notified {
             self.sched.new_round();
         }
+        // With the writer's fragments each `send()` call is followed by its push
+        // (`mptcp_sendmsg` → `__mptcp_push_pending` → `tcp_push`): the push below is repeated
+        // after every further call the writer makes.
         loop {
-            if cfg!(debug_assertions) {
-                self.debug_check_views(now);
-            }
-            // Only right after the transmission that set it, or at the first question.
-            let repeat_sf: Option<usize> = repeat.take();
-            let first_sf: Option<usize> = first.take();
-            // Reinjections first; those already DATA_ACKed are dropped.
-            if let Some(&(dsn, len, from)) = self.snd.reinject.front() {
-                let end = dsn + len;
-                if end <= self.snd.data_una {
-                    self.snd.reinject.pop_front();
-                    continue;
+            none_had_room = false;
+            loop {
+                if cfg!(debug_assertions) {
+                    self.debug_check_views(now);
                 }
-                let ctx = sched_ctx(now, &self.views, &self.snd);
-                if let Some(j) = self.sched.pick_reinject(&ctx, from as usize).filter(|&j| self.can_use(j)) {
-                    self.snd.reinject.pop_front();
-                    let start = dsn.max(self.snd.data_una);
-                    let n = end.dist(start).min(self.params[j].smss);
-                    if end.dist(start) > n {
-                        self.snd.reinject.push_front((start + n, end.dist(start) - n, from));
+                // Only right after the transmission that set it, or at the first question.
+                let repeat_sf: Option<usize> = repeat.take();
+                let first_sf: Option<usize> = first.take();
+                // Reinjections first; those already DATA_ACKed are dropped.
+                if let Some(&(dsn, len, from)) = self.snd.reinject.front() {
+                    let end = dsn + len;
+                    if end <= self.snd.data_una {
+                        self.snd.reinject.pop_front();
+                        continue;
                     }
-                    self.send_on(now, j, start, n, out);
-                    self.snd.reinjected_bytes += n;
-                    continue;
+                    let ctx = sched_ctx(now, &self.views, &self.snd);
+                    if let Some(j) = self.sched.pick_reinject(&ctx, from as usize).filter(|&j| self.can_use(j)) {
+                        self.snd.reinject.pop_front();
+                        let start = dsn.max(self.snd.data_una);
+                        let n = end.dist(start).min(self.params[j].smss);
+                        if end.dist(start) > n {
+                            self.snd.reinject.push_front((start + n, end.dist(start) - n, from));
+                        }
+                        self.send_on(now, j, start, n, out);
+                        self.snd.reinjected_bytes += n;
+                        continue;
+                    }
                 }
-            }
-            let known = match repeat_sf {
-                Some(sf) if self.views[sf].has_room => Some(sf),
-                _ => first_sf,
-            };
-            let pick = match known {
-                Some(sf) => {
-                    debug_assert_eq!(
-                        self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
-                        Pick::New { sf, skip: 0 },
-                        "{} picked another subflow",
-                        self.sched.name()
-                    );
-                    Pick::New { sf, skip: 0 }
-                }
-                None => {
-                    if waits_without_room && !self.views.iter().any(|v| v.usable && v.has_room) {
+                let known = match repeat_sf {
+                    Some(sf) if self.views[sf].has_room => Some(sf),
+                    _ => first_sf,
+                };
+                let pick = match known {
+                    Some(sf) => {
                         debug_assert_eq!(
                             self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
-                            Pick::Wait,
-                            "{} picked with no room",
+                            Pick::New { sf, skip: 0 },
+                            "{} picked another subflow",
                             self.sched.name()
                         );
-                        none_had_room = true;
-                        break;
+                        Pick::New { sf, skip: 0 }
                     }
-                    self.sched.next(&sched_ctx(now, &self.views, &self.snd))
-                }
-            };
-            match pick {
-                Pick::Wait => break,
-                Pick::New { sf, skip } if queues => {
-                    if !self.views.get(sf).is_some_and(|v| v.usable) {
-                        debug_assert!(false, "{} picked subflow {sf}, which is not usable", self.sched.name());
-                        break;
-                    }
-                    let Some((dsn, len)) = self.snd.next_new(skip, self.params[sf].smss) else {
-                        break;
-                    };
-                    self.snd.mark_sent(dsn, len);
-                    self.sfq[sf].push(dsn, len);
-                    self.sched.on_sent(sf, dsn, len);
-                    if !self.tso_defer {
-                        self.flush_queue(now, sf, out);
-                    }
-                    self.refresh_view(now, sf);
-                }
-                Pick::New { sf, skip } => {
-                    // A known pick is usable with room (tested above).
-                    if known.is_none() && !self.can_use(sf) {
-                        debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
-                        break;
-                    }
-                    match self.snd.take_new(skip, self.params[sf].smss) {
-                        Some((dsn, len)) => {
-                            self.send_on(now, sf, dsn, len, out);
-                            if notified {
-                                self.sched.on_sent(sf, dsn, len);
-                            }
-                            if repeats_with_room && skip == 0 {
-                                repeat = Some(sf);
-                            }
+                    None => {
+                        if waits_without_room && !self.views.iter().any(|v| v.usable && v.has_room) {
+                            debug_assert_eq!(
+                                self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
+                                Pick::Wait,
+                                "{} picked with no room",
+                                self.sched.name()
+                            );
+                            none_had_room = true;
+                            break;
                         }
-                        None => {
-                            if !self.receive_buffer_optimisation(now, sf, out) {
-                                break;
-                            }
+                        self.sched.next(&sched_ctx(now, &self.views, &self.snd))
+                    }
+                };
+                match pick {
+                    Pick::Wait => break,
+                    Pick::New { sf, skip } if queues => {
+                        if !self.views.get(sf).is_some_and(|v| v.usable) {
+                            debug_assert!(false, "{} picked subflow {sf}, which is not usable", self.sched.name());
+                            break;
                         }
-                    }
-                }
-                Pick::Copy { sf, dsn, len } => {
-                    if !self.can_use(sf) {
-                        debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
-                        break;
-                    }
-                    let start = dsn.max(self.snd.data_una);
-                    let end = (dsn + len).min(self.snd.snd_nxt);
-                    if end > start {
-                        let n = end.dist(start).min(self.params[sf].smss);
-                        self.send_on(now, sf, start, n, out);
-                        self.sched.on_sent(sf, start, n);
-                    } else {
+                        let smss = self.params[sf].smss;
+                        let Some((dsn, len, new_frag)) = self.snd.next_piece(skip, smss) else {
+                            break;
+                        };
+                        self.snd.mark_sent(dsn, len);
+                        if self.sfq[sf].skbs {
+                            let goal = tso::size_goal(self.snd.max_window, smss);
+                            self.sfq[sf].push_skb(dsn, len, goal, new_frag);
+                        } else {
+                            self.sfq[sf].push(dsn, len, 0);
+                        }
                         self.sched.on_sent(sf, dsn, len);
+                        if !self.tso_defer {
+                            self.flush_queue(now, sf, out);
+                        }
+                        self.refresh_view(now, sf);
+                    }
+                    Pick::New { sf, skip } => {
+                        // A known pick is usable with room (tested above).
+                        if known.is_none() && !self.can_use(sf) {
+                            debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
+                            break;
+                        }
+                        match self.snd.take_new(skip, self.params[sf].smss) {
+                            Some((dsn, len)) => {
+                                self.send_on(now, sf, dsn, len, out);
+                                if notified {
+                                    self.sched.on_sent(sf, dsn, len);
+                                }
+                                if repeats_with_room && skip == 0 {
+                                    repeat = Some(sf);
+                                }
+                            }
+                            None => {
+                                if !self.receive_buffer_optimisation(now, sf, out) {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    Pick::Copy { sf, dsn, len } => {
+                        if !self.can_use(sf) {
+                            debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
+                            break;
+                        }
+                        let start = dsn.max(self.snd.data_una);
+                        let end = (dsn + len).min(self.snd.snd_nxt);
+                        if end > start {
+                            let n = end.dist(start).min(self.params[sf].smss);
+                            self.send_on(now, sf, start, n, out);
+                            self.sched.on_sent(sf, start, n);
+                        } else {
+                            self.sched.on_sent(sf, dsn, len);
+                        }
                     }
                 }
             }
-        }
-        if self.tso_defer {
-            self.flush_queues(now, queues, out);
+            if self.tso_defer {
+                self.flush_queues(now, queues, out);
+            }
+            if !(self.snd.frags.is_some() && self.snd.app_write(now)) {
+                break;
+            }
+            self.sched_views(now);
+            if notified {
+                self.sched.new_round();
+            }
         }
         // One pass over the subflows, in Linux's order for each:
         // - per-segment schedulers keep unsent data at the connection level: a subflow whose
@@ -327,6 +347,14 @@ impl Endpoint {
             self.persist_backoff = 0;
         }
         self.push_free = None;
+    }
+
+    /// Tells the writer whether a subflow still holds data of its pages (buffers sent and not
+    /// acknowledged keep their page referenced), with [`crate::mptcp::sendbuf::Frags`].
+    pub(super) fn note_pages_held(&mut self) {
+        if self.snd.frags.is_some() {
+            self.snd.pages_held = self.subflows.iter().flatten().any(|s| !s.sb.is_empty());
+        }
     }
 
     /// Retransmits each subflow's lost segments within its window (RFC 6675 NextSeg rule 1),
@@ -398,10 +426,17 @@ impl Endpoint {
                     Err(_) => break,
                 }
             }
-            // A short piece that is all the subflow holds waits under Nagle's rule.
+            // A short piece that ends what the subflow holds waits under Nagle's rule: the
+            // last segment of its last buffer (Linux `tcp_mss_split_point` and `tcp_nagle_test`
+            // test only the write queue's tail), or of all it holds without buffers.
             if self.snd.fill_tail {
-                let (queued, smss) = (self.sfq[j].bytes(), self.params[j].smss);
-                if self.subflows[j].as_ref().is_some_and(|s| s.nagle_holds(queued.min(smss), queued <= smss)) {
+                let (q, smss) = (&self.sfq[j], self.params[j].smss);
+                let (piece, last) = if q.skbs {
+                    (q.head_len().min(smss), q.runs() == 1 && q.head_len() <= smss)
+                } else {
+                    (q.bytes().min(smss), q.bytes() <= smss)
+                };
+                if self.subflows[j].as_ref().is_some_and(|s| s.nagle_holds(piece, last)) {
                     break;
                 }
             }
@@ -430,8 +465,10 @@ impl Endpoint {
         let smss = s.w.smss;
         let max_segs = tso::autosize_segs(v.linux_pacing_rate(PACING_SS_RATIO, PACING_CA_RATIO), s.rtt.min_rtt(), smss);
         let goal = tso::size_goal(self.snd.max_window, smss);
-        let queued = self.sfq[j].bytes();
-        let skb_len = queued.min(goal);
+        let q = &self.sfq[j];
+        // The head buffer: its own length with buffers, else the unsent data up to a goal.
+        let (skb_len, more_after) =
+            if q.skbs { (q.head_len(), q.runs() > 1) } else { (q.bytes().min(goal), q.bytes() > goal) };
         if skb_len <= smss {
             return Ok(max_segs);
         }
@@ -444,7 +481,7 @@ impl Endpoint {
             smss,
             max_segs,
             skb_len,
-            more_after: queued > goal,
+            more_after,
             head_sent_at: s.sb.front().map(|g| g.sent_at),
             srtt: s.rtt.srtt(),
         };

@@ -10,7 +10,8 @@
 //! shortest linger time: the bytes it holds (queued and unacknowledged, `sk_wmem_queued`)
 //! divided by its average pacing rate, the time to flush them. If that subflow's send
 //! buffer is full nothing is assigned (no other subflow is tried: `sk_stream_memory_free`
-//! of the chosen one). Otherwise it gets a burst of up to 64 KB (`MPTCP_SEND_BURST_SIZE`),
+//! of the chosen one). Otherwise it gets a burst of up to 65 428 B (`MPTCP_SEND_BURST_SIZE`:
+//! 64 KiB less a TCP header, the option space, an IPv6 header and a fragment header),
 //! capped by the room in the peer's data-level window (`mptcp_wnd_end` − `snd_nxt`; data
 //! is assigned only inside that window, and assigned data counts as sent at the connection
 //! level), ending early if its send buffer fills; then it picks again. The burst does not
@@ -27,9 +28,10 @@
 //!   with `buffer_accounting = "truesize"` (the `linux` profile) a subflow's held bytes are
 //!   charged as Linux charges them, one skb head per autosized skb
 //!   ([`crate::mptcp::sfqueue::wmem_truesize`]), for the linger time and the send-buffer test;
-//! - data is assigned in segments (whole ones, but for the window's tail with
-//!   `window_tail = "fill"`), so a burst ends within one segment of its size, where the
-//!   kernel ends it after the application write chunk (`dfrag`) that crosses it;
+//! - with `data_frags = "segments"` data is assigned in segments (whole ones, but for the
+//!   window's tail with `window_tail = "fill"`), so a burst ends within one segment of its
+//!   size, where the kernel ends it after the data fragment (`dfrag`) that crosses it, as
+//!   `data_frags = "pages"` (the `linux` profile) does ([`crate::mptcp::sendbuf::Frags`]);
 //! - without an RTT sample the SRTT is taken as 1 s;
 //! - reinjections after an RTO go, segment by segment, to a subflow with window room (the
 //!   engine's reinjection path), not through the kernel's data-level retransmission timer.
@@ -40,6 +42,10 @@ use super::{Pick, SchedCtx, SchedFactory, SchedView, Scheduler};
 use crate::registry::AlgorithmParams;
 use crate::units::ByteSize;
 use crate::units::Dsn;
+
+/// `MPTCP_SEND_BURST_SIZE`: 65 536 B less `sizeof(struct tcphdr)` (20),
+/// `MAX_TCP_OPTION_SPACE` (40), `sizeof(struct ipv6hdr)` (40) and `sizeof(struct frag_hdr)` (8).
+pub const SEND_BURST_SIZE: u64 = 65_536 - 20 - 40 - 40 - 8;
 
 /// Parameters of the upstream Linux scheduler (`sched_params.default`; `net/mptcp/protocol.c`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -55,7 +61,7 @@ pub struct LinuxDefaultParams {
 
 impl Default for LinuxDefaultParams {
     fn default() -> Self {
-        LinuxDefaultParams { burst: ByteSize(64 * 1024), pacing_ss_ratio: 2.0, pacing_ca_ratio: 1.2 }
+        LinuxDefaultParams { burst: ByteSize(SEND_BURST_SIZE), pacing_ss_ratio: 2.0, pacing_ca_ratio: 1.2 }
     }
 }
 

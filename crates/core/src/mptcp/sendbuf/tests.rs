@@ -404,3 +404,83 @@ fn the_polling_writer_finishes_a_chunk_before_the_next_and_ends_with_the_downloa
     d.app_write(Time(0));
     assert_eq!((d.write_seq, d.chunk_left, d.app_blocked()), (Dsn(100_000), 0, false));
 }
+
+fn with_frags(sndbuf: u64) -> ConnSender {
+    let mut s = ConnSender::new(App::Bulk { stop: None, write: None }, sndbuf, 1 << 30);
+    s.writer = Writer::Poll;
+    s.frags = Some(Frags::default());
+    s
+}
+
+/// Linux `mptcp_sendmsg` into fresh 32 KiB pages: each fragment's 40-byte header comes first,
+/// so a page holds 32 728 B of data and a 64 KiB `send()` leaves fragments of 32 728, 32 728
+/// and 80 B (the third on a new page: the second page is full). One call per write: the
+/// push follows it before the next call.
+#[test]
+fn a_64_kib_send_into_fresh_pages_is_two_page_fragments_and_80_bytes() {
+    let mut s = with_frags(1 << 20);
+    assert!(s.app_write(Time(0)));
+    assert_eq!(s.write_seq, Dsn(POLL_CHUNK));
+    assert_eq!(s.next_piece(0, 1424), Some((Dsn(0), 32_728, true)));
+    assert_eq!(s.frag_end(Dsn(32_728), 1), 65_456);
+    assert_eq!(s.frag_end(Dsn(65_456), 1), 65_536);
+    // The peer's window ends inside the first fragment: the piece ends with it.
+    s.rwnd_right = Dsn(10_000);
+    assert_eq!(s.next_piece(0, 1424), None, "without fill_tail a whole fragment must fit");
+    s.fill_tail = true;
+    assert_eq!(s.next_piece(0, 1424), Some((Dsn(0), 10_000, true)));
+    s.mark_sent(Dsn(0), 10_000);
+    // The rest of a fragment does not start one.
+    s.rwnd_right = Dsn(1 << 30);
+    assert_eq!(s.next_piece(0, 1424), Some((Dsn(10_000), 22_728, false)));
+}
+
+/// The next `send()` extends the last fragment while it still holds data not handed to a
+/// subflow (`mptcp_pending_tail`), up to its page's end; once it was handed, new data starts
+/// a fragment after a header at the next 8-byte boundary of the same page; a page with
+/// fewer than 72 B left is replaced; a page nothing references any more is reused from its
+/// start.
+#[test]
+fn fragments_extend_while_unsent_and_start_after_a_header_once_handed() {
+    let mut s = with_frags(1 << 20);
+    s.app = App::Download { size: 1000 };
+    s.app_write(Time(0));
+    // Unsent: the next 5000 B extend it.
+    s.app = App::Download { size: 6000 };
+    s.app_write(Time(1));
+    assert_eq!(s.frag_end(Dsn(0), 1), 6000);
+    // Page offset 6040. Handed out: 1003 B more start a fragment at offset 6040 + 40.
+    s.mark_sent(Dsn(0), 6000);
+    s.app = App::Download { size: 7003 };
+    s.app_write(Time(2));
+    assert_eq!(s.next_piece(0, 1424), Some((Dsn(6000), 1003, true)));
+    // Offset 7083; handed, the next fragment's header starts at 7088 (8-byte aligned): the
+    // page holds 32 768 − 7128 = 25 640 B more, then a new page (32 728 B) follows.
+    s.mark_sent(Dsn(6000), 1003);
+    s.app = App::Download { size: 7003 + 40_000 };
+    s.app_write(Time(3));
+    assert_eq!(s.frag_end(Dsn(7003), 1), 7003 + 25_640);
+    assert_eq!(s.frag_end(Dsn(7003 + 25_640), 1), 7003 + 40_000);
+    // Everything DATA_ACKed and no subflow holding a buffer: the page is reused from 0.
+    s.mark_sent(Dsn(7003), 40_000);
+    s.on_data_ack(Dsn(47_003), 1 << 30);
+    s.app = App::Download { size: 47_003 + 40_000 };
+    s.app_write(Time(4));
+    assert_eq!(s.frag_end(Dsn(47_003), 1), 47_003 + 32_728);
+    // With a subflow still holding a buffer of it, the page keeps serving from where it is.
+    let mut t = with_frags(1 << 20);
+    t.app = App::Download { size: 32_700 };
+    t.app_write(Time(0));
+    t.mark_sent(Dsn(0), 32_700);
+    t.on_data_ack(Dsn(32_700), 1 << 30);
+    t.pages_held = true;
+    // Offset 32 740: 28 B left < 72, a new page.
+    t.app = App::Download { size: 32_700 + 100 };
+    t.app_write(Time(1));
+    assert_eq!(t.next_piece(0, 1424), Some((Dsn(32_700), 100, true)));
+    t.mark_sent(Dsn(32_700), 100);
+    // Offset 140, still referenced: the next fragment starts at 144 + 40.
+    t.app = App::Download { size: 32_800 + 40_000 };
+    t.app_write(Time(2));
+    assert_eq!(t.frag_end(Dsn(32_800), 1), 32_800 + 32_768 - 184);
+}
