@@ -65,6 +65,17 @@ fn sched_ctx<'a>(now: Time, views: &'a [SchedView], snd: &ConnSender) -> SchedCt
 // skbs (`tcp_tso_autosize`).
 use crate::tcp::pacing::{CA_RATIO as PACING_CA_RATIO, SS_RATIO as PACING_SS_RATIO};
 
+/// What one push asks of the scheduler ([`Endpoint::assign`]): the scheduler's hints and the
+/// first question's answer when it is known before asking.
+#[derive(Clone, Copy)]
+struct PushPlan {
+    queues: bool,
+    waits_without_room: bool,
+    repeats_with_room: bool,
+    first: Option<usize>,
+    notified: bool,
+}
+
 impl Endpoint {
     /// Sends everything the windows, the buffers and the scheduler allow.
     pub fn xmit(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -131,157 +142,37 @@ impl Endpoint {
             // Entries are rebuilt after those transmissions.
             self.sched_views(now);
         }
-        // Not asked when no usable subflow has room, if its answer is then known to be Wait.
-        let waits_without_room = !queues && hints.waits_without_room;
-        // Not asked again after sending new data on the subflow it picked while that subflow
-        // keeps room, if its answer is then known to be the same (`repeat`: that subflow).
-        let repeats_with_room = !queues && hints.repeats_with_room;
-        let mut repeat = None;
-        // The first question's answer, known from the entries as built above if nothing was
-        // sent since (and there is a subflow to pick).
-        let mut first =
-            (hints.picks_lowest_rtt && !queues && !retransmitted && !flush).then(|| lowest.pick()).flatten();
-        // Set when the loop ends because no usable subflow had room.
-        let mut none_had_room;
-        let notified = hints.notified;
-        if notified {
+        let mut plan = PushPlan {
+            queues,
+            // Not asked when no usable subflow has room, if its answer is then known to be Wait.
+            waits_without_room: !queues && hints.waits_without_room,
+            // Not asked again after sending new data on the subflow it picked while that
+            // subflow keeps room, if its answer is then known to be the same.
+            repeats_with_room: !queues && hints.repeats_with_room,
+            // The first question's answer, known from the entries as built above if nothing
+            // was sent since (and there is a subflow to pick).
+            first: (hints.picks_lowest_rtt && !queues && !retransmitted && !flush).then(|| lowest.pick()).flatten(),
+            notified: hints.notified,
+        };
+        if plan.notified {
             self.sched.new_round();
         }
         // With the writer's fragments each `send()` call is followed by its push
-        // (`mptcp_sendmsg` → `__mptcp_push_pending` → `tcp_push`): the push below is repeated
-        // after every further call the writer makes.
-        loop {
-            none_had_room = false;
-            loop {
-                if cfg!(debug_assertions) {
-                    self.debug_check_views(now);
-                }
-                // Only right after the transmission that set it, or at the first question.
-                let repeat_sf: Option<usize> = repeat.take();
-                let first_sf: Option<usize> = first.take();
-                // Reinjections first; those already DATA_ACKed are dropped.
-                if let Some(&(dsn, len, from)) = self.snd.reinject.front() {
-                    let end = dsn + len;
-                    if end <= self.snd.data_una {
-                        self.snd.reinject.pop_front();
-                        continue;
-                    }
-                    let ctx = sched_ctx(now, &self.views, &self.snd);
-                    if let Some(j) = self.sched.pick_reinject(&ctx, from as usize).filter(|&j| self.can_use(j)) {
-                        self.snd.reinject.pop_front();
-                        let start = dsn.max(self.snd.data_una);
-                        let n = end.dist(start).min(self.params[j].smss);
-                        if end.dist(start) > n {
-                            self.snd.reinject.push_front((start + n, end.dist(start) - n, from));
-                        }
-                        self.send_on(now, j, start, n, out);
-                        self.snd.reinjected_bytes += n;
-                        continue;
-                    }
-                }
-                let known = match repeat_sf {
-                    Some(sf) if self.views[sf].has_room => Some(sf),
-                    _ => first_sf,
-                };
-                let pick = match known {
-                    Some(sf) => {
-                        debug_assert_eq!(
-                            self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
-                            Pick::New { sf, skip: 0 },
-                            "{} picked another subflow",
-                            self.sched.name()
-                        );
-                        Pick::New { sf, skip: 0 }
-                    }
-                    None => {
-                        if waits_without_room && !self.views.iter().any(|v| v.usable && v.has_room) {
-                            debug_assert_eq!(
-                                self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
-                                Pick::Wait,
-                                "{} picked with no room",
-                                self.sched.name()
-                            );
-                            none_had_room = true;
-                            break;
-                        }
-                        self.sched.next(&sched_ctx(now, &self.views, &self.snd))
-                    }
-                };
-                match pick {
-                    Pick::Wait => break,
-                    Pick::New { sf, skip } if queues => {
-                        if !self.views.get(sf).is_some_and(|v| v.usable) {
-                            debug_assert!(false, "{} picked subflow {sf}, which is not usable", self.sched.name());
-                            break;
-                        }
-                        let smss = self.params[sf].smss;
-                        let Some((dsn, len, new_frag)) = self.snd.next_piece(skip, smss) else {
-                            break;
-                        };
-                        self.snd.mark_sent(dsn, len);
-                        if self.sfq[sf].skbs {
-                            let goal = tso::size_goal(self.snd.max_window, smss);
-                            self.sfq[sf].push_skb(dsn, len, goal, new_frag);
-                        } else {
-                            self.sfq[sf].push(dsn, len, 0);
-                        }
-                        self.sched.on_sent(sf, dsn, len);
-                        if !self.tso_defer {
-                            self.flush_queue(now, sf, out);
-                        }
-                        self.refresh_view(now, sf);
-                    }
-                    Pick::New { sf, skip } => {
-                        // A known pick is usable with room (tested above).
-                        if known.is_none() && !self.can_use(sf) {
-                            debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
-                            break;
-                        }
-                        match self.snd.take_new(skip, self.params[sf].smss) {
-                            Some((dsn, len)) => {
-                                self.send_on(now, sf, dsn, len, out);
-                                if notified {
-                                    self.sched.on_sent(sf, dsn, len);
-                                }
-                                if repeats_with_room && skip == 0 {
-                                    repeat = Some(sf);
-                                }
-                            }
-                            None => {
-                                if !self.receive_buffer_optimisation(now, sf, out) {
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                    Pick::Copy { sf, dsn, len } => {
-                        if !self.can_use(sf) {
-                            debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
-                            break;
-                        }
-                        let start = dsn.max(self.snd.data_una);
-                        let end = (dsn + len).min(self.snd.snd_nxt);
-                        if end > start {
-                            let n = end.dist(start).min(self.params[sf].smss);
-                            self.send_on(now, sf, start, n, out);
-                            self.sched.on_sent(sf, start, n);
-                        } else {
-                            self.sched.on_sent(sf, dsn, len);
-                        }
-                    }
-                }
-            }
+        // (`mptcp_sendmsg` → `__mptcp_push_pending` → `tcp_push`): the push is repeated after
+        // every further call the writer makes.
+        let none_had_room = loop {
+            let none_had_room = self.assign(now, &mut plan, out);
             if self.tso_defer {
                 self.flush_queues(now, queues, out);
             }
             if !(self.snd.frags.is_some() && self.snd.app_write(now)) {
-                break;
+                break none_had_room;
             }
             self.sched_views(now);
-            if notified {
+            if plan.notified {
                 self.sched.new_round();
             }
-        }
+        };
         // One pass over the subflows, in Linux's order for each:
         // - per-segment schedulers keep unsent data at the connection level: a subflow whose
         //   window is full while data waits that the peer's window admits is cwnd-limited, as
@@ -347,6 +238,135 @@ impl Endpoint {
             self.persist_backoff = 0;
         }
         self.push_free = None;
+    }
+
+    /// One push's scheduling decisions: reinjections, then new data, each where the scheduler
+    /// picks, until it waits or nothing is left. Returns whether it stopped because no usable
+    /// subflow had room (known without asking the scheduler).
+    fn assign(&mut self, now: Time, plan: &mut PushPlan, out: &mut Vec<Packet>) -> bool {
+        let PushPlan { queues, waits_without_room, repeats_with_room, notified, .. } = *plan;
+        let mut repeat = None;
+        let mut none_had_room = false;
+        loop {
+            if cfg!(debug_assertions) {
+                self.debug_check_views(now);
+            }
+            // Only right after the transmission that set it, or at the first question.
+            let repeat_sf: Option<usize> = repeat.take();
+            let first_sf: Option<usize> = plan.first.take();
+            // Reinjections first; those already DATA_ACKed are dropped.
+            if let Some(&(dsn, len, from)) = self.snd.reinject.front() {
+                let end = dsn + len;
+                if end <= self.snd.data_una {
+                    self.snd.reinject.pop_front();
+                    continue;
+                }
+                let ctx = sched_ctx(now, &self.views, &self.snd);
+                if let Some(j) = self.sched.pick_reinject(&ctx, from as usize).filter(|&j| self.can_use(j)) {
+                    self.snd.reinject.pop_front();
+                    let start = dsn.max(self.snd.data_una);
+                    let n = end.dist(start).min(self.params[j].smss);
+                    if end.dist(start) > n {
+                        self.snd.reinject.push_front((start + n, end.dist(start) - n, from));
+                    }
+                    self.send_on(now, j, start, n, out);
+                    self.snd.reinjected_bytes += n;
+                    continue;
+                }
+            }
+            let known = match repeat_sf {
+                Some(sf) if self.views[sf].has_room => Some(sf),
+                _ => first_sf,
+            };
+            let pick = match known {
+                Some(sf) => {
+                    debug_assert_eq!(
+                        self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
+                        Pick::New { sf, skip: 0 },
+                        "{} picked another subflow",
+                        self.sched.name()
+                    );
+                    Pick::New { sf, skip: 0 }
+                }
+                None => {
+                    if waits_without_room && !self.views.iter().any(|v| v.usable && v.has_room) {
+                        debug_assert_eq!(
+                            self.sched.next(&sched_ctx(now, &self.views, &self.snd)),
+                            Pick::Wait,
+                            "{} picked with no room",
+                            self.sched.name()
+                        );
+                        none_had_room = true;
+                        break;
+                    }
+                    self.sched.next(&sched_ctx(now, &self.views, &self.snd))
+                }
+            };
+            match pick {
+                Pick::Wait => break,
+                Pick::New { sf, skip } if queues => {
+                    if !self.views.get(sf).is_some_and(|v| v.usable) {
+                        debug_assert!(false, "{} picked subflow {sf}, which is not usable", self.sched.name());
+                        break;
+                    }
+                    let smss = self.params[sf].smss;
+                    let Some((dsn, len, new_frag)) = self.snd.next_piece(skip, smss) else {
+                        break;
+                    };
+                    self.snd.mark_sent(dsn, len);
+                    if self.sfq[sf].skbs {
+                        let goal = tso::size_goal(self.snd.max_window, smss);
+                        self.sfq[sf].push_skb(dsn, len, goal, new_frag);
+                    } else {
+                        self.sfq[sf].push(dsn, len, 0);
+                    }
+                    self.sched.on_sent(sf, dsn, len);
+                    if !self.tso_defer {
+                        self.flush_queue(now, sf, out);
+                    }
+                    self.refresh_view(now, sf);
+                }
+                Pick::New { sf, skip } => {
+                    // A known pick is usable with room (tested above).
+                    if known.is_none() && !self.can_use(sf) {
+                        debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
+                        break;
+                    }
+                    match self.snd.take_new(skip, self.params[sf].smss) {
+                        Some((dsn, len)) => {
+                            self.send_on(now, sf, dsn, len, out);
+                            if notified {
+                                self.sched.on_sent(sf, dsn, len);
+                            }
+                            if repeats_with_room && skip == 0 {
+                                repeat = Some(sf);
+                            }
+                        }
+                        None => {
+                            if !self.receive_buffer_optimisation(now, sf, out) {
+                                break;
+                            }
+                        }
+                    }
+                }
+                Pick::Copy { sf, dsn, len } => {
+                    if !self.can_use(sf) {
+                        debug_assert!(false, "{} picked subflow {sf}, which cannot send", self.sched.name());
+                        break;
+                    }
+                    let start = dsn.max(self.snd.data_una);
+                    let end = (dsn + len).min(self.snd.snd_nxt);
+                    if end > start {
+                        let n = end.dist(start).min(self.params[sf].smss);
+                        self.send_on(now, sf, start, n, out);
+                        self.sched.on_sent(sf, start, n);
+                    } else {
+                        self.sched.on_sent(sf, dsn, len);
+                    }
+                }
+            }
+        }
+        none_had_room
     }
 
     /// Tells the writer whether a subflow still holds data of its pages (buffers sent and not
