@@ -12,8 +12,8 @@
 //! free space ≥ a third of the buffer). The limit is fixed, or, for an auto-tuned buffer,
 //! the sum of the subflows' auto-tuned buffers (Linux `__mptcp_sync_sndbuf`, set by the
 //! endpoint). The MPTCP socket charges its data fragments at their payload size plus a few
-//! bytes of fragment header (`mptcp_sendmsg`: `frag_truesize`), which this model neglects:
-//! it counts payload bytes ([`MetaCharge::Payload`]).
+//! bytes of fragment header (`mptcp_sendmsg`: `frag_truesize`), which this model counts with
+//! [`Frags`] only: otherwise it counts payload bytes ([`MetaCharge::Payload`]).
 //!
 //! With `data_frags = "pages"` the written data is kept in Linux MPTCP's data fragments
 //! ([`Frags`]), which decide how a queueing scheduler hands it to subflows.
@@ -188,7 +188,7 @@ impl ConnSender {
     /// skbs' truesize.
     pub fn charged(&self) -> u64 {
         match self.charge {
-            MetaCharge::Payload => self.queued(),
+            MetaCharge::Payload => self.queued() + self.frags.as_ref().map_or(0, |f| f.overhead),
             MetaCharge::Skb { payload, truesize } => self.queued().div_ceil(payload) * truesize,
         }
     }
@@ -343,8 +343,7 @@ impl ConnSender {
             return self.write_polling(now);
         }
         let want = self.app.wants(now, self.write_seq.0);
-        let n = want.min(self.room());
-        self.append(n);
+        let n = self.copy(want);
         if want > n {
             self.blocked_episodes += 1;
             self.app_blocked_since = Some(now);
@@ -375,17 +374,16 @@ impl ConnSender {
             self.block_left = block;
         }
         let room = self.room();
-        let mut n = room.min(self.block_left);
+        let n = self.copy(self.block_left);
         self.block_left -= n;
         // With fragments each call is followed by its push: the next call is the next write.
-        if self.block_left == 0 && self.frags.is_none() && self.app.wants(now, self.write_seq.0 + n) > 0 {
+        if self.block_left == 0 && self.frags.is_none() && self.app.wants(now, self.write_seq.0) > 0 {
             // The calls that follow take the rest of the room: whole blocks, then part of one,
             // which waits for the rest of its bytes (all of them if the rest is whole blocks).
             let rest = room - n;
-            n = room;
+            self.write_seq += rest;
             self.block_left = block - rest % block;
         }
-        self.append(n);
         self.sendmsg_copied |= n > 0;
         if self.block_left > 0 {
             self.blocked_episodes += 1;
@@ -403,9 +401,10 @@ impl ConnSender {
     /// stops once more than two thirds of the buffer are held, where the sleeping writer fills
     /// it. The push after its copies sees `SOCK_NOSPACE` clear (`sendmsg_copied`): the wake
     /// cleared it, and the next `poll()` (`mptcp_check_writeable`) sets it only after that
-    /// push. A chunk the application no longer wants (its end time passed) is dropped.
-    /// Deviation: Linux `mptcp_sendmsg` copies while the charge is below the buffer, in pieces
-    /// of up to a 32 KB page, so it may pass the buffer by part of a page; this copies the room.
+    /// push. A chunk the application no longer wants (its end time passed) is dropped. Linux
+    /// `mptcp_sendmsg` copies while the charge is below the buffer, in pieces of up to a 32 KB
+    /// page, so it may pass the buffer by part of a page: so does this with [`Frags`]; without,
+    /// it copies the room (a deviation).
     #[inline(never)]
     fn write_polling(&mut self, now: Time) {
         loop {
@@ -418,14 +417,14 @@ impl ConnSender {
                 self.chunk_left = want.min(POLL_CHUNK);
             }
             let charged = self.charged();
-            let n = self.room().min(self.chunk_left);
-            if !writeable(self.sndbuf.saturating_sub(charged), charged) || n == 0 {
+            let n =
+                if writeable(self.sndbuf.saturating_sub(charged), charged) { self.copy(self.chunk_left) } else { 0 };
+            if n == 0 {
                 self.blocked_episodes += 1;
                 self.app_blocked_since = Some(now);
                 return;
             }
             self.chunk_left -= n;
-            self.append(n);
             self.sendmsg_copied = true;
             if self.frags.is_some() {
                 // The call's push comes before the next `poll()`.

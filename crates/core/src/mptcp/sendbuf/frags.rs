@@ -10,9 +10,11 @@
 //! holds 32 728 B of data, and a 64 KiB `send()` into fresh pages leaves fragments of
 //! 32 728, 32 728 and 80 B. Every `send()` call is followed by its push
 //! (`__mptcp_push_pending` at the end of `mptcp_sendmsg`), so the fragments' ends follow the
-//! calls. Deviations: the fragments' headers are not charged to the send buffer (40 B per
-//! fragment, [`super::MetaCharge::Payload`]), and a subflow's reference to a page is taken as held
-//! while the subflow has any data unacknowledged.
+//! calls. A call copies page piece by page piece while the socket's charge is below its buffer
+//! (`mptcp_send_limit`), so its last piece may pass the buffer by up to a page, and each
+//! fragment's header and alignment are charged with its data (`frag_truesize`) until the
+//! fragment is wholly DATA_ACKed (`dfrag_clear`). Deviation: a subflow's reference to a page is
+//! taken as held while the subflow has any data unacknowledged.
 
 use std::collections::VecDeque;
 
@@ -27,66 +29,85 @@ pub const FRAG_HEADER: u64 = 40;
 const FRAG_REFILL: u64 = 32 + FRAG_HEADER;
 
 /// Linux MPTCP's data fragments of the written data not yet DATA_ACKed (module
-/// documentation): where each starts, and the writer's page.
+/// documentation): where each starts and what its header and alignment cost, and the writer's
+/// page.
 #[derive(Clone, Debug, Default)]
 pub struct Frags {
-    /// Data sequence where each live fragment starts, oldest first; the last one ends at the
-    /// connection's `write_seq`.
-    starts: VecDeque<u64>,
+    /// Data sequence where each live fragment starts and its charge beyond its data, oldest
+    /// first; the last one ends at the connection's `write_seq`.
+    starts: VecDeque<(u64, u64)>,
+    /// The live fragments' charge beyond their data.
+    pub(super) overhead: u64,
     /// Bytes of the writer's current page in use (`page_frag.offset`).
     page_off: u64,
 }
 
 impl Frags {
-    /// Copies `n` bytes written at `write_seq` (one `mptcp_sendmsg` loop, page piece by page
-    /// piece): `pending` says the last fragment holds data not handed to a subflow,
-    /// `page_free` that nothing references the current page any more.
-    pub(super) fn write(&mut self, write_seq: u64, n: u64, pending: bool, page_free: bool) {
-        let (mut at, mut left, mut pending) = (write_seq, n, pending);
-        while left > 0 {
+    /// Copies up to `n` bytes written at `write_seq` as one `mptcp_sendmsg` call does, page
+    /// piece by page piece while the charge is below the buffer, `room` being what the buffer
+    /// has left before the call (0 or more); returns the bytes copied. `pending` says the last
+    /// fragment holds data not handed to a subflow, `page_free` that nothing references the
+    /// current page any more.
+    pub(super) fn write(&mut self, write_seq: u64, n: u64, room: u64, pending: bool, page_free: bool) -> u64 {
+        let (mut at, mut left, mut pending, mut spent) = (write_seq, n, pending, 0);
+        // `mptcp_send_limit`: a piece is copied only while the charge is below the buffer.
+        while left > 0 && spent < room {
             // `mptcp_frag_can_collapse_to`: the last fragment ends where the page is in use.
             if !(pending && self.page_off < FRAG_PAGE && !self.starts.is_empty()) {
                 // `skb_page_frag_refill`, then `mptcp_carve_data_frag`.
                 if page_free || self.page_off + FRAG_REFILL > FRAG_PAGE {
                     self.page_off = 0;
                 }
-                self.page_off = self.page_off.next_multiple_of(8) + FRAG_HEADER;
-                self.starts.push_back(at);
+                let header_at = self.page_off.next_multiple_of(8);
+                let overhead = header_at - self.page_off + FRAG_HEADER;
+                self.page_off += overhead;
+                self.overhead += overhead;
+                spent += overhead;
+                self.starts.push_back((at, overhead));
             }
             let piece = left.min(FRAG_PAGE - self.page_off);
             self.page_off += piece;
             at += piece;
             left -= piece;
+            spent += piece;
             pending = true;
         }
+        n - left
     }
 
     /// The fragment holding `dsn`: (start, end), with `write_seq` the end of the last one.
     pub(super) fn bounds(&self, dsn: u64, write_seq: u64) -> (u64, u64) {
-        let i = self.starts.partition_point(|&s| s <= dsn);
-        let start = i.checked_sub(1).map_or(dsn, |k| self.starts[k]);
-        (start, self.starts.get(i).copied().unwrap_or(write_seq))
+        let i = self.starts.partition_point(|&(s, _)| s <= dsn);
+        let start = i.checked_sub(1).map_or(dsn, |k| self.starts[k].0);
+        (start, self.starts.get(i).map_or(write_seq, |&(s, _)| s))
     }
 
     /// Drops the fragments wholly below `data_una` (`__mptcp_clean_una`, `dfrag_clear`).
     pub(super) fn acked(&mut self, data_una: u64) {
-        while self.starts.len() > 1 && self.starts[1] <= data_una {
-            self.starts.pop_front();
+        while self.starts.len() > 1 && self.starts[1].0 <= data_una {
+            let (_, overhead) = self.starts.pop_front().expect("two fragments");
+            self.overhead -= overhead;
         }
     }
 }
 
 impl ConnSender {
-    /// Appends `n` written bytes (one `send()` call's copy) to the stream, in fragments with
-    /// [`Frags`].
+    /// Copies up to `want` bytes of one `send()` call into the buffer and returns how many: what
+    /// the buffer has room for ([`ConnSender::room`]), or with [`Frags`] as `mptcp_sendmsg`
+    /// copies them (module documentation).
     #[inline]
-    pub(super) fn append(&mut self, n: u64) {
-        if let Some(f) = self.frags.as_mut() {
-            let pending = self.write_seq.0 > self.sent_end;
-            let page_free = !self.pages_held && self.data_una == self.write_seq;
-            f.write(self.write_seq.0, n, pending, page_free);
-        }
+    pub(super) fn copy(&mut self, want: u64) -> u64 {
+        let room = self.room();
+        let Some(f) = self.frags.as_mut() else {
+            let n = want.min(room);
+            self.write_seq += n;
+            return n;
+        };
+        let pending = self.write_seq.0 > self.sent_end;
+        let page_free = !self.pages_held && self.data_una == self.write_seq;
+        let n = f.write(self.write_seq.0, want, room, pending, page_free);
         self.write_seq += n;
+        n
     }
 
     /// The next piece of unsent data a queueing scheduler hands a subflow after skipping

@@ -435,6 +435,28 @@ fn a_64_kib_send_into_fresh_pages_is_two_page_fragments_and_80_bytes() {
     assert_eq!(s.next_piece(0, 1424), Some((Dsn(10_000), 22_728, false)));
 }
 
+/// `mptcp_sendmsg` copies a page piece while the charge (data and fragment headers) is below
+/// the buffer, so a call's last piece may pass it. The first subflow's buffer at connection
+/// setup, 2 × 10 × 2304 = 46 080 B, plus `tcp_wmem[0]` = 4096 B is the connection's 50 176 B:
+/// a 64 KiB `send()` copies 32 728 B (charge 32 768 < 50 176), then 32 728 B more (65 536),
+/// and stops with 80 B of the call left, where a writer copying the room would stop at 50 176.
+#[test]
+fn a_send_call_copies_page_pieces_while_the_charge_is_below_the_buffer() {
+    let mut s = with_frags(50_176);
+    s.app_write(Time(0));
+    assert_eq!((s.write_seq, s.charged(), s.chunk_left), (Dsn(65_456), 65_536, 80));
+    // After the call's push, the next `poll()` finds no space.
+    assert!(!s.app_write(Time(0)) && s.app_blocked());
+    // Every fragment DATA_ACKed but the last: its header stays charged with it.
+    s.mark_sent(Dsn(0), 65_456);
+    s.on_data_ack(Dsn(40_000), 1 << 30);
+    assert_eq!(s.charged(), 65_456 - 40_000 + 40);
+    let mut room = ConnSender::new(App::Bulk { stop: None, write: None }, 50_176, 1 << 30);
+    room.writer = Writer::Poll;
+    room.app_write(Time(0));
+    assert_eq!(room.write_seq, Dsn(50_176));
+}
+
 /// The next `send()` extends the last fragment while it still holds data not handed to a
 /// subflow (`mptcp_pending_tail`), up to its page's end; once it was handed, new data starts
 /// a fragment after a header at the next 8-byte boundary of the same page; a page with
