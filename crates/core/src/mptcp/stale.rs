@@ -142,28 +142,34 @@ mod tests {
     /// Subflow 1 (100 ms) holds DSN [0, 3 S) and more, and nothing it sends arrives (a path
     /// that died); subflow 0 (10 ms) keeps sending, and the peer acknowledges everything it
     /// sent 1 ms before each firing of the MPTCP timer, the DATA_ACK held at 0 by the hole.
-    /// The timer's interval is the longest time a subflow's retransmission timer still has
-    /// (`__mptcp_set_timeout`): subflow 1's RTO, 300 ms, doubled at each of its timeouts
-    /// (RFC 6298 (5.5)), so it fires at 300 × (2^k − 1) ms. Each firing, subflow 1 (holding
-    /// data, no ACK) counts one more period and retransmits DSN 0 at its RTO; subflow 0 was
-    /// acknowledged in between, so it counts 1 at most. At the 5th firing subflow 1's count
-    /// exceeds `stale_loss_cnt` = 4 while subflow 0's is below 3: subflow 1 is marked stale,
-    /// schedulers stop seeing it, and everything sent and not DATA_ACKed, [0, snd_nxt), is
-    /// queued to go again (`__mptcp_retransmit_pending_data`), ahead of new data on the next
-    /// push subflow 0's ACK makes.
+    /// The timer's interval is set by each push with data to hand out: the longest time a
+    /// subflow not being counted stale (`stale_count` 0) still has until its pending timer, in
+    /// jiffies (`mptcp_timeout_from_subflow`), else `TCP_RTO_MIN`; a firing restarts it with
+    /// the interval set last (`mptcp_reset_rtx_timer`). The push at 0 sees subflow 1's RTO due
+    /// at 300 ms (75 jiffies): the timer fires at 300 ms. The push at 299 ms sees it due in one
+    /// jiffy: the 1st firing (subflow 1's count 1) restarts the timer for 4 ms. From then on
+    /// subflow 1 is being counted, so its RTO no longer sets the interval, and subflow 0 has
+    /// nothing pending when its ACK makes the push: `TCP_RTO_MIN`, 200 ms. Firings at 300,
+    /// 304, 504, 704 and 904 ms; subflow 1's own RTO retransmits DSN 0 at 300 and 900 ms (its
+    /// RTO doubled, RFC 6298 (5.5)). At the 5th firing its count exceeds `stale_loss_cnt` = 4
+    /// while subflow 0's is below 3: subflow 1 is marked stale, schedulers stop seeing it, and
+    /// everything sent and not DATA_ACKed, [0, snd_nxt), is queued to go again
+    /// (`__mptcp_retransmit_pending_data`), ahead of new data on the next push subflow 0's ACK
+    /// makes.
     #[test]
     fn a_subflow_without_acks_for_five_periods_is_set_aside_and_its_data_resent() {
         let mut h = Harness::new("scheduler = \"minrtt\"\nmptcp_retransmit = true", &[sf(10, 4), sf(100, 10)]);
         let s = h.smss;
         h.in_flight(1, 3);
         h.push();
-        for k in 1..=5u32 {
-            let t = Time::ZERO + Dur::from_ms(300 * ((1 << k) - 1));
+        for (k, at_ms) in [(1u32, 300), (2, 304), (3, 504), (4, 704), (5, 904)] {
+            let t = Time::ZERO + Dur::from_ms(at_ms);
             assert_eq!(h.ep.rtx_at, Some(t), "firing {k}");
             h.now = Time(t.0 - Dur::from_ms(1).0);
             let acked = h.ep.subflow(0).expect("subflow 0").snd_nxt.0;
             h.ack(0, acked, 0, 1 << 22);
-            assert_eq!(h.fire(t), vec![Sent { sf: 1, dsn: 0, len: s }], "firing {k}: subflow 1's RTO");
+            let rto = if k == 1 || k == 5 { vec![Sent { sf: 1, dsn: 0, len: s }] } else { vec![] };
+            assert_eq!(h.fire(t), rto, "firing {k}: subflow 1's RTO at 300 and 900 ms only");
             let s1 = h.ep.subflow(1).expect("subflow 1");
             assert_eq!((s1.stale.count, s1.stale.on), (k as u8, k == 5), "firing {k}");
             assert_eq!(h.ep.snd.reinject.is_empty(), k < 5, "firing {k}");

@@ -18,19 +18,36 @@ use crate::net::packet::{flags, MpOption, Packet};
 use crate::tcp::subflow::State;
 use crate::tcp::timer::Slot;
 use crate::tcp::tso;
-use crate::units::{Dur, Time};
+use crate::units::{to_jiffies, Dur, Time, JIFFY};
 
 /// Size of the MPTCP socket's data fragments (`struct mptcp_data_frag`): data is copied
 /// into 32 KiB page fragments (`SKB_FRAG_PAGE_ORDER` = 3), one fragment per page.
 pub const DFRAG: u64 = 32 * 1024;
 
 impl Endpoint {
-    /// Linux `__mptcp_set_timeout` as `mptcp_subflow_get_send` calls it: the MPTCP timer's
-    /// interval is the longest time any subflow's pending retransmission timer still has to
-    /// run, or `TCP_RTO_MIN` (the subflows' `rto_min`) when none is pending.
+    /// Linux `__mptcp_set_timeout` as `mptcp_subflow_get_send` calls it, at a push that has
+    /// data to hand out: the MPTCP timer's interval is the longest time any subflow that is
+    /// not stale still has until its pending transmit timer (`mptcp_timeout_from_subflow`:
+    /// `icsk_timeout - jiffies`, in whole jiffies, the deadline's tick less the current one),
+    /// or `TCP_RTO_MIN` (the subflows' `rto_min`) when that is no jiffy at all.
     pub(super) fn set_rtx_ival(&mut self, now: Time) {
-        let tout = self.subflows.iter().flatten().filter_map(|s| s.xmit_timer_at()).map(|t| t.since(now)).max();
-        self.rtx_ival = tout.filter(|d| *d > Dur::ZERO).unwrap_or(self.params[0].rto_min);
+        let now_tick = now.0 / JIFFY.0;
+        let ticks = self
+            .subflows
+            .iter()
+            .flatten()
+            .filter(|s| s.stale.count == 0)
+            .filter_map(|s| s.xmit_timer_at())
+            .map(|t| t.0.div_ceil(JIFFY.0).saturating_sub(now_tick))
+            .max()
+            .unwrap_or(0);
+        self.rtx_ival = if ticks > 0 { Dur(ticks * JIFFY.0) } else { to_jiffies(self.params[0].rto_min) };
+    }
+
+    /// Linux `mptcp_reset_rtx_timer`: the timer restarts for the interval last set, counted
+    /// from the current jiffy (`jiffies + timer_ival`).
+    pub(super) fn reset_rtx_timer(&mut self, now: Time) {
+        self.rtx_at = Some(Time(now.0 / JIFFY.0 * JIFFY.0) + self.rtx_ival);
     }
 
     /// DATA_ACK moved (Linux `__mptcp_clean_una`): the MPTCP timer stops when everything
@@ -42,7 +59,7 @@ impl Endpoint {
         if self.snd.data_una >= self.snd.write_seq {
             self.rtx_at = None;
         } else {
-            self.rtx_at = Some(now + self.rtx_ival);
+            self.reset_rtx_timer(now);
         }
     }
 
@@ -71,9 +88,9 @@ impl Endpoint {
                 self.flush_queue(now, j, out);
             }
         }
-        self.set_rtx_ival(now);
+        // `__mptcp_retrans` restarts the timer with the interval the last push set.
         if self.snd.data_una < self.snd.write_seq {
-            self.rtx_at = Some(now + self.rtx_ival);
+            self.reset_rtx_timer(now);
         }
     }
 

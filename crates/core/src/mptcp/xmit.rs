@@ -157,6 +157,11 @@ impl Endpoint {
         if plan.notified {
             self.sched.new_round();
         }
+        // The scheduler's first call of a push with data to hand out sets the MPTCP timer's
+        // interval (Linux `mptcp_subflow_get_send`), before the subflows transmit.
+        if self.mptcp_rtx && self.snd.unsent() > 0 {
+            self.set_rtx_ival(now);
+        }
         // With the writer's fragments each `send()` call is followed by its push
         // (`mptcp_sendmsg` → `__mptcp_push_pending` → `tcp_push`): the push is repeated after
         // every further call the writer makes.
@@ -215,11 +220,8 @@ impl Endpoint {
         if grew {
             self.sync_sndbuf();
         }
-        if self.mptcp_rtx {
-            self.set_rtx_ival(now);
-            if self.rtx_at.is_none() && self.snd.snd_nxt > self.snd.data_una {
-                self.rtx_at = Some(now + self.rtx_ival);
-            }
+        if self.mptcp_rtx && self.rtx_at.is_none() && self.snd.snd_nxt > self.snd.data_una {
+            self.reset_rtx_timer(now);
         }
         // Some usable subflow has room, as the scheduler saw them: known to be none when the
         // loop ended for that reason and the entries are as it left them (TSO deferral

@@ -172,11 +172,13 @@ impl SubflowTimers {
             .fold(NEVER, u64::min)
     }
 
-    /// The earliest of the retransmission, reordering, probe and pacing deadlines (all but
-    /// the handshake and the two ACK timers).
+    /// The earliest of the retransmission, reordering and probe deadlines: the timer Linux
+    /// keeps in `icsk_timeout` (`ICSK_TIME_RETRANS`, `ICSK_TIME_REO_TIMEOUT`,
+    /// `ICSK_TIME_LOSS_PROBE`, one at a time there); pacing has a timer of its own
+    /// (`tcp_pacing_timer`, an hrtimer), as have the handshake and the ACKs.
     #[inline]
     pub fn earliest_xmit(&self) -> Option<Time> {
-        Timer([self.rto.0, self.reorder.0, self.probe.0, self.pace.0].into_iter().fold(NEVER, u64::min)).deadline()
+        Timer([self.rto.0, self.reorder.0, self.probe.0].into_iter().fold(NEVER, u64::min)).deadline()
     }
 }
 
@@ -195,18 +197,19 @@ mod tests {
     }
 
     #[test]
-    fn the_xmit_deadline_is_the_earliest_of_the_sending_timers() {
+    fn the_xmit_deadline_is_the_earliest_of_the_retransmission_timers() {
         let mut t = SubflowTimers::default();
         t.arm(Slot::Handshake, Time(1));
         t.arm(Slot::Delack, Time(2));
         assert_eq!(t.earliest_xmit(), None);
-        t.arm(Slot::Pace, Time(7));
+        t.arm(Slot::Pace, Time(3));
+        assert_eq!(t.earliest_xmit(), None, "pacing is not a transmit timer of icsk's");
         t.arm(Slot::Rto, Time(5));
         assert_eq!(t.earliest_xmit(), Some(Time(5)));
         assert_eq!(t.earliest(), Some(Time(1)));
         t.handshake.stop();
         t.set(Slot::Delack, None);
-        assert_eq!(t.earliest(), Some(Time(5)));
+        assert_eq!(t.earliest(), Some(Time(3)), "every timer, pacing included");
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! 1500 − 40 (IP, TCP) − 12 (timestamps) − 28 (DSS with a 64-bit DATA_ACK) = 1420 B.
 
 use crate::mptcp::testkit::{backup, ms, run, sf, Harness, Sent};
+use crate::tcp::timer::Slot;
+use crate::units::{Dur, Time};
 
 const S: u64 = 1420;
 
@@ -121,10 +123,10 @@ fn a_subflow_rto_reinjects_what_it_holds_on_the_fastest_other_subflow() {
 /// `mptcp_retransmit_timer` → `__mptcp_retrans`): a subflow RTO reinjects nothing; when the
 /// timer fires, the oldest data not DATA_ACKed, up to the end of its 32 KiB data fragment
 /// and to what was sent, goes again on the first subflow with nothing in flight and nothing
-/// queued (`mptcp_subflow_get_retrans`). The timer's interval is the longest time a
-/// subflow's retransmission timer still has (`__mptcp_set_timeout`): subflow 1's 300 ms.
-/// A 3-segment download held by subflow 1: at 300 ms subflow 1 retransmits DSN 0 (its RTO)
-/// and the timer sends DSN [0, 3 S) again on idle subflow 0.
+/// queued (`mptcp_subflow_get_retrans`). A 3-segment download held by subflow 1, with no push
+/// that had data to hand out since (the interval is set by such a push): the timer runs for
+/// its initial `TCP_RTO_MIN`, 200 ms, and sends DSN [0, 3 S) again on idle subflow 0; at
+/// 300 ms subflow 1's own RTO retransmits DSN 0 on subflow 1 only.
 #[test]
 fn the_mptcp_timer_resends_the_oldest_fragment_on_an_idle_subflow() {
     let conn = format!(
@@ -134,9 +136,9 @@ fn the_mptcp_timer_resends_the_oldest_fragment_on_an_idle_subflow() {
     let mut h = harness(&conn, &[sf(10, 10), sf(100, 10)]);
     h.in_flight(1, 3);
     assert_eq!(h.push(), vec![], "nothing new to send");
-    assert_eq!(h.ep.rtx_at, Some(ms(300)));
-    let sent = h.fire(ms(300));
-    assert_eq!(sent, [vec![Sent { sf: 1, dsn: 0, len: S }], run(0, 0, 3, S)].concat());
+    assert_eq!(h.ep.rtx_at, Some(ms(200)));
+    assert_eq!(h.fire(ms(200)), run(0, 0, 3, S));
+    assert_eq!(h.fire(ms(300)), vec![Sent { sf: 1, dsn: 0, len: S }]);
     assert!(h.ep.snd.reinject.is_empty(), "the RTO queued nothing");
     assert_eq!(h.ep.snd.reinjected_bytes, 3 * S);
 }
@@ -193,4 +195,31 @@ fn the_decay_acts_in_the_push_after_a_send_call_copied() {
         let s = h.ep.subflows[0].as_ref().expect("subflow");
         assert_eq!(s.w.cwnd / s.w.smss, cwnd, "{app}");
     }
+}
+
+/// Linux `mptcp_timeout_from_subflow` and `mptcp_reset_rtx_timer`, in jiffies (4 ms): a push
+/// with data to hand out sets the interval to the longest time a subflow not being counted
+/// stale has until its pending timer, counted as the deadline's tick less the current one,
+/// and the timer restarts from the current tick. Subflow 1's RTO is due at 300 ms (tick 75):
+/// at 5 ms (tick 1) the interval is 74 jiffies, 296 ms, and the timer is due at 4 + 296 =
+/// 300 ms. Due at 301 ms instead (tick 75.25, the kernel's deadline the next tick), the
+/// interval at 5 ms is 75 jiffies and the timer is due at 304 ms. Once subflow 1 is being
+/// counted stale, its timer does not count: nothing else is pending, so `TCP_RTO_MIN`.
+#[test]
+fn the_mptcp_timer_interval_counts_whole_jiffies_of_subflows_not_counted_stale() {
+    let conn = "scheduler = \"minrtt\"\nmptcp_retransmit = true";
+    let mut h = harness(conn, &[sf(10, 10), sf(100, 10)]);
+    h.in_flight(1, 3);
+    assert_eq!(h.ep.subflow(1).and_then(|s| s.timers.rto.deadline()), Some(ms(300)));
+    let now = Time(5_000_000);
+    h.ep.set_rtx_ival(now);
+    h.ep.reset_rtx_timer(now);
+    assert_eq!((h.ep.rtx_ival, h.ep.rtx_at), (Dur::from_ms(296), Some(ms(300))));
+    h.ep.subflows[1].as_mut().expect("subflow 1").timers.arm(Slot::Rto, ms(301));
+    h.ep.set_rtx_ival(now);
+    h.ep.reset_rtx_timer(now);
+    assert_eq!((h.ep.rtx_ival, h.ep.rtx_at), (Dur::from_ms(300), Some(ms(304))));
+    h.ep.subflows[1].as_mut().expect("subflow 1").stale.count = 1;
+    h.ep.set_rtx_ival(now);
+    assert_eq!(h.ep.rtx_ival, Dur::from_ms(200));
 }

@@ -34,8 +34,8 @@ impl Subflow {
         self.timers.arm(Slot::Probe, now + pto);
     }
 
-    /// The earliest of the retransmission, reordering, probe and pacing timers (all of
-    /// [`Subflow::timers`] but the handshake and delayed-ACK ones).
+    /// The earliest of the retransmission, reordering and probe timers (Linux's
+    /// `icsk_timeout`; [`crate::tcp::timer::SubflowTimers::earliest_xmit`]).
     pub fn xmit_timer_at(&self) -> Option<Time> {
         self.timers.earliest_xmit()
     }
