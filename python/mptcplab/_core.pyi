@@ -19,7 +19,8 @@ def run(
     pcap_dir: str | None = None,
     pcap_per: str = "host",
     snaplen: int | None = None,
-) -> tuple[str, list[tuple[str, str, str]], bytes, bytes, bytes]:
+    sched_log: bool = False,
+) -> tuple[str, list[tuple[str, str, str]], bytes, bytes, bytes, list[tuple[str, str, float, int, int, bool]]]:
     """Runs a scenario on a thread of its own, without holding the interpreter lock; the
     calling thread keeps running signal handlers, so Ctrl-C raises KeyboardInterrupt at once.
 
@@ -28,7 +29,9 @@ def run(
     into `series`, and f64 values. Raises ConfigError for an invalid scenario, and
     WorkBudgetExceeded when `max_events` is given and the run needs more events. With
     `pcap_dir`, captures are written there (`pcap_per`: host, interface or link); a capture
-    that cannot be written raises OSError(errno, strerror, file), its files removed.
+    that cannot be written raises OSError(errno, strerror, file), its files removed. The
+    sixth item lists, with `sched_log`, every hand-off of data to a subflow as (connection,
+    path, time_s, data_seq, bytes, retransmit); it is empty without.
     """
 
 def check(scenario_json: str) -> str:

@@ -127,6 +127,7 @@ class RunResult:
         time_s: bytes,
         series_index: bytes,
         value: bytes,
+        handoffs: list[tuple[str, str, float, int, int, bool]] | None = None,
     ) -> None:
         self.scenario = scenario
         self.summary_json = summary_json
@@ -135,6 +136,16 @@ class RunResult:
         self._series = series
         self._columns = (time_s, series_index, value)
         self._timeseries: pd.DataFrame | None = None
+        #: A simulator run with ``--trace-sched``: every hand-off of data to a subflow (columns
+        #: ``time_s``, ``connection``, ``path``, ``data_seq``, ``bytes``, ``retransmit``), the
+        #: simulator's side of the kernel's ``sendmsg_frag`` table; written as
+        #: ``sched-trace/handoffs.parquet`` by :meth:`to_dir`. None when not recorded.
+        self.sched_trace: pd.DataFrame | None = None
+        if handoffs:
+            import pandas as pd
+
+            frame = pd.DataFrame(handoffs, columns=["connection", "path", "time_s", "data_seq", "bytes", "retransmit"])
+            self.sched_trace = frame[["time_s", "connection", "path", "data_seq", "bytes", "retransmit"]]
         #: A Linux-backend run with ``--trace-kernel``: its :class:`~mptcplab.kernel.trace.KernelTrace`
         #: (``tables``: DataFrames per tracepoint), written as ``kernel-trace/`` by :meth:`to_dir`.
         self.kernel_trace: Any = None
@@ -145,6 +156,11 @@ class RunResult:
         self.kernel_trace = trace
         self.summary["kernel_trace"] = trace.summary
         self.summary_json = json.dumps(self.summary)
+
+    def _write_sched_trace(self, folder: Path) -> None:
+        folder.mkdir()
+        assert self.sched_trace is not None
+        self.sched_trace.to_parquet(folder / "handoffs.parquet", index=False)
 
     def __repr__(self) -> str:
         conns = ", ".join(f"{c['name']}: {c['goodput_bps'] / 1e6:.3f} Mbit/s" for c in self.summary["connections"])
@@ -221,6 +237,8 @@ class RunResult:
         ]
         if self.kernel_trace is not None:
             writers.append(("kernel-trace", self.kernel_trace.write))
+        if self.sched_trace is not None:
+            writers.append(("sched-trace", self._write_sched_trace))
         with atomic_dir(path, marker="run.json") as tmp:
             for name, write in writers:
                 try:

@@ -60,26 +60,29 @@ def run_capturing(
     overrides: Overrides = None,
     max_events: int | None = None,
     capture: CaptureRequest | None = None,
+    sched_log: bool = False,
 ) -> RunResult:
     """:func:`run`, with the captures as a :class:`CaptureRequest` (whose label the errors
-    name: the command line passes ``--pcap``)."""
+    name: the command line passes ``--pcap``); ``sched_log`` records every hand-off of data
+    to a subflow (:attr:`RunResult.sched_trace`)."""
     sc = load_scenario(scenario, overrides)
     if seed is not None and not 0 <= seed < 2**64:
         raise config_error("seed", f"{seed} is outside 0..2^64-1", sc.source)
     if capture is None:
-        return RunResult(sc, *_run_core(sc, seed, max_events))
+        return RunResult(sc, *_run_core(sc, seed, max_events, sched_log=sched_log))
     capture.check()
     with capture.staged() as tmp:
         try:
-            out = _run_core(sc, seed, max_events, str(tmp), capture.per, capture.snaplen)
+            out = _run_core(sc, seed, max_events, str(tmp), capture.per, capture.snaplen, sched_log=sched_log)
         except OSError as e:
             raise capture.write_error(e, tmp) from None
     return RunResult(sc, *out)
 
 
-def _run_core(sc: Scenario, seed: int | None, max_events: int | None, *capture: Any) -> tuple[Any, ...]:
+def _run_core(sc: Scenario, seed: int | None, max_events: int | None, *capture: Any,
+              sched_log: bool = False) -> tuple[Any, ...]:
     try:
-        return _core.run(sc.to_json(), seed, max_events, *capture)
+        return _core.run(sc.to_json(), seed, max_events, *capture, sched_log=sched_log)
     except ConfigError as e:
         raise with_file(e, sc.source) from None
 

@@ -38,7 +38,7 @@ pub mod trace;
 pub mod units;
 
 pub use config::{ConfigError, Scenario};
-pub use results::{RunOutput, Summary, TimeSeries};
+pub use results::{Handoff, RunOutput, Summary, TimeSeries};
 
 /// The engine's version (results of different versions are not comparable run for run).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

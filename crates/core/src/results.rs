@@ -192,11 +192,29 @@ impl TimeSeries {
     }
 }
 
+/// One hand-off of data to a subflow by an MPTCP sender (recorded with
+/// [`crate::RunOptions::sched_log`]): a scheduler's decision, as Linux's
+/// `mptcp_sendmsg_frag` tracepoint shows the kernel's (one row per piece handed).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Handoff {
+    pub connection: String,
+    /// The path of the subflow the data went to.
+    pub path: String,
+    pub time_s: f64,
+    /// Data sequence number of the piece's first byte, from 0 at the connection's start.
+    pub data_seq: u64,
+    pub bytes: u64,
+    /// Data sent again by the MPTCP-level retransmission timer (or reinjected), not new data.
+    pub retransmit: bool,
+}
+
 /// Everything a run produces.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct RunOutput {
     pub summary: Summary,
     pub timeseries: TimeSeries,
+    /// The hand-offs, in the order they were made (empty unless asked for).
+    pub handoffs: Vec<Handoff>,
 }
 
 impl Summary {

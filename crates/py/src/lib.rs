@@ -65,9 +65,13 @@ fn le_bytes<T: Copy, const N: usize>(xs: &[T], to: impl Fn(T) -> [u8; N]) -> Vec
 }
 
 type SeriesKey = (String, String, String);
-type RunReturn<'py> = (String, Vec<SeriesKey>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>);
-/// A finished run, encoded on the simulation's thread: the summary (JSON) and the series.
-type Encoded = (serde_json::Result<String>, Vec<SeriesKey>, (Vec<u8>, Vec<u8>, Vec<u8>));
+type RunReturn<'py> =
+    (String, Vec<SeriesKey>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Vec<HandoffRow>);
+/// One hand-off: connection, path, time (s), data sequence, bytes, retransmitted.
+type HandoffRow = (String, String, f64, u64, u64, bool);
+/// A finished run, encoded on the simulation's thread: the summary (JSON), the series and the
+/// hand-offs.
+type Encoded = (serde_json::Result<String>, Vec<SeriesKey>, (Vec<u8>, Vec<u8>, Vec<u8>), Vec<HandoffRow>);
 
 /// How long the calling thread waits for the simulation between two looks at the
 /// interpreter's signals: Ctrl-C stops a run within this slice plus the engine's own
@@ -85,7 +89,12 @@ fn run_and_encode(json: &str, seed: Option<u64>, opts: &RunOptions) -> Result<En
             le_bytes(&ts.value, f64::to_le_bytes),
         );
         let series: Vec<SeriesKey> = ts.series.into_iter().map(|m| (m.entity_kind, m.entity, m.metric)).collect();
-        (summary, series, cols)
+        let handoffs = out
+            .handoffs
+            .into_iter()
+            .map(|h| (h.connection, h.path, h.time_s, h.data_seq, h.bytes, h.retransmit))
+            .collect();
+        (summary, series, cols, handoffs)
     })
 }
 
@@ -142,13 +151,15 @@ fn run_interruptibly<T: Send>(py: Python<'_>, cancel: &AtomicBool, work: impl Fn
 /// `(entity_kind, entity, metric)` per series; the three column buffers hold little-endian
 /// `f64` seconds, `u32` indices into `series`, and `f64` values.
 /// With `max_events`, a run that needs more events raises `WorkBudgetExceeded` instead.
+/// With `sched_log`, a sixth item lists every hand-off of data to a subflow as
+/// `(connection, path, time_s, data_seq, bytes, retransmit)` (empty without).
 /// With `pcap_dir`, packet captures are written there (`pcap_per`: `host`, `interface` or
 /// `link`; `snaplen`: bytes kept per packet): the directory should be new and empty, and a
 /// file that cannot be written raises `OSError` (errno, strerror, the file) after the
 /// run's capture files are removed. The run can be interrupted (Ctrl-C raises
 /// `KeyboardInterrupt` within a few tens of milliseconds, its captures removed).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, max_events=None, pcap_dir=None, pcap_per="host", snaplen=None))]
+#[pyo3(signature = (scenario_json, seed=None, max_events=None, pcap_dir=None, pcap_per="host", snaplen=None, sched_log=false))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -158,15 +169,16 @@ fn run<'py>(
     pcap_dir: Option<PathBuf>,
     pcap_per: &str,
     snaplen: Option<u32>,
+    sched_log: bool,
 ) -> PyResult<RunReturn<'py>> {
     let per = CapturePoint::from_name(pcap_per)
         .ok_or_else(|| PyValueError::new_err(format!("pcap_per `{pcap_per}` is not one of host, interface, link")))?;
     let capture = pcap_dir.map(|dir| CaptureOptions { dir, per, snaplen });
     let json = scenario_json.to_owned();
     let cancel = AtomicBool::new(false);
-    let opts = RunOptions { max_events, capture, cancel: Some(&cancel) };
+    let opts = RunOptions { max_events, capture, cancel: Some(&cancel), sched_log };
     let done = run_interruptibly(py, &cancel, || run_and_encode(&json, seed, &opts))?;
-    let (summary, series, (t, i, v)) = done.map_err(|e| match e {
+    let (summary, series, (t, i, v), handoffs) = done.map_err(|e| match e {
         RunError::Config(e) => config_error(py, &e),
         RunError::Budget { max_events, reached_s } => WorkBudgetExceeded::new_err(format!(
             "the run needed more than {max_events} events (stopped at {reached_s:.6} s of simulated time)"
@@ -175,7 +187,7 @@ fn run<'py>(
         RunError::Cancelled => PyKeyboardInterrupt::new_err("interrupted"),
     })?;
     let summary = summary.map_err(|e| PyRuntimeError::new_err(format!("cannot serialise the summary: {e}")))?;
-    Ok((summary, series, PyBytes::new(py, &t), PyBytes::new(py, &i), PyBytes::new(py, &v)))
+    Ok((summary, series, PyBytes::new(py, &t), PyBytes::new(py, &i), PyBytes::new(py, &v), handoffs))
 }
 
 /// `OSError(errno, strerror, file)` for a capture file that could not be written (errno

@@ -103,11 +103,15 @@ def _print_tables(summary: dict[str, Any]) -> None:
               "tcp_rcv_space_adjust, the MPTCP scheduler's mptcp_subflow_get_send, mptcp_sendmsg_frag, "
               "ack_update_msk) in a tracefs instance of the run's own, as tables timed from the run's origin: "
               "kernel-trace/*.parquet with --out, the summary's kernel_trace (events, lost events).")
+@click.option("--trace-sched", is_flag=True,
+              help="sim backend: record every hand-off of data to a subflow (the scheduler's decisions, as the "
+              "kernel's mptcp_sendmsg_frag lists them): sched-trace/handoffs.parquet with --out. "
+              "scripts/push-diff.py lines it up with a kernel run's kernel-trace/.")
 @emulator_options
 def run(
     scenario: str, overrides: tuple[str, ...], seed: int | None, out: str | None, as_json: bool,
     pcap_dir: str | None, pcap_per: str, snaplen: int | None, backend: str, trace_kernel: bool,
-    emulator_priority: str, max_lateness: str | None,
+    trace_sched: bool, emulator_priority: str, max_lateness: str | None,
 ) -> None:
     """Run SCENARIO (a file or a bundled name) and print a summary per connection, subflow and link."""
     import shutil
@@ -117,6 +121,11 @@ def run(
     from mptcplab.runner import check_output_dir
 
     sched, bound = parse_emulator_options(emulator_priority, max_lateness, backend)
+    if trace_sched and backend != "sim":
+        from mptcplab.errors import config_error
+
+        raise config_error("--trace-sched", f"the {backend} backend's hand-offs are the kernel's: use --trace-kernel "
+                           "(its sendmsg_frag table)")
     # Everything written is checked before the run starts, so a bad path costs no run.
     if out:
         check_output_dir(out, "--out", marker="run.json")
@@ -148,7 +157,7 @@ def run(
             pcap_dir = str(staged)
     try:
         result = _run_backend(scenario, seed, overrides, pcap_dir, pcap_per, snaplen, backend, final_pcap, trace_kernel,
-                              linux={"sched": sched, "max_lateness_s": bound})
+                              linux={"sched": sched, "max_lateness_s": bound}, trace_sched=trace_sched)
         if out:
             result.to_dir(out)
         if staged is not None:
@@ -172,7 +181,7 @@ def run(
 def _run_backend(
     scenario: str, seed: int | None, overrides: tuple[str, ...], pcap_dir: str | None,
     pcap_per: str, snaplen: int | None, backend: str, shown: str | None = None, trace_kernel: bool = False,
-    linux: dict[str, Any] | None = None,
+    linux: dict[str, Any] | None = None, trace_sched: bool = False,
 ) -> Any:
     """Runs the scenario on ``backend``, the captures (if any) going to ``pcap_dir``, shown
     in messages as ``shown``. The simulator's captures are a run option of their own (never
@@ -203,4 +212,4 @@ def _run_backend(
         capture = CaptureRequest(Path(pcap_dir), pcap_per, snaplen, label="--pcap", shown=Path(shown or pcap_dir))
     # Ctrl-C stops the simulation at once and its captures are gone; the entry point says so
     # in one line.
-    return run_capturing(scenario, seed, list(overrides), capture=capture)
+    return run_capturing(scenario, seed, list(overrides), capture=capture, sched_log=trace_sched)

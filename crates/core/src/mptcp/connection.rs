@@ -79,6 +79,8 @@ pub struct Endpoint {
     pub(crate) views: Vec<SchedView>,
     /// Data assigned to each subflow and not sent yet (schedulers that queue).
     pub(crate) sfq: Vec<SubflowQueue>,
+    /// Hand-offs recorded (time, subflow, dsn, len, retransmitted), with `RunOptions::sched_log`.
+    pub handoffs: Option<Vec<super::HandoffEntry>>,
     /// Last M2 penalisation triggered by each subflow (Linux `last_rbuf_opti`).
     pub(crate) last_rbuf_opti: Vec<Option<Time>>,
     /// M2's test, and (v0.88) the last time each subflow was penalised.
@@ -217,6 +219,7 @@ impl Endpoint {
             peers: Vec::new(),
             views: Vec::new(),
             sfq: vec![SubflowQueue::default(); subflows.len()],
+            handoffs: None,
             last_rbuf_opti: vec![None; subflows.len()],
             penalisation_rule: cfg.sched_params.minrtt.penalisation_rule,
             rbuf_opt_send_buffer_path: cfg.sched_params.minrtt.send_buffer_path,

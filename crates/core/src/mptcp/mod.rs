@@ -19,3 +19,7 @@ pub mod timers;
 pub mod view;
 pub mod wire;
 pub mod xmit;
+
+/// A hand-off of data to a subflow as an endpoint records it (`RunOptions::sched_log`): time,
+/// subflow index, data sequence, bytes, retransmitted.
+pub type HandoffEntry = (crate::units::Time, u8, u64, u64, bool);

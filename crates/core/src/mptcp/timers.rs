@@ -82,6 +82,7 @@ impl Endpoint {
                 let end = self.snd.frag_end(una, DFRAG).min(self.snd.snd_nxt.0);
                 let len = end - una.0;
                 let goal = tso::size_goal(self.snd.max_window, self.params[j].smss);
+                self.note_handoff(now, j, una, len, true);
                 self.sfq[j].push(una, len, goal);
                 self.snd.reinjected_bytes += len;
                 self.sched_views(now);

@@ -271,6 +271,7 @@ impl Endpoint {
                     if end.dist(start) > n {
                         self.snd.reinject.push_front((start + n, end.dist(start) - n, from));
                     }
+                    self.note_handoff(now, j, start, n, true);
                     self.send_on(now, j, start, n, out);
                     self.snd.reinjected_bytes += n;
                     continue;
@@ -316,6 +317,7 @@ impl Endpoint {
                         break;
                     };
                     self.snd.mark_sent(dsn, len);
+                    self.note_handoff(now, sf, dsn, len, false);
                     if self.sfq[sf].skbs {
                         let goal = tso::size_goal(self.snd.max_window, smss);
                         self.sfq[sf].push_skb(dsn, len, goal, new_frag);
@@ -336,6 +338,7 @@ impl Endpoint {
                     }
                     match self.snd.take_new(skip, self.params[sf].smss) {
                         Some((dsn, len)) => {
+                            self.note_handoff(now, sf, dsn, len, false);
                             self.send_on(now, sf, dsn, len, out);
                             if notified {
                                 self.sched.on_sent(sf, dsn, len);
@@ -360,6 +363,7 @@ impl Endpoint {
                     let end = (dsn + len).min(self.snd.snd_nxt);
                     if end > start {
                         let n = end.dist(start).min(self.params[sf].smss);
+                        self.note_handoff(now, sf, start, n, true);
                         self.send_on(now, sf, start, n, out);
                         self.sched.on_sent(sf, start, n);
                     } else {
@@ -369,6 +373,15 @@ impl Endpoint {
             }
         }
         none_had_room
+    }
+
+    /// Records a hand-off of `[dsn, dsn + len)` to subflow `sf` when asked to
+    /// (`RunOptions::sched_log`).
+    #[inline]
+    pub(super) fn note_handoff(&mut self, now: Time, sf: usize, dsn: Dsn, len: u64, retransmit: bool) {
+        if let Some(log) = self.handoffs.as_mut() {
+            log.push((now, sf as u8, dsn.0, len, retransmit));
+        }
     }
 
     /// Tells the writer whether a subflow still holds data of its pages (buffers sent and not

@@ -149,6 +149,11 @@ impl Simulation {
     /// unit of work), stops when `cancel` is set, and writes the captures asked for (a capture
     /// that cannot be written stops the run; its files are removed).
     pub fn run_with(mut self, opts: &RunOptions) -> Result<RunOutput, Stop> {
+        if opts.sched_log {
+            for ep in self.eps.iter_mut().flatten() {
+                ep.handoffs = Some(Vec::new());
+            }
+        }
         if let Some(c) = &opts.capture {
             let table = self.sc.route_table().expect("routes validated when the scenario was loaded");
             let names = options::capture_names(&self.sc, &table, &self.topo, c.per);

@@ -28,6 +28,9 @@ pub struct RunOptions<'a> {
     pub capture: Option<CaptureOptions>,
     /// Stop as soon as this flag is set (checked every [`CHECK_EVERY`] events).
     pub cancel: Option<&'a AtomicBool>,
+    /// Record every hand-off of data to a subflow ([`crate::results::Handoff`]): the
+    /// scheduler's decisions, as the kernel's `mptcp_sendmsg_frag` tracepoint lists them.
+    pub sched_log: bool,
 }
 
 impl RunOptions<'_> {

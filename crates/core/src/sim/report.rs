@@ -2,7 +2,7 @@
 
 use super::Simulation;
 use crate::config::ConnKind;
-use crate::results::{ConnResult, DelayStats, LinkResult, RunOutput, SubflowResult, Summary};
+use crate::results::{ConnResult, DelayStats, Handoff, LinkResult, RunOutput, SubflowResult, Summary};
 use crate::units::Time;
 
 fn secs(t: Option<Time>) -> Option<f64> {
@@ -143,5 +143,25 @@ pub(super) fn build(mut sim: Simulation, end: Time) -> RunOutput {
         subflows,
         links,
     };
-    RunOutput { summary, timeseries: std::mem::take(&mut sim.ts) }
+    RunOutput { summary, timeseries: std::mem::take(&mut sim.ts), handoffs: handoffs(&mut sim) }
+}
+
+/// The sending endpoints' recorded hand-offs ([`crate::results::Handoff`]), connection by
+/// connection.
+fn handoffs(sim: &mut Simulation) -> Vec<Handoff> {
+    let mut rows = Vec::new();
+    for (c, cfg) in sim.sc.connections.iter().enumerate() {
+        for ep in sim.eps[c].iter_mut() {
+            let Some(log) = ep.handoffs.take() else { continue };
+            rows.extend(log.into_iter().map(|(at, sf, dsn, bytes, retransmit)| Handoff {
+                connection: cfg.name.clone(),
+                path: sim.topo.route_names[ep.paths[sf as usize].0].clone(),
+                time_s: at.secs_f64(),
+                data_seq: dsn,
+                bytes,
+                retransmit,
+            }));
+        }
+    }
+    rows
 }
