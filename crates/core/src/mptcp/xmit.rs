@@ -157,15 +157,15 @@ impl Endpoint {
         if plan.notified {
             self.sched.new_round();
         }
-        // The scheduler's first call of a push with data to hand out sets the MPTCP timer's
-        // interval (Linux `mptcp_subflow_get_send`), before the subflows transmit.
-        if self.mptcp_rtx && self.snd.unsent() > 0 {
-            self.set_rtx_ival(now);
-        }
         // With the writer's fragments each `send()` call is followed by its push
         // (`mptcp_sendmsg` → `__mptcp_push_pending` → `tcp_push`): the push is repeated after
         // every further call the writer makes.
         let none_had_room = loop {
+            // The scheduler's first call of a push with data to hand out sets the MPTCP
+            // timer's interval (Linux `mptcp_subflow_get_send`), before the subflows transmit.
+            if self.mptcp_rtx && self.snd.unsent() > 0 {
+                self.set_rtx_ival(now);
+            }
             let none_had_room = self.assign(now, &mut plan, out);
             if self.tso_defer {
                 self.flush_queues(now, queues, out);
