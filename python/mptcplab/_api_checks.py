@@ -55,6 +55,12 @@ def integer(lo: int | None = None, hi: int | None = None, *, optional: bool = Fa
     return check
 
 
+def flag(name: str, value: Any) -> None:
+    """A ``bool``."""
+    if not isinstance(value, bool):
+        raise config_error(name, f"must be True or False, {_got(value)}")
+
+
 def text(*, optional: bool = False) -> Check:
     """A ``str``; None allowed if ``optional``."""
 
@@ -178,7 +184,7 @@ API: dict[str, dict[str, Check]] = {
         "scenario": scenario, "seed": integer(0, U64_MAX, optional=True, shown="in 0..2^64-1"), "overrides": overrides,
         "max_events": integer(0, U64_MAX, optional=True, shown="in 0..2^64-1"),
         "pcap_dir": path(optional=True), "pcap_per": choice(("host", "interface", "link")),
-        "snaplen": integer(54, 2**32 - 1, optional=True),
+        "snaplen": integer(54, 2**32 - 1, optional=True), "sched_log": flag,
     },
     "sweep": {
         "scenario": scenario, "grid": grid, "repeat": integer(), "jobs": integer(), "out": path(optional=True),

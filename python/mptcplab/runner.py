@@ -30,6 +30,7 @@ def run(
     pcap_dir: str | Path | None = None,
     pcap_per: str = "host",
     snaplen: int | None = None,
+    sched_log: bool = False,
 ) -> RunResult:
     """Runs a scenario (file, bundled name, dict or :class:`Scenario`) to completion.
 
@@ -44,6 +45,9 @@ def run(
     ``"interface"`` or ``"link"``, ``snaplen`` bytes kept per packet (headers always whole).
     They appear there whole when the run succeeded, and nothing is left when it fails (a
     full disk is a :class:`ConfigError` naming the file). A scenario cannot ask for captures.
+
+    With ``sched_log``, every hand-off of data to a subflow is recorded
+    (:attr:`RunResult.sched_trace`, as ``run --trace-sched``).
     """
     check_arguments("run", locals())
     capture = None
@@ -51,7 +55,7 @@ def run(
         from mptcplab.capture import CaptureRequest
 
         capture = CaptureRequest(Path(pcap_dir), pcap_per, snaplen)
-    return run_capturing(scenario, seed, overrides, max_events, capture)
+    return run_capturing(scenario, seed, overrides, max_events, capture, sched_log=sched_log)
 
 
 def run_capturing(

@@ -87,3 +87,18 @@ def test_pushes_that_hand_the_same_bytes_to_another_subflow_diverge_there(tmp_pa
     assert "first divergence at push 1 (0.0500 s)" in r.stdout
     diverging = [ln for ln in r.stdout.splitlines() if ln.startswith(">")]
     assert len(diverging) == 1 and "cell" in diverging[0] and "65456..70000" in diverging[0]
+
+
+def test_the_api_records_the_hand_offs_when_asked_and_checks_the_flag(tmp_path: Path) -> None:
+    import pytest
+
+    import mptcplab
+    from mptcplab.errors import ConfigError
+
+    sc = tmp_path / "s.toml"
+    sc.write_text(SCENARIO)
+    assert mptcplab.run(sc).sched_trace is None
+    t = mptcplab.run(sc, sched_log=True).sched_trace
+    assert t is not None and int(t[~t.retransmit].bytes.sum()) == 2_000_000
+    with pytest.raises(ConfigError, match="sched_log: must be True or False"):
+        mptcplab.run(sc, sched_log=1)  # type: ignore[arg-type]
