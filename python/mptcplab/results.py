@@ -139,7 +139,8 @@ class RunResult:
         #: A simulator run with ``--trace-sched``: every hand-off of data to a subflow (columns
         #: ``time_s``, ``connection``, ``path``, ``data_seq``, ``bytes``, ``retransmit``), the
         #: simulator's side of the kernel's ``sendmsg_frag`` table; written as
-        #: ``sched-trace/handoffs.parquet`` by :meth:`to_dir`. None when not recorded.
+        #: ``sched-trace/handoffs.parquet`` by :meth:`to_dir`. None when not recorded, or when
+        #: nothing was handed out.
         self.sched_trace: pd.DataFrame | None = None
         if handoffs:
             import pandas as pd
