@@ -11,6 +11,12 @@ use mptcplab_core::{run_with, CaptureOptions, CapturePoint, RunOptions, Stop};
 
 /// A 2-path MPTCP bulk transfer of `secs` seconds (about 3300 events per simulated second).
 fn bulk(secs: u32) -> mptcplab_core::Scenario {
+    two_paths(secs, "app = { kind = \"bulk\" }")
+}
+
+/// An MPTCP connection `mp` over paths `a` (20 Mbit/s, 10 ms) and `b` (10 Mbit/s, 30 ms) for
+/// `secs` seconds, with `conn` (TOML) added to it.
+fn two_paths(secs: u32, conn: &str) -> mptcplab_core::Scenario {
     scenario(&format!(
         r#"
         duration = "{secs}s"
@@ -26,7 +32,7 @@ fn bulk(secs: u32) -> mptcplab_core::Scenario {
         name = "mp"
         kind = "mptcp"
         paths = ["a", "b"]
-        app = {{ kind = "bulk" }}
+        {conn}
         "#
     ))
 }
@@ -94,25 +100,7 @@ fn an_unwritable_capture_is_an_error_and_not_a_panic() {
 #[test]
 fn the_scheduler_log_hands_out_every_byte_once() {
     for stack in ["linux", "classic"] {
-        let sc = scenario(&format!(
-            r#"
-            duration = "5s"
-            [[paths]]
-            name = "a"
-            rate = "20Mbit"
-            delay = "10ms"
-            [[paths]]
-            name = "b"
-            rate = "10Mbit"
-            delay = "30ms"
-            [[connections]]
-            name = "mp"
-            kind = "mptcp"
-            stack = "{stack}"
-            paths = ["a", "b"]
-            app = {{ kind = "download", size = "3000000B" }}
-            "#
-        ));
+        let sc = two_paths(5, &format!("stack = \"{stack}\"\napp = {{ kind = \"download\", size = \"3000000B\" }}"));
         let plain = run_with(&sc, &RunOptions::default()).expect("runs");
         assert!(plain.handoffs.is_empty());
         let logged = run_with(&sc, &RunOptions { sched_log: true, ..RunOptions::default() }).expect("runs");
