@@ -200,3 +200,38 @@ fn the_receive_side_series_follow_linuxs_buffer_rules() {
     assert!(cell.last().unwrap().1 < buf.last().unwrap().1, "the late subflow keeps a buffer of its own");
     assert!(cell.first().unwrap().1 == 128_000.0, "created with tcp_rmem[1]");
 }
+
+/// The server's first push is the client's first window. On the `linux` stack the client
+/// offers its empty buffer's window (`tcp_rmem[1]` = 131072 B at the default ratio: 65536 B)
+/// rounded down to its MSS in the handshake, 44 × 1460 = 64240 B, and its third ACK carries
+/// that aligned up to the window scale's unit (1024 B): 64512 B, which the server takes as
+/// its first window. The writer has two fresh 32 KB page fragments queued by then (65456 B),
+/// so the first push hands out exactly 64512 B, as UML 7.3.4 and the 6.18.44 host did on
+/// `download-2mb` (`--trace-kernel`: 64512 B at 30 ms). With exact windows (`window_rounding
+/// = "exact"`) the window is 65536 B and both fragments fit.
+#[test]
+fn the_first_push_is_the_clients_first_window_rounded_as_linux() {
+    use mptcplab_core::{run_with, RunOptions};
+    for (rounding, first) in [("scaled", 64_512), ("exact", 65_456)] {
+        let sc = scenario(&format!(
+            r#"
+            duration = "1s"
+            [[paths]]
+            name = "wifi"
+            rate = "20Mbit"
+            delay = "10ms"
+            [[connections]]
+            name = "mp"
+            kind = "mptcp"
+            stack = "linux"
+            window_rounding = "{rounding}"
+            paths = ["wifi"]
+            app = {{ kind = "download", size = "2000000B" }}
+            "#
+        ));
+        let out = run_with(&sc, &RunOptions { sched_log: true, ..RunOptions::default() }).expect("runs");
+        let t0 = out.handoffs[0].time_s;
+        let pushed: u64 = out.handoffs.iter().take_while(|h| h.time_s == t0).map(|h| h.bytes).sum();
+        assert_eq!(pushed, first, "window_rounding = {rounding}");
+    }
+}

@@ -64,6 +64,8 @@ LINUX_MODEL: dict[str, tuple[Any, str]] = {
                "(app.write makes it a loop of blocking send() calls instead)"),
     "scaling_ratio": ("subflow_min", "a Linux 6.18 MPTCP socket takes the smallest scaling ratio of its subflows "
                       "when the application reads (`mptcp_rcv_space_adjust`)"),
+    "window_rounding": ("scaled", "Linux offers the handshake's window rounded down to the MSS and later windows in "
+                        "units of the window scale (`tcp_select_initial_window`, `__tcp_select_window`)"),
 }
 #: The smallest value Linux 7.3 accepts in each field of ``net.ipv4.tcp_rmem``
 #: (``tcp_min_rcvbuf`` in ``net/ipv4/sysctl_net_ipv4.c``): the ``uml`` backend's limit, for a

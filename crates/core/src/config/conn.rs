@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::algorithms::{CaCounting, CwndLimited, Recovery, SlowStart, SlowStartBound, TsqRule};
+use super::window::{DrsRtt, RcvbufWindow, RightEdge, ScalingRatio, WindowRounding, WindowUpdate};
 use super::{BufSize, ByteSize, RouteCfg, Stack};
 use crate::cc::{CcKind, CcParams};
 use crate::mptcp::sched::{SchedKind, SchedParams};
@@ -24,22 +25,6 @@ pub enum Direction {
     Download,
     /// Client → server.
     Upload,
-}
-
-/// How the receive buffer sets the advertised window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum RcvbufWindow {
-    /// The buffer's free space: `rcvbuf` minus the data held out of order (and, with
-    /// `buffer_accounting = "truesize"`, turned into payload as Linux does: `__mptcp_space`).
-    #[default]
-    Free,
-    /// The whole `rcvbuf` beyond the next expected byte, however much is held out of order:
-    /// an upper bound on what a receiver may offer, kept for comparisons. (Linux offers the
-    /// free space: in a kernel capture with a fixed 256 KiB buffer, a WiFi + 3G connection
-    /// stuck behind a lost 3G segment kept its window's right edge in place while 17 later
-    /// 3G segments were delivered in order, because ~195 segments were held out of order.)
-    Full,
 }
 
 /// Linux's TCP metrics cache ([`crate::tcp::metrics`]): what a connection's sender and
@@ -190,8 +175,9 @@ pub struct TcpCfg {
     /// waits for the ACK; off (default): it sends whatever the window admits at once.
     #[serde(default)]
     pub tso_defer: bool,
-    /// RFC 2861 §3 as Linux `tcp_cwnd_application_limited`: a window not filled for an RTO
-    /// (`tcp_cwnd_validate`'s "network starves") decays halfway to the most it used, with
+    /// RFC 2861 §3 as Linux `tcp_cwnd_application_limited`: a window neither filled nor
+    /// acknowledged for an RTO (`tcp_cwnd_validate`'s "network starves"; every ACK of new
+    /// data restarts the clock, `tcp_cong_avoid`) decays halfway to the most it used, with
     /// ssthresh kept at ¾ of it, unless the writer is waiting for send-buffer space
     /// (`SOCK_NOSPACE`). Linux gates it, as the idle restart, with
     /// `tcp_slow_start_after_idle`, so it needs `idle_restart` too. Off (default): an
@@ -320,42 +306,6 @@ pub enum OooAck {
     Compressed,
 }
 
-/// Which right edges of the receive window never move left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum RightEdge {
-    /// The connection's (data-level) right edge: the window offered is the free space, or
-    /// what is left of the largest window offered so far (RFC 8684 §3.3.4, the classic model).
-    /// Linux since "mptcp: allow subflow rcv wnd to shrink" (7.1, and the stable kernels it
-    /// went to: the measured 6.18.44 and 7.3.4): before each segment a subflow sends,
-    /// `mptcp_established_options_dss` sets its `rcv_wnd` to what arrived since its last ACK,
-    /// so `tcp_select_window` may offer less than before, and only `mptcp_set_rwin` keeps the
-    /// data-level right edge from moving left.
-    #[default]
-    Connection,
-    /// Each subflow's own as well, as Linux before that change (`tcp_select_window`,
-    /// `sysctl_tcp_shrink_window` 0: a subflow never offers less than the window of its last
-    /// ACK less what arrived on it since, counted in its own sequence space; `mptcp_set_rwin`
-    /// then raises the connection's right edge to it or the subflow's to the connection's).
-    /// When a segment fills a hole and the DATA_ACK jumps, the filling subflow's window moves
-    /// with it, so the connection's right edge advances by the jump whatever the free space
-    /// (the inflation the upstream change removed).
-    PerSubflow,
-}
-
-/// Which subflows carry a window update when the receiving application frees buffer space.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum WindowUpdate {
-    /// Only the subflow that received the data acknowledges it (the classic model).
-    #[default]
-    ReceivingSubflow,
-    /// As Linux (`mptcp_cleanup_rbuf` → `tcp_cleanup_rbuf` on every subflow): when the
-    /// application has read data and the window can grow by enough, every subflow sends an
-    /// ACK carrying the new window.
-    AllSubflows,
-}
-
 /// When the client opens its MP_JOIN subflows (the path manager, [`crate::mptcp::pm`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -383,40 +333,6 @@ pub enum OptionSizes {
     /// As Linux writes them: data carries a 64-bit mapping and a 32-bit DATA_ACK padded to
     /// 24 B; the data receiver's ACKs a 64-bit DATA_ACK (12 B), the sender's a 32-bit one (8 B).
     Linux,
-}
-
-/// Which round-trip time paces receive-buffer auto-tuning (DRS) of an MPTCP connection: the
-/// bytes the application read are counted over one such time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum DrsRtt {
-    /// The smallest receiver RTT estimate among the subflows delivering data (upstream since
-    /// "mptcp: better mptcp-level RTT estimator", Linux 7.0 and its stable backports). What the
-    /// backend's 6.18.44 kernel does, measured: its receive buffer grows as this rule's does
-    /// (docs/validation-findings.md).
-    #[default]
-    Smallest,
-    /// The largest receiver RTT estimate of all subflows (`mptcp_rcv_space_adjust` of the
-    /// 6.18 sources before that change).
-    Largest,
-}
-
-/// Which payload-to-memory ratio (`scaling_ratio`) turns an MPTCP connection's free buffer
-/// into the window it offers (Linux memory accounting only).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum ScalingRatio {
-    /// The ratio of the latest full-sized segment on any subflow, from that segment on (as a
-    /// TCP socket's own, `tcp_measure_rcv_mss`).
-    #[default]
-    Segment,
-    /// Linux 6.18 (`mptcp_rcv_space_adjust`): the smallest of the subflows' own ratios, taken
-    /// when the application reads, at most once per the largest subflow receiver RTT (the
-    /// interval's gate); a subflow that has not received a full-sized segment yet counts with
-    /// the default 128, so a joined subflow holds the connection's window at the default ratio
-    /// until its first data. Linux 7.x keeps an average of the delivering subflows' ratios
-    /// instead (`mptcp_rcv_rtt_update`).
-    SubflowMin,
 }
 
 /// How the application writes when its app has no `write` block size: how it waits for
@@ -573,6 +489,9 @@ pub struct ConnCfg {
     /// connections, `buffer_accounting = "truesize"`).
     #[serde(default)]
     pub scaling_ratio: ScalingRatio,
+    /// Which values the advertised window takes (`buffer_accounting = "truesize"`).
+    #[serde(default)]
+    pub window_rounding: WindowRounding,
     /// Mean extra delay before each packet a host sends leaves it (processing jitter drawn
     /// from the distribution measured on Linux, scaled to this mean; packets of a host keep
     /// their order). 0: packets leave at the instant they are sent.

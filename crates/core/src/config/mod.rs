@@ -81,6 +81,7 @@ pub mod profile;
 mod qdisc;
 mod topology;
 mod validate;
+mod window;
 pub use crate::net::qdisc::QueueLimit;
 pub use algorithms::*;
 pub use buffer::{BufSize, BufTriple};
@@ -91,6 +92,7 @@ pub use preset::{presets, PresetInfo};
 pub use profile::Stack;
 pub use qdisc::{qdisc, Aqm};
 pub use topology::{LinkCfg, RouteCfg, RouteTable};
+pub use window::*;
 
 /// Shortest period of a periodic application (1 µs): a 1500-byte packet takes 1.2 µs to
 /// serialise even at 10 Gbit/s, so more frequent writes are a bulk sender, only slower to

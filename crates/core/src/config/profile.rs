@@ -14,7 +14,8 @@
 //!   charged in skb truesize (the window is the free memory turned into payload, held
 //!   out-of-order data included, as `__mptcp_space` computes it), only the connection's right
 //!   edge never moving left (a subflow's own window may shrink, `right_edge = "connection"`)
-//!   and the window scale bounding the header only (`tcp_select_window`), window updates on
+//!   and the window scale bounding the header only (`tcp_select_window`), windows rounded
+//!   as Linux rounds them (`window_rounding = "scaled"`), window updates on
 //!   every subflow when the application reads (pending delayed ACKs included), new data up to the
 //!   window's last byte, the written data in 32 KB page fragments handed to subflows whole
 //!   (`data_frags = "pages"`), receive-buffer auto-tuning paced by the smallest RTT of the subflows
@@ -97,6 +98,7 @@ pub fn linux_profile() -> Value {
         "data_frags": "pages",
         "drs_rtt": "smallest",
         "scaling_ratio": "subflow_min",
+        "window_rounding": "scaled",
         // The kernel backends' application (poll, then up to 64 KiB per send).
         "writer": "poll",
         // The mean host turnaround measured on the kernel backend (crate::sim::host).

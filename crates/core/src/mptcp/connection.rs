@@ -23,7 +23,7 @@ use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
 use crate::config::{
     BufSize, BufferAccounting, ConnCfg, ConnKind, DataFrags, Direction, DrsRtt, OptionSizes, PenalisationRule, PerMss,
-    RcvbufWindow, RightEdge, ScalingRatio, Scenario, WindowTail, WindowUpdate,
+    RcvbufWindow, RightEdge, Scenario, WindowTail, WindowUpdate,
 };
 use crate::mptcp::pm::{PathManager, PmAction};
 use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace};
@@ -170,10 +170,8 @@ impl Endpoint {
         let start = Time::ZERO + cfg.start;
         let warmup = Time::ZERO + sc.output.warmup;
         let truesize = cfg.buffer_accounting == BufferAccounting::Truesize;
-        let mut space = RcvSpace::new(cfg.rcvbuf, cfg.buffer_accounting, t.mss);
-        if mptcp && cfg.scaling_ratio == ScalingRatio::SubflowMin {
-            space.ratio_from_subflows();
-        }
+        let advmss = (t.mss + ts_len as u64).min(t.mtu - IP_TCP_HEADER as u64);
+        let space = RcvSpace::for_conn(cfg, mptcp, advmss, ts_len as u64, is_client);
         let initial_rwnd = space.on_wire(space.window_for(0));
         let mut snd = ConnSender::new(App::from_cfg(&cfg.app, start), conn_sndbuf(cfg.sndbuf, truesize), initial_rwnd);
         snd.fill_tail = mptcp && cfg.window_tail == WindowTail::Fill;
@@ -285,9 +283,9 @@ impl Endpoint {
             }
         };
         self.sfq[sf].skbs = self.snd.frags.is_some();
-        // Linux `tcp_select_initial_window`: `rcv_ssthresh` starts at the window offered in
-        // the handshake, before any data set the scaling ratio.
-        s.rcv.rcv_ssthresh = self.rcv.space.window_for(0);
+        // `rcv_ssthresh` starts at the window offered in the handshake, before any data set
+        // the scaling ratio.
+        s.rcv.rcv_ssthresh = self.rcv.space.handshake_window();
         if self.subflow_bufs() {
             // An MPTCP subflow is a socket of its own: created with `tcp_rmem[1]` (or the
             // locked size), its record starting as `tcp_init_buffer_space` sets it.
@@ -469,6 +467,7 @@ impl Endpoint {
                     self.handshake_packet(now, i, out);
                     if i == 0 {
                         self.mp_established = true;
+                        self.snd.peer_window(pkt.wnd);
                         let act = self.pm.on_synack();
                         self.pm_act(now, act, out);
                         self.start_app(now);
@@ -490,6 +489,7 @@ impl Endpoint {
                     self.handshake_packet(now, i, out); // fourth ACK
                 } else {
                     self.mp_established = true;
+                    self.snd.peer_window(pkt.wnd);
                     self.start_app(now);
                     let act = self.pm.on_fully_established_server(now, self.subflows.len());
                     self.pm_act(now, act, out);

@@ -44,6 +44,15 @@
 //! the two meet. With a fixed 64 KB buffer the scale is 0 and the header's window stops at
 //! 65535 B whatever the memory.
 //!
+//! Rounding ([`crate::config::WindowRounding::Scaled`], [`RcvSpace::select`]): Linux offers the
+//! handshake's window rounded down to the MSS (`tcp_select_initial_window`: 44 × 1460 = 64240 B
+//! for the default `tcp_rmem[1]`), later windows aligned up to the scale's unit (1024 B for the
+//! default triple's scale 10), and the header carries them shifted right by the scale; the
+//! 6.18.44 host's first ACKs on `download-2mb` offer 64512 B = 63 × 1024, and UML 7.3.4's first
+//! push there is 64512 B. Deviations: a subflow's `window_clamp` is taken as its empty buffer's
+//! window where its own buffer is modelled (the connection's otherwise), and the quick-ACK
+//! count that `__tcp_select_window` clears below half the buffer is left alone.
+//!
 //! Truesize of a received full-sized segment: 2304 B for a 1500-byte frame (a 2048-byte
 //! kmalloc'd head plus `struct sk_buff`, 256 B), so a 1448-byte payload gives
 //! `scaling_ratio` = 160: measured on 6.18 with a fixed 128 KiB buffer (`sk_rcvbuf` 262144),
@@ -66,7 +75,7 @@
 //! uses the connection's scaling ratio; no memory pressure (`tcp_rmem[0]` is never used) and
 //! no pruning of a subflow whose memory outgrows its buffer.
 
-use crate::config::{BufSize, BufferAccounting};
+use crate::config::{BufSize, BufferAccounting, ConnCfg, ScalingRatio, WindowRounding};
 use crate::units::{Dur, Time};
 
 /// `TCP_DEFAULT_SCALING_RATIO`: payload / truesize in 1/256 before any data arrived.
@@ -77,6 +86,9 @@ pub const RX_SKB_TRUESIZE: u64 = 2304;
 const RMEM_MAX: u64 = 4 * 1024 * 1024;
 /// Linux `TCP_MAX_WSCALE`.
 const MAX_WSCALE: u32 = 14;
+/// Linux `TCP_MSS_DEFAULT`: the peer's segment size a receiver assumes before measuring one
+/// (`tcp_initialize_rcv_mss`, with a peer MSS and a window above it).
+const TCP_MSS_DEFAULT: u64 = 536;
 /// Linux `TCP_INIT_CWND`.
 const INIT_CWND: u64 = 10;
 
@@ -94,6 +106,15 @@ pub struct RcvSpace {
     /// Largest window the header can carry (`65535 << wscale`); unbounded with payload
     /// accounting.
     pub max_window: u64,
+    /// [`crate::config::WindowRounding::Scaled`]: the scale's unit (`1 << rcv_wscale`) in
+    /// which windows are offered ([`Self::select`]); None: exact bytes.
+    unit: Option<u64>,
+    /// The handshake's MSS (`tp->advmss`) and the timestamp option's length, which the
+    /// passive opener's initial window is rounded without, and whether this end opens the
+    /// subflows ([`Self::initial_window`]).
+    advmss: u64,
+    ts_len: u64,
+    active: bool,
     /// DRS: bytes read in the current interval, the best interval so far, its start.
     copied: u64,
     space: u64,
@@ -138,6 +159,10 @@ impl RcvSpace {
             auto,
             ratio,
             max_window,
+            unit: None,
+            advmss,
+            ts_len: 0,
+            active: true,
             copied: 0,
             space: 0,
             since: Time::ZERO,
@@ -152,6 +177,19 @@ impl RcvSpace {
         s.space = s.window_for(0).min(INIT_CWND * advmss);
         s.initial_record = s.space;
         s
+    }
+
+    /// A connection's receive buffer as its configuration sets it (`advmss` as in
+    /// [`Self::round_as_linux`]; `active` at the client).
+    pub fn for_conn(cfg: &ConnCfg, mptcp: bool, advmss: u64, ts_len: u64, active: bool) -> RcvSpace {
+        let mut space = RcvSpace::new(cfg.rcvbuf, cfg.buffer_accounting, cfg.tcp.mss);
+        if mptcp && cfg.scaling_ratio == ScalingRatio::SubflowMin {
+            space.ratio_from_subflows();
+        }
+        if cfg.window_rounding == WindowRounding::Scaled {
+            space.round_as_linux(advmss, ts_len, active);
+        }
+        space
     }
 
     /// `tcp_win_from_space`: payload that `space` bytes of buffer hold.
@@ -180,10 +218,109 @@ impl RcvSpace {
     }
 
     /// The window a TCP header carries for a computed window `wnd` (`tcp_select_window`:
-    /// at most `65535 << rcv_wscale`).
+    /// at most `65535 << rcv_wscale`), as the peer reads it: with [`Self::round_as_linux`]
+    /// the header holds `wnd >> rcv_wscale`, so the peer sees it truncated to the scale's
+    /// unit (a window raised to the connection's right edge, `mptcp_set_rwin`, need not be
+    /// a multiple of it).
     #[inline]
     pub fn on_wire(&self, wnd: u64) -> u64 {
-        wnd.min(self.max_window)
+        let w = wnd.min(self.max_window);
+        match self.unit {
+            Some(unit) => w - w % unit,
+            None => w,
+        }
+    }
+
+    /// Whether windows are rounded ([`Self::round_as_linux`]).
+    #[inline]
+    pub fn rounds(&self) -> bool {
+        self.unit.is_some()
+    }
+
+    /// Windows are offered as Linux rounds them ([`crate::config::WindowRounding::Scaled`]),
+    /// the handshake announcing `advmss` (`tp->advmss`: the MSS with room for the timestamp
+    /// option, `ts_len` bytes, when it is used), this end opening the subflows if `active`;
+    /// Linux's memory accounting only (the scale is chosen from it).
+    pub fn round_as_linux(&mut self, advmss: u64, ts_len: u64, active: bool) {
+        if self.max_window != u64::MAX {
+            // `max_window` is `65535 << rcv_wscale`.
+            self.unit = Some(self.max_window / 65535);
+            (self.advmss, self.ts_len, self.active) = (advmss, ts_len, active);
+        }
+    }
+
+    /// The window a SYN or SYN/ACK carries (not scaled, RFC 7323 §2.2): the handshake's window
+    /// ([`Self::handshake_window`]), at most 65535 B with Linux's memory accounting.
+    pub fn initial_window(&self) -> u64 {
+        let w = self.handshake_window();
+        if self.max_window != u64::MAX {
+            w.min(65_535)
+        } else {
+            w
+        }
+    }
+
+    /// A new subflow's first `tp->rcv_wnd` and `rcv_ssthresh`, and the connection's first
+    /// right edge beyond the next expected byte (a subflow's window never shrinks below it,
+    /// `tcp_select_window`). With [`Self::round_as_linux`], Linux's
+    /// `tcp_select_initial_window`: the empty buffer's window rounded down to the MSS (the
+    /// active opener's `advmss`, `tcp_connect_init`; the passive one's less the timestamp
+    /// option, `tcp_openreq_init_rwin`); a header carries at most 65535 B of it, but the
+    /// socket keeps all of it. Otherwise the empty buffer's window.
+    pub fn handshake_window(&self) -> u64 {
+        let w = self.window_for(0);
+        let mss = if self.active { self.advmss } else { self.advmss - self.ts_len };
+        match self.unit {
+            Some(_) if w > mss && mss > 0 => w - w % mss,
+            _ => w,
+        }
+    }
+
+    /// The window a subflow offers (Linux `__tcp_select_window`) given the connection's free
+    /// space `free` (`mptcp_space`), the subflow's `rcv_ssthresh` `cap`, the most it may offer
+    /// (`full`: min(`window_clamp`, the connection's empty buffer's window)), the window it
+    /// last offered (`rcv_wnd`) and the peer's segment size (`rcv_mss`). Exact: min(`free`,
+    /// `cap`). With [`Self::round_as_linux`]: below half of `full` the free space is rounded
+    /// down to the scale's unit, and the window is 0 when that is less than a sixteenth of
+    /// the buffer's window or one segment (receiver-side silly-window avoidance); at most
+    /// `cap`, then aligned up to the unit ("so that it won't get scaled away"), or, with no
+    /// scale, rounded down to a multiple of `rcv_mss` unless the last window is within one
+    /// segment of the free space.
+    pub fn select(&self, free: u64, cap: u64, full: u64, rcv_wnd: u64, rcv_mss: u64) -> u64 {
+        let Some(unit) = self.unit else { return free.min(cap) };
+        let allowed = self.win_from_space(self.rcvbuf);
+        let full = full.min(allowed);
+        // `tcp_initialize_rcv_mss`: `TCP_MSS_DEFAULT` until a segment is measured.
+        let mss = if rcv_mss == 0 { TCP_MSS_DEFAULT } else { rcv_mss }.min(full);
+        if mss == 0 {
+            return 0;
+        }
+        let mut free = free;
+        if free < full / 2 {
+            free -= free % unit;
+            if free < allowed / 16 || free < mss {
+                return 0;
+            }
+        }
+        let free = free.min(cap);
+        if unit > 1 {
+            free.div_ceil(unit) * unit
+        } else if rcv_wnd + mss <= free || rcv_wnd > free {
+            free - free % mss
+        } else if mss == full && free > rcv_wnd + full / 2 {
+            free
+        } else {
+            rcv_wnd
+        }
+    }
+
+    /// `w` aligned up to the scale's unit (`tcp_select_window` keeps a window it may not
+    /// shrink as `ALIGN(cur_win, 1 << rcv_wscale)`); `w` when windows are exact.
+    pub fn align(&self, w: u64) -> u64 {
+        match self.unit {
+            Some(unit) => w.div_ceil(unit) * unit,
+            None => w,
+        }
     }
 
     /// The connection's ratio follows its subflows' ([`crate::config::ScalingRatio::SubflowMin`]).
@@ -369,189 +506,4 @@ impl RcvRtt {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::{BufTriple, ByteSize};
-
-    const MS: u64 = 1_000_000;
-
-    fn linux_default() -> BufSize {
-        BufSize::Auto(BufTriple { min: ByteSize(4096), default: ByteSize(131_072), max: ByteSize(33_554_432) })
-    }
-
-    #[test]
-    fn a_fixed_buffer_is_doubled_and_its_window_scaled_as_linux() {
-        // SO_RCVBUF 128 KiB: sk_rcvbuf 262144; the scale is chosen from the window at the
-        // default ratio, 131072 B -> ilog2 17 - 15 = 2, so at most 65535 << 2 = 262140 B.
-        let mut s = RcvSpace::new(BufSize::Fixed(ByteSize(131_072)), BufferAccounting::Truesize, 1448);
-        assert_eq!(s.rcvbuf, 262_144);
-        assert_eq!(s.max_window, 262_140);
-        assert_eq!(s.window_for(0), 131_072);
-        // First 1448-byte segment: ratio 1448 * 256 / 2304 = 160 (integer division).
-        s.on_segment(1448);
-        assert_eq!(s.ratio, 160);
-        // The kernel's capture: 262144 * 160 / 256 = 163840, less one unread segment.
-        assert_eq!(s.window_for(1448), 162_400);
-        // 64 KB: scale ilog2(64000) - 15 = 0, the window stops at 65535 B.
-        let s = RcvSpace::new(BufSize::Fixed(ByteSize(64_000)), BufferAccounting::Truesize, 1448);
-        assert_eq!(s.max_window, 65_535);
-        // Payload accounting: the size as written, no ratio, no scale limit.
-        let s = RcvSpace::new(BufSize::Fixed(ByteSize(64_000)), BufferAccounting::Payload, 1448);
-        assert_eq!(s.window_for(1000), 63_000);
-    }
-
-    #[test]
-    fn drs_grows_the_buffer_to_twice_the_best_round_read() {
-        let mut s = RcvSpace::new(linux_default(), BufferAccounting::Truesize, 1448);
-        // tcp_rmem[1] at the default ratio: 65536 B; first record min(65536, 10 * 1448).
-        assert_eq!(s.window_for(0), 65_536);
-        assert_eq!(s.space, 14_480);
-        assert_eq!(s.max_window, 65_535 << 10); // ilog2(32 MiB) - 15 = 10
-        s.on_segment(1424); // MPTCP payload: ratio 1424 * 256 / 2304 = 158
-        assert_eq!(s.ratio, 158);
-        // No RTT estimate yet: nothing happens.
-        s.on_read(Time(5 * MS), 10_000, 0);
-        assert_eq!(s.rcvbuf, 131_072);
-        s.on_rtt(Dur(30 * MS));
-        s.on_rtt(Dur(20 * MS)); // the smallest subflow estimate counts
-        s.on_read(Time(10 * MS), 10_000, 0); // 10 ms < 20 ms: keep counting
-        assert_eq!(s.rcvbuf, 131_072);
-        // 20 ms after the start, 100000 B read in all (> 14480): space = 100000, and
-        // rcvwin = 2 * 100000 = 200000, grow = 200000 * (100000 - 14480) / 14480 = 1181215,
-        // + 2 * grow + 5000 B out of order = 2567430 -> 2567430 * 256 / 158 = 4159886.
-        s.on_read(Time(20 * MS), 80_000, 5000);
-        assert_eq!(s.rcvbuf, 4_159_886);
-        assert_eq!(s.grows, 1);
-        // A round that reads less than the record changes nothing.
-        s.on_rtt(Dur(20 * MS));
-        s.on_read(Time(45 * MS), 50_000, 0);
-        assert_eq!(s.rcvbuf, 4_159_886);
-        // Capped by tcp_rmem[2].
-        s.on_rtt(Dur(20 * MS));
-        s.on_read(Time(70 * MS), 100 << 20, 0);
-        assert_eq!(s.rcvbuf, 33_554_432);
-        // A fixed buffer never grows.
-        let mut f = RcvSpace::new(BufSize::Fixed(ByteSize(65_536)), BufferAccounting::Truesize, 1448);
-        f.on_rtt(Dur(MS));
-        f.on_read(Time(10 * MS), 10 << 20, 0);
-        assert_eq!(f.rcvbuf, 131_072);
-    }
-
-    /// A step measured on Linux 6.18 (`ss -tmi` on a TCP receiver, `tcp_rmem` 4096 131072
-    /// 33554432, 100 Mbit/s, 50 ms): the record went from 80896 to 202720 B with the ratio
-    /// at 160 and the buffer became 2602512 B. rcvwin = 405440, grow = 405440 * 121824 /
-    /// 80896 = 610565, 405440 + 2 * 610565 = 1626570 -> 1626570 * 256 / 160 = 2602512.
-    #[test]
-    fn drs_grows_by_the_kernels_slow_start_term() {
-        let mut s = RcvSpace::new(linux_default(), BufferAccounting::Truesize, 1448);
-        s.on_segment(1448);
-        assert_eq!(s.ratio, 160);
-        s.space = 80_896;
-        s.on_rtt(Dur(50 * MS));
-        s.on_read(Time(50 * MS), 202_720, 0);
-        assert_eq!(s.rcvbuf, 2_602_512);
-    }
-
-    #[test]
-    fn the_receiver_rtt_takes_smaller_samples_at_once_and_larger_ones_by_an_eighth() {
-        let mut r = RcvRtt::default();
-        r.on_data(Time(100 * MS), Time(60 * MS));
-        assert_eq!(r.est, Some(Dur(40 * MS)));
-        r.on_data(Time(110 * MS), Time(60 * MS)); // same echo: no sample
-        assert_eq!(r.est, Some(Dur(40 * MS)));
-        r.on_data(Time(200 * MS), Time(120 * MS)); // 80 ms: 40 - 5 + 10 = 45 ms
-        assert_eq!(r.est, Some(Dur(45 * MS)));
-        r.on_data(Time(300 * MS), Time(270 * MS)); // 30 ms replaces
-        assert_eq!(r.est, Some(Dur(30 * MS)));
-    }
-
-    /// The subflows of an auto-tuned MPTCP socket measured on Linux 6.18.44 (`ss -tmi` every
-    /// 60 ms at the client, `tcp_rmem` 4 KB 128 KB 512 KB, 50 Mbit/s 10 ms + 10 Mbit/s 100 ms):
-    /// the connection's buffer reached 512000 B 60 ms into the transfer and grew no more; the
-    /// first subflow, present then, followed it (483733 B), the second, joined 70 ms later,
-    /// kept the 128000 B it was created with for the whole run. `tcp_rcvbuf_grow(ssk, copied)`
-    /// by hand, ratio 1424 * 256 / 2304 = 158, a subflow record of 10 * 1448 = 14480 B and a
-    /// round of 58304 B read: rcvwin = 116608, grow = 2 * 116608 * 43824 / 14480 = 705832,
-    /// (116608 + 705832) * 256 / 158 = 1332561 B wanted, capped at tcp_rmem[2].
-    #[test]
-    fn a_subflow_follows_the_connections_buffer_only_when_told() {
-        let auto = BufSize::Auto(BufTriple { min: ByteSize(4000), default: ByteSize(128_000), max: ByteSize(512_000) });
-        let mut s = RcvSpace::new(auto, BufferAccounting::Truesize, 1448);
-        assert_eq!((s.subflow_initial(), s.initial_record()), (128_000, 14_480));
-        s.on_segment(1424);
-        let (mut buf, mut rec) = (s.subflow_initial(), s.initial_record());
-        s.grow_subflow(&mut buf, &mut rec, 58_304, 0, s.ratio);
-        assert_eq!((buf, rec), (512_000, 58_304));
-        // Without the cap: 1332561 B.
-        let big =
-            BufSize::Auto(BufTriple { min: ByteSize(4000), default: ByteSize(128_000), max: ByteSize(4_000_000) });
-        let mut b = RcvSpace::new(big, BufferAccounting::Truesize, 1448);
-        b.on_segment(1424);
-        let (mut buf, mut rec) = (128_000, 14_480);
-        b.grow_subflow(&mut buf, &mut rec, 58_304, 0, b.ratio);
-        assert_eq!(buf, 1_332_561);
-        // A later, smaller step never shrinks the buffer: 60000 B against 58304 gives
-        // (120000 + 2 * 120000 * 1696 / 58304) * 256 / 158 = 205741 B.
-        b.grow_subflow(&mut buf, &mut rec, 60_000, 0, b.ratio);
-        assert_eq!((buf, rec), (1_332_561, 60_000));
-        // The window the subflow may offer is its own buffer's: 128000 * 158 / 256 = 79000 B
-        // (the kernel's second subflow showed rcv_ssthresh 79000 and ACK windows of 79104 B,
-        // rounded up to the window scale, when it alone set the right edge).
-        assert_eq!(s.subflow_window(128_000, 0, s.ratio), 79_000);
-        // A locked buffer records the round but keeps its size.
-        let mut f = RcvSpace::new(BufSize::Fixed(ByteSize(256_000)), BufferAccounting::Truesize, 1448);
-        let (mut buf, mut rec) = (f.subflow_initial(), f.initial_record());
-        f.on_segment(1424);
-        f.grow_subflow(&mut buf, &mut rec, 58_304, 0, f.ratio);
-        assert_eq!((buf, rec), (512_000, 58_304));
-    }
-
-    /// `tcp_data_queue_ofo` / `mptcp_data_queue_ofo` run the growth step with the current
-    /// record: the buffer must hold twice the record plus the out-of-order span. Record 14480
-    /// B, ratio 158: a 50000 B span wants (28960 + 50000) * 256 / 158 = 127935 B, under the
-    /// 128000 B buffer; a 100000 B span wants 208947 B. (Seen on 6.18.44: a second subflow's
-    /// buffer went from 64000 to 138356 B with its record unchanged at 14480 B while it held
-    /// data out of order.)
-    #[test]
-    fn out_of_order_data_grows_the_buffer_to_cover_its_span() {
-        let auto = BufSize::Auto(BufTriple { min: ByteSize(4000), default: ByteSize(128_000), max: ByteSize(512_000) });
-        let mut s = RcvSpace::new(auto, BufferAccounting::Truesize, 1448);
-        s.on_segment(1424);
-        s.on_ooo(50_000);
-        assert_eq!(s.rcvbuf, 128_000);
-        s.on_ooo(100_000);
-        assert_eq!(s.rcvbuf, 208_947);
-        s.on_ooo(1_000_000);
-        assert_eq!(s.rcvbuf, 512_000);
-        let (mut buf, mut rec) = (128_000, 14_480);
-        s.grow_subflow(&mut buf, &mut rec, 14_480, 100_000, s.ratio);
-        assert_eq!((buf, rec), (208_947, 14_480));
-        // Payload accounting (the classic model) never grows on out-of-order data.
-        let mut p = RcvSpace::new(auto, BufferAccounting::Payload, 1448);
-        p.on_ooo(1_000_000);
-        assert_eq!(p.rcvbuf, 128_000);
-    }
-
-    #[test]
-    fn the_subflows_ratio_is_taken_at_most_once_per_stored_rtt() {
-        // `mptcp_rcv_space_adjust`: `if (rtt_us && time < rtt_us >> 3) return;` before the
-        // refresh, `time` counted from the last measurement (here the start, no read has
-        // measured yet). A refresh at 0 stores 100 ms: one at 50 ms is refused, one at 100 ms
-        // taken. Segments no longer set the connection's ratio.
-        let mut s = RcvSpace::new(BufSize::Fixed(ByteSize(65_536)), BufferAccounting::Truesize, 1448);
-        s.ratio_from_subflows();
-        s.on_segment(1424);
-        assert_eq!(s.ratio, DEFAULT_SCALING_RATIO);
-        s.refresh_ratio(Time::ZERO, 158, Some(Dur::from_ms(100)));
-        assert_eq!(s.ratio, 158);
-        s.refresh_ratio(Time::ZERO + Dur::from_ms(50), 128, Some(Dur::from_ms(100)));
-        assert_eq!(s.ratio, 158);
-        s.refresh_ratio(Time::ZERO + Dur::from_ms(100), 128, Some(Dur::from_ms(100)));
-        assert_eq!(s.ratio, 128);
-        // Payload accounting has no ratio to follow.
-        let mut p = RcvSpace::new(BufSize::Fixed(ByteSize(65_536)), BufferAccounting::Payload, 1448);
-        p.ratio_from_subflows();
-        p.refresh_ratio(Time::ZERO, 158, None);
-        assert_eq!(p.ratio, 256);
-    }
-}
+mod tests;

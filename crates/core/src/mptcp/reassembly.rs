@@ -54,7 +54,7 @@ pub struct ConnReceiver {
 
 impl ConnReceiver {
     pub fn new(space: RcvSpace, warmup: Time) -> ConnReceiver {
-        let initial = space.window_for(0);
+        let initial = space.handshake_window();
         ConnReceiver {
             rcv_nxt: Dsn(0),
             ooo: VecDeque::new(),

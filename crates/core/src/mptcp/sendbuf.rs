@@ -439,6 +439,15 @@ impl ConnSender {
     }
 
     /// A DATA_ACK (and the window relative to it) arrived.
+    /// The peer's first window, from the handshake that established the connection (the
+    /// SYN/ACK at the client, the third ACK at the server: Linux sets the first subflow's
+    /// `snd_wnd` and `max_window` from it, and `msk->wnd_end` follows): it replaces the
+    /// window assumed before.
+    pub fn peer_window(&mut self, wnd: u64) {
+        self.rwnd_right = Dsn(self.data_una.0 + wnd);
+        self.max_window = wnd;
+    }
+
     pub fn on_data_ack(&mut self, data_ack: Dsn, wnd: u64) {
         if data_ack > self.data_una && data_ack <= self.snd_nxt.max(self.data_una) {
             self.data_una = data_ack;

@@ -43,12 +43,12 @@ impl Endpoint {
     #[inline(always)]
     fn build(&mut self, now: Time, sf: usize, fl: u8, mp: MpOption, c: Carries) -> Packet {
         let wnd = if fl & flags::SYN != 0 {
-            // A SYN's window is not scaled (RFC 7323 §2.2): Linux offers at most 65535 B.
-            let w = self.rcv.space.window_for(0);
-            let w = if self.truesize { w.min(65_535) } else { w };
-            // The handshake's window is the subflow's first `tp->rcv_wnd`.
+            // The handshake's window is the subflow's first `tp->rcv_wnd` (all of it where
+            // windows are rounded as Linux's; the header carries at most 65535 B of it).
+            let space = &self.rcv.space;
+            let (w, kept) = (space.initial_window(), space.handshake_window());
             if let Some(s) = self.subflows.get_mut(sf).and_then(|s| s.as_mut()) {
-                s.rcv.rcv_wnd = w;
+                s.rcv.rcv_wnd = if space.rounds() { kept } else { w };
             }
             w
         } else {

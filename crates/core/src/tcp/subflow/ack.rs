@@ -139,6 +139,12 @@ impl Subflow {
             if out.acked_bytes > 0 && !was_recovery && self.ca != CaState::Recovery && self.cwnd_limited() {
                 cc.on_ack(&ev, &mut self.w);
             }
+            // Linux `tcp_cong_avoid` runs for every ACK of new data outside a window
+            // reduction (`tcp_may_raise_cwnd`), whether or not the controller then grows the
+            // window, and restarts RFC 2861's clock (`snd_cwnd_stamp`).
+            if out.acked_bytes > 0 && self.ca != CaState::Recovery {
+                self.cwnd_stamp = Some(now);
+            }
         }
         // RFC 6298 (5.2)/(5.3).
         if self.sb.is_empty() {

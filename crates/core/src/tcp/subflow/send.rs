@@ -79,9 +79,10 @@ impl Subflow {
     /// in the Open state and unless the writer waits for send-buffer space (`nospace`,
     /// `SOCK_NOSPACE` on the socket the subflow shares with the connection), cwnd falls
     /// halfway to the larger of that record and the initial window, and ssthresh to at least
-    /// ¾ of cwnd (`tcp_current_ssthresh`). The time of the check moves on either way.
-    /// Deviation: Linux also restarts the clock when a recovery ends; here only a full
-    /// window, an idle restart or a decay does.
+    /// ¾ of cwnd (`tcp_current_ssthresh`). The time of the check moves on either way; a full
+    /// window, an idle restart, a decay and every ACK of new data outside recovery
+    /// (`tcp_cong_avoid`, [`Subflow::on_ack`]) restart the clock, so a subflow whose data
+    /// keeps being acknowledged never decays.
     pub fn cwnd_app_check(&mut self, now: Time, nospace: bool) {
         let stamp = *self.cwnd_stamp.get_or_insert(now);
         if self.cwnd_limited() {

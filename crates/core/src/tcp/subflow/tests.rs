@@ -100,6 +100,29 @@ fn an_application_limited_window_decays_halfway_to_what_it_used_after_an_rto() {
     assert_eq!(s.w.cwnd, 60_000);
 }
 
+/// Linux `tcp_cong_avoid` restarts RFC 2861's clock (`snd_cwnd_stamp`) at every ACK of new
+/// data outside a window reduction, whether or not the window then grows: the window of a
+/// subflow whose data keeps being acknowledged never decays. The same 100-segment window
+/// with 20 segments used: the first check at 0 starts the clock; an ACK of 5 segments at
+/// 0.5 s (an RTT sample of 500 ms: RTO 500 + 4 × 250 = 1500 ms) restarts it, so a check at
+/// 1.999 s changes nothing and one at 2 s decays cwnd to (100 + 20) / 2 = 60 segments.
+#[test]
+fn an_ack_of_new_data_restarts_the_clock_of_the_decay() {
+    let mut s = subflow(CwndLimited::Linux);
+    (s.p.cwv, s.p.idle_restart) = (true, true);
+    s.set_state(Time::ZERO, State::Established);
+    (s.w.cwnd, s.w.ssthresh) = (100_000, 50_000);
+    send(&mut s, 20);
+    let t = |ms| Time::ZERO + Dur::from_ms(ms);
+    s.cwnd_app_check(t(0), false);
+    s.on_ack(t(500), Seq(5_000), &[], &mut Calls::default(), &[]);
+    assert_eq!(s.rtt.rto(), Dur::from_ms(1500));
+    s.cwnd_app_check(t(1999), false);
+    assert_eq!(s.w.cwnd, 100_000);
+    s.cwnd_app_check(t(2000), false);
+    assert_eq!(s.w.cwnd, 60_000);
+}
+
 #[test]
 fn nagle_with_minshall_holds_a_short_segment_while_an_earlier_short_one_is_unacknowledged() {
     // Linux `tcp_nagle_check` with nonagle = 0: partial && packets_out && tcp_minshall_check.
