@@ -41,6 +41,11 @@ timeseries = "1s"
 # Path b alone: 10 Mbit/s of 1500-byte packets carrying 1424 payload bytes each (Linux's
 # option sizes, `stack = "linux"`).
 B_GOODPUT_BPS = 10e6 * 1424 / 1500
+# The most b's receiver can hold behind a hole in b's own sequence space: what arrived since
+# the hole, within the round trip and queueing delay it takes to repair it, at most the path's
+# bandwidth-delay product (10 Mbit/s x 40 ms = 50 000 B) plus its 100-packet queue
+# (150 000 B).
+B_HELD_BYTES = 10e6 * 0.040 / 8 + 100 * 1500
 
 
 @pytest.fixture
@@ -64,12 +69,13 @@ def test_a_dead_path_is_set_aside_and_the_other_carries_the_connection(scenario:
     ACK marks it stale (count 5 > 4), at most 0.2 · (1 + 2 + 4 + 8 + 16) s ≈ 6.2 s plus the
     first RTO's own wait after the outage, well before 15 s. From then on path b carries
     everything: between 15 s and 30 s the goodput is b's alone, at least 90 % of it (the
-    rest: cubic's probing losses on b) and never above it."""
+    rest: cubic's probing losses on b), and above it by no more than what b's receiver held
+    behind a hole at 15 s and delivered after it (`B_HELD_BYTES` over the 15 s: +1.1 %)."""
     res = mptcplab.run(scenario, seed=1)
     marks = {s["path"]: s["stale_marks"] for s in res.summary["subflows"]}
     assert marks == {"a": 1, "b": 0}
     g = _goodput_between(res, 15.0, 30.0)
-    assert 0.9 * B_GOODPUT_BPS <= g <= B_GOODPUT_BPS * 1.001, g
+    assert 0.9 * B_GOODPUT_BPS <= g <= B_GOODPUT_BPS + B_HELD_BYTES * 8 / 15.0, g
 
 
 def test_without_the_mptcp_timer_the_connection_stalls(scenario: Path) -> None:

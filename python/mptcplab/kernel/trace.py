@@ -6,7 +6,9 @@ started until they finish:
 
 * ``tcp:tcp_probe`` (every segment a TCP socket of the run receives in the established state:
   the socket's ``snd_cwnd``, ``ssthresh``, ``snd_wnd``, ``srtt``, ``rcv_wnd``, ``snd_nxt``,
-  ``snd_una``), ``tcp:tcp_rcv_space_adjust`` (every read that may resize the receive buffer)
+  ``snd_una``; ``ssthresh`` is the tracepoint's ``tcp_current_ssthresh(sk)``, which outside a
+  window reduction is max(``snd_ssthresh``, ¾ ``snd_cwnd``), not ``snd_ssthresh`` itself),
+  ``tcp:tcp_rcv_space_adjust`` (every read that may resize the receive buffer)
   and ``tcp:tcp_rcvbuf_grow`` (a read that grows it: ``rcvbuf``, ``rcv_ssthresh``,
   ``window_clamp``, ``rcv_wnd``, ``inq``, ``ooo_space``, the state *before* the growth);
   filtered in the kernel to the run's server ports (``5201 + k``);
