@@ -104,8 +104,12 @@ def failing_text(pen4: dict[str, float], starv4: float, slow_peak: float, cwnd_d
             + ("; but each decay moves cwnd halfway to what was used, a step the drop count reads like a halving"
                if cwnd_drops["fast"] else "") + ". ")
     else:
-        fast += ("The decay does not act: the writer waits for send-buffer space (SOCK_NOSPACE) at every check "
-                 "(tcp_cwnd_application_limited skips the decay then). ")
+        fast += ("The decay does not act: RFC 2861's clock restarts at every ACK of new data (tcp_cong_avoid sets "
+                 "snd_cwnd_stamp, in the 4.x kernels the seed ran as in today's), the fast subflow's data is "
+                 "acknowledged within milliseconds, never an RTO apart, and tcp_cwnd_application_limited also skips "
+                 "the decay while the writer waits for send-buffer space (SOCK_NOSPACE). The check toggles the decay "
+                 "alone; Linux's one switch, tcp_slow_start_after_idle, also gates the idle restart "
+                 "(tcp_cwnd_restart), which RFC 2861 [18] covers too. ")
     fast += (
         "Over the ablation (each variant also run without the decay), the variants whose fast window has no drops "
         "and is lowered by the decay are: " + (", ".join(both) if both else "none")
