@@ -438,7 +438,6 @@ impl ConnSender {
         self.app.wants(now, self.write_seq.0) == 0 && self.block_left == 0 && self.data_una == self.write_seq
     }
 
-    /// A DATA_ACK (and the window relative to it) arrived.
     /// The peer's first window, from the handshake that established the connection (the
     /// SYN/ACK at the client, the third ACK at the server: Linux sets the first subflow's
     /// `snd_wnd` and `max_window` from it, and `msk->wnd_end` follows): it replaces the
@@ -448,6 +447,7 @@ impl ConnSender {
         self.max_window = wnd;
     }
 
+    /// A DATA_ACK (and the window relative to it) arrived.
     pub fn on_data_ack(&mut self, data_ack: Dsn, wnd: u64) {
         if data_ack > self.data_una && data_ack <= self.snd_nxt.max(self.data_una) {
             self.data_una = data_ack;
