@@ -1,6 +1,6 @@
 //! How a receiver computes and advertises its window, in the scenario schema: what the
 //! buffer's free space is, which right edges never move left, who carries window updates,
-//! which ratio and RTT auto-tuning uses.
+//! which ratio and RTT auto-tuning uses, which values the window takes.
 
 use serde::{Deserialize, Serialize};
 
@@ -99,7 +99,8 @@ pub enum WindowRounding {
     #[default]
     Exact,
     /// As Linux rounds it ([`crate::mptcp::rcvbuf`]): the handshake's window is the empty
-    /// buffer's rounded down to the MSS, at most 65535 B (`tcp_select_initial_window`); later
+    /// buffer's rounded down to the MSS, of which an unscaled SYN carries at most 65535 B
+    /// (`tcp_select_initial_window`); later
     /// windows are aligned up to the scale's unit, or, below half the buffer, rounded down to
     /// it and 0 when less than a sixteenth of the buffer or one segment
     /// (`__tcp_select_window`); a header carries the window shifted right by the scale
