@@ -70,6 +70,7 @@ def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
     ("connections.mptcp.rcvbuf_window", "full", "free space"),
     ("connections.mptcp.window_tail", "whole_segments", "mptcp_check_allowed_size"),
     ("connections.mptcp.data_frags", "segments", "__subflow_push_pending"),
+    ("connections.mptcp.window_rounding", "exact", "__tcp_select_window"),
     ("connections.mptcp.drs_rtt", "largest", "smallest RTT of the subflows"),
     ("connections.mptcp.writer", "sleep", "polls for space"),
 ])

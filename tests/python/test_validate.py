@@ -209,6 +209,7 @@ def no_namespaces(monkeypatch: pytest.MonkeyPatch) -> None:
     ("rcvbuf_window", "full", "free space"),
     ("window_tail", "whole_segments", "last byte"),
     ("data_frags", "segments", "32 KB page fragments"),
+    ("window_rounding", "exact", "units of the window scale"),
     ("writer", "sleep", "polls for space"),
 ])
 def test_the_linux_backend_refuses_the_classic_model_before_creating_anything(

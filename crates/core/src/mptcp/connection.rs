@@ -170,8 +170,7 @@ impl Endpoint {
         let start = Time::ZERO + cfg.start;
         let warmup = Time::ZERO + sc.output.warmup;
         let truesize = cfg.buffer_accounting == BufferAccounting::Truesize;
-        let advmss = (t.mss + ts_len as u64).min(t.mtu - IP_TCP_HEADER as u64);
-        let space = RcvSpace::for_conn(cfg, mptcp, advmss, ts_len as u64, is_client);
+        let space = RcvSpace::for_conn(cfg, mptcp, is_client);
         let initial_rwnd = space.on_wire(space.window_for(0));
         let mut snd = ConnSender::new(App::from_cfg(&cfg.app, start), conn_sndbuf(cfg.sndbuf, truesize), initial_rwnd);
         snd.fill_tail = mptcp && cfg.window_tail == WindowTail::Fill;

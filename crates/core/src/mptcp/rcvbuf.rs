@@ -76,6 +76,7 @@
 //! no pruning of a subflow whose memory outgrows its buffer.
 
 use crate::config::{BufSize, BufferAccounting, ConnCfg, ScalingRatio, WindowRounding};
+use crate::net::packet::{optlen, IP_TCP_HEADER};
 use crate::units::{Dur, Time};
 
 /// `TCP_DEFAULT_SCALING_RATIO`: payload / truesize in 1/256 before any data arrived.
@@ -179,14 +180,18 @@ impl RcvSpace {
         s
     }
 
-    /// A connection's receive buffer as its configuration sets it (`advmss` as in
-    /// [`Self::round_as_linux`]; `active` at the client).
-    pub fn for_conn(cfg: &ConnCfg, mptcp: bool, advmss: u64, ts_len: u64, active: bool) -> RcvSpace {
-        let mut space = RcvSpace::new(cfg.rcvbuf, cfg.buffer_accounting, cfg.tcp.mss);
+    /// A connection's receive buffer as its configuration sets it, at the client if `active`.
+    /// The handshake's MSS is `tp->advmss`: the configured MSS with room for the timestamp
+    /// option when it is used, at most the MTU less the IP and TCP headers.
+    pub fn for_conn(cfg: &ConnCfg, mptcp: bool, active: bool) -> RcvSpace {
+        let t = &cfg.tcp;
+        let mut space = RcvSpace::new(cfg.rcvbuf, cfg.buffer_accounting, t.mss);
         if mptcp && cfg.scaling_ratio == ScalingRatio::SubflowMin {
             space.ratio_from_subflows();
         }
         if cfg.window_rounding == WindowRounding::Scaled {
+            let ts_len = if t.timestamps { u64::from(optlen::TIMESTAMPS) } else { 0 };
+            let advmss = (t.mss + ts_len).min(t.mtu - u64::from(IP_TCP_HEADER));
             space.round_as_linux(advmss, ts_len, active);
         }
         space
