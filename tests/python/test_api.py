@@ -197,3 +197,35 @@ def test_a_sweep_in_memory_matches_single_runs(two_path):
     for _, row in df.iterrows():
         single = mptcplab.run(two_path, seed=int(row["seed"]), overrides={"duration": "1s"})
         assert row["conn.mptcp.goodput_bps"] == single.summary["connections"][0]["goodput_bps"]
+
+
+def test_the_send_buffer_series_follow_linuxs_autotuning_rules():
+    """The simulator's send-buffer series, named and ruled as the kernel backend's (see
+    test_kernel_stack): `tcp_sndbuf_expand` gives a subflow 2 × max(10, cwnd) segments of
+    `per_mss` = roundup_pow_of_two(1448 + 512) + 256 = 2304 B and never lowers it, so every
+    value is a multiple of 4608 B and at least 46 080 B and no sample is below an earlier one;
+    `__mptcp_sync_sndbuf` keeps the MPTCP socket's at `tcp_wmem[0]` (4096 B) + the sum of its
+    subflows', here at every sample (the simulator samples both at one instant)."""
+    sc = {
+        "name": "sndbuf", "duration": "3s", "output": {"timeseries": "100ms"},
+        "paths": [{"name": "a", "rate": "20Mbit", "delay": "5ms", "queue": "50 packets"},
+                  {"name": "b", "rate": "5Mbit", "delay": "20ms", "queue": "30 packets"}],
+        "connections": [{"name": "mptcp", "kind": "mptcp", "stack": "linux", "paths": ["a", "b"],
+                         "app": {"kind": "bulk"}}],
+    }
+    ts = mptcplab.run(sc).timeseries
+    sub = ts[(ts["entity_kind"] == "subflow") & (ts["metric"] == "sndbuf_bytes")]
+    per = sub.pivot_table(index="time_s", columns="entity", values="value", observed=True)
+    assert list(per.columns) == ["mptcp/a", "mptcp/b"] and len(per.dropna()) >= 25
+    for col in per:
+        v = per[col].dropna()
+        assert ((v % 4608) == 0).all() and (v >= 46_080).all() and v.is_monotonic_increasing
+    conn = ts[(ts["entity_kind"] == "connection") & (ts["metric"] == "sndbuf_bytes")].set_index("time_s")["value"]
+    both = per.dropna()
+    assert (conn.loc[both.index] == 4096 + both.sum(axis=1)).all()
+    queued = ts[(ts["entity_kind"] == "subflow") & (ts["metric"] == "wmem_queued_bytes")]
+    assert len(queued) == len(sub) and (queued["value"] >= 0).all()
+    # A TCP connection's buffer is its subflow's: the connection series is NaN.
+    tcp = mptcplab.run(sc | {"connections": [{"name": "t", "kind": "tcp", "stack": "linux", "paths": ["a"],
+                                              "app": {"kind": "bulk"}}]}).timeseries
+    assert tcp[(tcp["entity_kind"] == "connection") & (tcp["metric"] == "sndbuf_bytes")]["value"].isna().all()

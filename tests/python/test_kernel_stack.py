@@ -285,3 +285,39 @@ def test_window_series_follow_the_kernels_slow_start_and_window_rules() -> None:
     gap = (cwnd[late] - flight[late]) / 1448
     print(f"cwnd - in flight after 1 s: median {gap.median():.1f} segments, min {gap.min():.0f}, max {gap.max():.0f}")
     assert 0 <= gap.median() <= 4
+
+
+def test_send_buffer_series_follow_the_kernels_autotuning_rules() -> None:
+    """The sender's send buffers as the socket diagnostics report them (`ss -m`'s `tb`), the
+    subflows' (`sndbuf_bytes`) and the MPTCP socket's (`SO_SNDBUF`, the connection's
+    `sndbuf_bytes`), two paths, 3 s, auto-tuned buffers (`tcp_wmem` = 4096 16384 4194304):
+    - `tcp_sndbuf_expand` sizes a subflow's buffer for 2 × max(10, cwnd) segments of `per_mss`
+      = roundup_pow_of_two(MSS 1448 + 512) + 256 = 2304 B, never lowering it: every value is a
+      multiple of 4608 B, at least 46 080 B, and no sample is below an earlier one;
+    - `__mptcp_sync_sndbuf` keeps the MPTCP socket's buffer at `tcp_wmem[0]` + the sum of its
+      subflows' (read at the end, when both are stable; samples are taken at different
+      instants)."""
+    sc = {
+        "name": "sndbuf", "duration": "3s", "output": {"timeseries": "100ms"},
+        "paths": [{"name": "a", "rate": "20Mbit", "delay": "5ms", "queue": "50 packets"},
+                  {"name": "b", "rate": "5Mbit", "delay": "20ms", "queue": "30 packets"}],
+        "connections": [{"name": "mptcp", "kind": "mptcp", "stack": "linux", "paths": ["a", "b"],
+                         "app": {"kind": "bulk"}}],
+    }
+    res = run_linux(sc)
+    ts = res.timeseries
+    sub = ts[(ts["entity_kind"] == "subflow") & (ts["metric"] == "sndbuf_bytes")]
+    last = {}
+    for entity, g in sub.groupby("entity", observed=True):
+        v = g.sort_values("time_s")["value"]
+        print(f"{entity}: {int(v.iloc[0])} .. {int(v.iloc[-1])} B over {len(v)} samples")
+        assert len(v) >= 20
+        assert ((v % 4608) == 0).all() and (v >= 46_080).all(), v.unique()
+        assert v.is_monotonic_increasing
+        last[entity] = int(v.iloc[-1])
+    assert set(last) == {"mptcp/a", "mptcp/b"}
+    conn = ts[(ts["entity_kind"] == "connection") & (ts["metric"] == "sndbuf_bytes")].sort_values("time_s")["value"]
+    print(f"connection: {int(conn.iloc[-1])} B; subflows {last}")
+    assert int(conn.iloc[-1]) == 4096 + sum(last.values())
+    queued = ts[(ts["entity_kind"] == "subflow") & (ts["metric"] == "wmem_queued_bytes")]
+    assert len(queued) >= 40 and (queued["value"] >= 0).all()

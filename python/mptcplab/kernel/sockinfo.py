@@ -6,10 +6,11 @@ every subflow's ``TCP_INFO`` and addresses of an MPTCP socket (``SOL_MPTCP`` opt
 that the caller fills in, which :meth:`socket.socket.getsockopt` cannot do (it passes a
 zeroed buffer): those two go through libc's ``getsockopt`` with :mod:`ctypes`.
 
-A subflow's congestion control is not readable through the MPTCP socket (its
-``TCP_CONGESTION`` is the connection's setting): :func:`congestion_controls` asks the
-kernel's socket diagnostics (``NETLINK_SOCK_DIAG``, ``linux/inet_diag.h``, as ``ss -ti``
-does) for every TCP socket's ``INET_DIAG_CONG`` attribute.
+A subflow's congestion control and memory are not readable through the MPTCP socket (its
+``TCP_CONGESTION`` is the connection's setting, its ``SO_SNDBUF`` the connection's buffer):
+:func:`diag_sockets` asks the kernel's socket diagnostics (``NETLINK_SOCK_DIAG``,
+``linux/inet_diag.h``, as ``ss -tmi`` does) for every TCP socket's ``INET_DIAG_CONG`` and
+``INET_DIAG_SKMEMINFO`` attributes.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SOL_MPTCP", "TcpInfo", "congestion_controls", "mptcp_info", "subflows", "tcp_info"]
+__all__ = ["SOL_MPTCP", "TcpInfo", "diag_sockets", "mptcp_info", "subflows", "tcp_info"]
 
 SOL_MPTCP = 284
 MPTCP_INFO = 1
@@ -159,6 +160,9 @@ _SOCK_DIAG_BY_FAMILY = 20
 _NLM_F_REQUEST, _NLM_F_DUMP = 0x1, 0x300
 _NLMSG_ERROR, _NLMSG_DONE = 2, 3
 _INET_DIAG_CONG = 4
+_INET_DIAG_SKMEMINFO = 7
+# linux/sock_diag.h: the u32 array of INET_DIAG_SKMEMINFO, by index (SK_MEMINFO_*).
+_SK_MEMINFO = {"rmem_alloc": 0, "rcvbuf": 1, "wmem_alloc": 2, "sndbuf": 3, "wmem_queued": 5}
 _NLMSGHDR = struct.Struct("=IHHII")
 _DIAG_REQ = struct.Struct("=BBBxI48x")  # family, protocol, extensions, states, a zero sockid
 _DIAG_MSG = struct.Struct("=BBBB2s2s16s16s")  # family, state, timer, retrans, then the sockid start
@@ -166,12 +170,17 @@ _DIAG_MSG_SIZE = 72
 _RTATTR = struct.Struct("=HH")
 
 
-def congestion_controls(port: int) -> list[dict[str, Any]]:
+def diag_sockets(port: int) -> list[dict[str, Any]]:
     """Every IPv4 TCP socket of this network namespace with ``port`` at either end (MPTCP
-    subflows included): ``{"local": (addr, port), "remote": (addr, port), "cc": name}``."""
+    subflows included): ``{"local": (addr, port), "remote": (addr, port), "cc": name}`` and
+    its memory as ``ss -m`` shows it (``skmem``): ``sndbuf`` (``sk_sndbuf``, ``tb``),
+    ``wmem_queued`` (``sk_wmem_queued``, ``w``), ``wmem_alloc`` (``t``), ``rcvbuf``
+    (``rb``) and ``rmem_alloc`` (``r``), in bytes (None where the kernel sent no
+    ``INET_DIAG_SKMEMINFO``)."""
     nl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_SOCK_DIAG)
     try:
-        req = _DIAG_REQ.pack(socket.AF_INET, socket.IPPROTO_TCP, 1 << (_INET_DIAG_CONG - 1), 0xFFFFFFFF)
+        ext = (1 << (_INET_DIAG_CONG - 1)) | (1 << (_INET_DIAG_SKMEMINFO - 1))
+        req = _DIAG_REQ.pack(socket.AF_INET, socket.IPPROTO_TCP, ext, 0xFFFFFFFF)
         nl.send(_NLMSGHDR.pack(_NLMSGHDR.size + len(req), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST | _NLM_F_DUMP, 1, 0) + req)
         out: list[dict[str, Any]] = []
         while True:
@@ -188,17 +197,22 @@ def congestion_controls(port: int) -> list[dict[str, Any]]:
                 _, _, _, _, sport, dport, src, dst = _DIAG_MSG.unpack_from(data, body)
                 local = (socket.inet_ntoa(src[:4]), struct.unpack("!H", sport)[0])
                 remote = (socket.inet_ntoa(dst[:4]), struct.unpack("!H", dport)[0])
+                entry: dict[str, Any] = {"local": local, "remote": remote, "cc": None}
+                entry.update(dict.fromkeys(_SK_MEMINFO))
                 a = body + _DIAG_MSG_SIZE
-                cc = None
                 while a + _RTATTR.size <= off + length:
                     alen, atype = _RTATTR.unpack_from(data, a)
                     if alen < _RTATTR.size:
                         break
+                    payload = data[a + _RTATTR.size : a + alen]
                     if atype == _INET_DIAG_CONG:
-                        cc = data[a + _RTATTR.size : a + alen].split(b"\0", 1)[0].decode()
+                        entry["cc"] = payload.split(b"\0", 1)[0].decode()
+                    elif atype == _INET_DIAG_SKMEMINFO:
+                        mem = struct.unpack_from(f"={len(payload) // 4}I", payload)
+                        entry.update({k: mem[i] for k, i in _SK_MEMINFO.items() if i < len(mem)})
                     a += (alen + 3) & ~3
-                if port in (local[1], remote[1]) and cc is not None:
-                    out.append({"local": local, "remote": remote, "cc": cc})
+                if port in (local[1], remote[1]) and entry["cc"] is not None:
+                    out.append(entry)
                 off += (length + 3) & ~3
     finally:
         nl.close()

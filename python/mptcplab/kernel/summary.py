@@ -192,7 +192,13 @@ def build_result(
             # Infinite (still in the initial slow start) is NaN, as in the simulator's series.
             add_series("subflow", entity, "ssthresh_bytes", [(s[0], math.nan if s[7] is None else float(s[7])) for s in pts])
             add_series("subflow", entity, "in_flight_bytes", [(s[0], float(s[8])) for s in pts])
+            # The sending subflow's memory from the socket diagnostics (`ss -m`'s `tb` and `w`).
+            mem = [s for s in pts if len(s) > 10 and s[9] is not None]
+            add_series("subflow", entity, "sndbuf_bytes", [(s[0], float(s[9])) for s in mem])
+            add_series("subflow", entity, "wmem_queued_bytes", [(s[0], float(s[10])) for s in mem])
         add_series("connection", name, "delivered_bytes", [(float(t), float(b)) for t, b in progress])
+        if c["kind"] == "mptcp":  # a TCP socket's buffer is its subflow's
+            add_series("connection", name, "sndbuf_bytes", [(float(t), float(b)) for t, b in snd.get("sndbuf") or []])
         acked = mptcp_info.get("bytes_acked") if c["kind"] == "mptcp" else sum(s["bytes_acked"] for s in snd_subs.values())
         conns_out.append({
             "name": name, "kind": c["kind"], "cc": snd.get("cc", c["cc"]),

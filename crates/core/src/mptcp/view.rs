@@ -101,6 +101,14 @@ fn truesize_queued(s: &Subflow, q: &SubflowQueue, out: u64, max_window: u64) -> 
 }
 
 impl Endpoint {
+    /// Subflow `i`'s send buffer and what its data is charged against it at `now` (Linux
+    /// `sk_sndbuf` and `sk_wmem_queued`, as `ss -m` shows them: `tb` and `w`), if it exists.
+    pub fn subflow_memory(&self, now: Time, i: usize) -> Option<(u64, u64)> {
+        let s = self.subflows.get(i)?.as_ref()?;
+        let q = &self.sfq[i];
+        Some((q.sndbuf, view_of(now, s, q, self.charge()).queued))
+    }
+
     /// How subflows' data is charged (see [`Charge`]).
     pub(super) fn charge(&self) -> Charge {
         if self.truesize {

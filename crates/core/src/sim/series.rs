@@ -5,10 +5,12 @@ use super::Simulation;
 use crate::results::{SeriesMeta, TimeSeries};
 
 /// Per-subflow series; `retransmitted_segments` and `penalisations` (M2 halvings of the
-/// subflow's window) are cumulative counts. The last three are the receiving end's subflow
-/// socket: the window it last offered (Linux `tp->rcv_wnd`), its `rcv_ssthresh` and its own
-/// receive buffer (`sk_rcvbuf`), the latter two NaN where not modelled.
-pub(super) const SF_METRICS: [&str; 11] = [
+/// subflow's window) are cumulative counts. Three are the receiving end's subflow socket: the
+/// window it last offered (Linux `tp->rcv_wnd`), its `rcv_ssthresh` and its own receive buffer
+/// (`sk_rcvbuf`), the latter two NaN where not modelled. The last two are the sending
+/// subflow's send buffer and the memory its data is charged (`sk_sndbuf`, `sk_wmem_queued`:
+/// `ss -m`'s `tb` and `w`).
+pub(super) const SF_METRICS: [&str; 13] = [
     "cwnd_bytes",
     "ssthresh_bytes",
     "srtt_s",
@@ -20,12 +22,16 @@ pub(super) const SF_METRICS: [&str; 11] = [
     "rcv_wnd_bytes",
     "rcv_ssthresh_bytes",
     "rcvbuf_bytes",
+    "sndbuf_bytes",
+    "wmem_queued_bytes",
 ];
 /// Per-connection series; `sndbuf_limited_s` is the cumulative time the connection has been
 /// send-buffer limited (as `sndbuf_limited_time_s` of the summary counts it); `rcvbuf_bytes` is
 /// the receiver's buffer (Linux `sk_rcvbuf` of the MPTCP socket) and `rcv_wnd_bytes` the window
-/// it last advertised at the data level (`rcv_wnd_sent - ack_seq`).
-pub(super) const CONN_METRICS: [&str; 7] = [
+/// it last advertised at the data level (`rcv_wnd_sent - ack_seq`); `sndbuf_bytes` is the
+/// sender's buffer (the MPTCP socket's `sk_sndbuf`; NaN for a TCP connection, whose buffer is
+/// its subflow's).
+pub(super) const CONN_METRICS: [&str; 8] = [
     "data_acked_bytes",
     "delivered_bytes",
     "rcv_ooo_bytes",
@@ -33,6 +39,7 @@ pub(super) const CONN_METRICS: [&str; 7] = [
     "sndbuf_limited_s",
     "rcvbuf_bytes",
     "rcv_wnd_bytes",
+    "sndbuf_bytes",
 ];
 pub(super) const LINK_METRICS: [&str; 2] = ["queue_packets", "queue_bytes"];
 
@@ -99,6 +106,10 @@ impl Simulation {
                 push(&mut self.ts, ids[5], s.rtt.rto().secs_f64());
                 push(&mut self.ts, ids[6], s.stats.retrans_segments as f64);
                 push(&mut self.ts, ids[7], s.stats.penalisations as f64);
+                if let Some((sndbuf, queued)) = snd.subflow_memory(self.now, i) {
+                    push(&mut self.ts, ids[11], sndbuf as f64);
+                    push(&mut self.ts, ids[12], queued as f64);
+                }
             }
             let ids = self.conn_series[c];
             push(&mut self.ts, ids[0], snd.snd.data_una.0 as f64);
@@ -108,6 +119,7 @@ impl Simulation {
             push(&mut self.ts, ids[4], snd.snd.sndbuf_limited_ns_at(self.now) as f64 * 1e-9);
             push(&mut self.ts, ids[5], rcv.rcv.space.rcvbuf as f64);
             push(&mut self.ts, ids[6], rcv.rcv.advertised_window() as f64);
+            push(&mut self.ts, ids[7], if snd.mptcp { snd.snd.sndbuf as f64 } else { f64::NAN });
         }
         let now = self.now;
         for l in 0..self.topo.links.len() {
