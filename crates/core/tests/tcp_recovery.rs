@@ -299,6 +299,7 @@ fn params(mss: u64, recovery: Recovery, prr: bool) -> TcpParams {
         ooo_ack: Default::default(),
         cwnd_limited: Default::default(),
         tso_defer: false,
+        sndbuf_check: Default::default(),
         cwv: false,
         tsq: mptcplab_core::config::TsqRule::Off,
         tx_skb_truesize: None,

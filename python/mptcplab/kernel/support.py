@@ -39,6 +39,8 @@ LINUX_TCP: dict[str, tuple[Any, str]] = {
     "ooo_ack": ("compressed", "Linux compresses the ACKs of out-of-order data (SACK compression, since 4.18)"),
     "cwnd_limited": ("linux", "Linux counts the congestion window as used by tcp_cwnd_validate's rule"),
     "tso_defer": (True, "Linux defers small segmentation-offload units (tcp_tso_should_defer)"),
+    "sndbuf_check": ("linux", "Linux grows a send buffer after every skb sent while the writer waits for space "
+                     "(tcp_check_space, since 5.18)"),
     "cwv": (True, "Linux decays an application-limited window (tcp_cwnd_application_limited)"),
     "slow_start_bound": ("below", "Linux stays in slow start while cwnd < ssthresh (tcp_in_slow_start)"),
 }

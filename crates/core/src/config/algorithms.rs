@@ -44,6 +44,27 @@ pub enum CwndLimited {
     Linux,
 }
 
+/// When a subflow's auto-tuned send buffer may grow: Linux `tcp_check_space` → `tcp_new_space`
+/// → `tcp_sndbuf_expand` (2 × max(10, cwnd) segments of `per_mss`), each time only if the
+/// congestion window is not full (`tcp_should_expand_sndbuf`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SndbufCheck {
+    /// After an ACK that acknowledged new data, once the push it triggers is over (the
+    /// engine's model before the `linux` profile; kept as the default because seed
+    /// reproductions were calibrated with it).
+    #[default]
+    Acked,
+    /// Linux 5.18 and later: `tcp_check_space` runs after every ACK (`tcp_data_snd_check`)
+    /// and after every skb of new data sent (`tcp_event_new_data_sent`, added by "tcp: fix
+    /// potential xmit stalls caused by TCP_NOTSENT_LOWAT"), and calls `tcp_new_space` only
+    /// while the socket is flagged `SOCK_NOSPACE`, that is while the writer waits for
+    /// send-buffer space. An MPTCP subflow's socket is the MPTCP socket's (`mptcp_sock_graft`),
+    /// so the flag is the connection's. A burst of several transmit units thus grows the
+    /// buffer from the window as it stands, although its last unit fills the window.
+    Linux,
+}
+
 /// TCP small queues: how many bytes a subflow may hold in its own host's queues before it
 /// waits for them to leave ([`crate::tcp::tsq`]). It only acts on a path whose queue sits at
 /// the sending host (`queue_at = "host"`).

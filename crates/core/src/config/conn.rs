@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::algorithms::{CaCounting, CwndLimited, Recovery, SlowStart, SlowStartBound, TsqRule};
+use super::algorithms::{CaCounting, CwndLimited, Recovery, SlowStart, SlowStartBound, SndbufCheck, TsqRule};
 use super::window::{DrsRtt, RcvbufWindow, RightEdge, ScalingRatio, WindowRounding, WindowUpdate};
 use super::{BufSize, ByteSize, RouteCfg, Stack};
 use crate::cc::{CcKind, CcParams};
@@ -175,6 +175,9 @@ pub struct TcpCfg {
     /// waits for the ACK; off (default): it sends whatever the window admits at once.
     #[serde(default)]
     pub tso_defer: bool,
+    /// When a subflow's auto-tuned send buffer may grow ([`SndbufCheck`]).
+    #[serde(default)]
+    pub sndbuf_check: SndbufCheck,
     /// RFC 2861 §3 as Linux `tcp_cwnd_application_limited`: a window neither filled nor
     /// acknowledged for an RTO (`tcp_cwnd_validate`'s "network starves"; every ACK of new
     /// data restarts the clock, `tcp_cong_avoid`) decays halfway to the most it used, with
@@ -216,6 +219,7 @@ impl Default for TcpCfg {
             ooo_ack: OooAck::default(),
             cwnd_limited: CwndLimited::default(),
             tso_defer: false,
+            sndbuf_check: SndbufCheck::default(),
             cwv: false,
             tsq: TsqRule::default(),
             metrics: MetricsSave::default(),

@@ -9,6 +9,8 @@
 //!   `net/mptcp/`, `net/ipv4/tcp_*.c`), the stack the kernel backend runs: the `default`
 //!   scheduler, CUBIC with HyStart and idle time taken out of its epoch, RACK-TLP and PRR,
 //!   `tcp_cwnd_validate`'s rule for a used window and TSO deferral (`tcp_tso_should_defer`),
+//!   send buffers that grow after every skb sent while the writer waits (`tcp_check_space`,
+//!   `tcp.sndbuf_check = "linux"`),
 //!   the sysctl default buffer triples
 //!   (`tcp_rmem = 4096 131072 33554432`, `tcp_wmem = 4096 16384 4194304`) auto-tuned and
 //!   charged in skb truesize (the window is the free memory turned into payload, held
@@ -111,6 +113,7 @@ pub fn linux_profile() -> Value {
             "ooo_ack": "compressed",
             "cwnd_limited": "linux",
             "tso_defer": true,
+            "sndbuf_check": "linux",
             "tsq": "linux_6",
             "cwv": true,
             "metrics": "no_ssthresh",

@@ -163,6 +163,7 @@ impl Endpoint {
             ooo_ack: t.ooo_ack,
             cwnd_limited: t.cwnd_limited,
             tso_defer: t.tso_defer,
+            sndbuf_check: t.sndbuf_check,
             cwv: t.cwv,
             tsq: t.tsq,
             tx_skb_truesize: skb_charge.map(|(_, truesize)| truesize),

@@ -52,6 +52,9 @@ pub struct SubflowQueue {
     pub sndbuf: u64,
     /// An ACK freed data since the last push attempt (the send buffer may grow after it).
     pub acked: bool,
+    /// Segments of new data the subflow transmitted in the current push (with
+    /// `tcp.sndbuf_check = "linux"` the send buffer may grow after each transmit unit).
+    pub new_sent: u64,
     /// The size was set by the application (`SO_SNDBUF`): auto-tuning never changes it.
     pub locked: bool,
     /// What one MSS costs the send buffer (bytes, `per_mss`).

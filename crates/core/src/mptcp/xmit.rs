@@ -38,12 +38,13 @@
 //! about 1 ms of data wait); here it goes to another subflow with room, or waits at the
 //! connection level.
 
+use crate::config::SndbufCheck;
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::sched::{LowestRttPick, Pick, SchedCtx, SchedView};
 use crate::mptcp::sendbuf::ConnSender;
 use crate::mptcp::view::set_view_active;
 use crate::net::packet::Packet;
-use crate::tcp::subflow::CaState;
+use crate::tcp::subflow::{CaState, Subflow};
 use crate::tcp::timer::Slot;
 use crate::tcp::tso::{self, Defer, DeferCtx};
 use crate::units::{Dsn, Time};
@@ -185,8 +186,10 @@ impl Endpoint {
         // - Linux `tcp_cwnd_validate` closing each push that sent on a subflow
         //   (`tcp_write_xmit`, and `mptcp_write_xmit` for the subflows it pushed): RFC 2861's
         //   record and decay;
-        // - Linux `tcp_new_space` after an ACK freed data: the send buffer grows unless the
-        //   congestion window is full.
+        // - Linux `tcp_new_space` ([`SndbufCheck`]): the send buffer grows unless the
+        //   congestion window is full, after an ACK freed data; with `"linux"` only while the
+        //   writer waits for space (`SOCK_NOSPACE`), and also after each transmit unit of new
+        //   data: a push that sent more than one unit found the window open after its first.
         // Nothing below changes the unsent data or the peer's window: one answer serves the
         // cwnd-limited test, the time accounting and the persist timer.
         let smss = self.params[0].smss;
@@ -195,6 +198,10 @@ impl Endpoint {
         // `SOCK_NOSPACE`: set while the writer sleeps for send-buffer space, clear in the push
         // of what its `send()` call just copied (`ConnSender::sendmsg_copied`).
         let nospace = self.snd.app_blocked() && !std::mem::take(&mut self.snd.sendmsg_copied);
+        // `tcp_check_space`'s `SOCK_NOSPACE` through the push: set by a `send()` that filled
+        // the buffer before it pushes (`mptcp_sendmsg`'s `wait_for_memory`), still set where the
+        // writer was not woken; so whether the writer waits once the push's writes are done.
+        let waiting = self.snd.app_blocked();
         let cap = self.subflow_sndbuf_cap();
         let mut grew = false;
         for ((s, q), &before) in self.subflows.iter_mut().zip(self.sfq.iter_mut()).zip(&self.sent_before) {
@@ -205,13 +212,15 @@ impl Endpoint {
             if s.stats.segments_sent > before {
                 s.cwnd_app_check(now, nospace);
             }
-            if q.acked {
-                q.acked = false;
-                if s.has_room() {
-                    let before = q.sndbuf;
-                    q.expand(s.w.smss, s.w.cwnd, cap);
-                    grew |= q.sndbuf != before;
-                }
+            let (acked, sent) = (std::mem::take(&mut q.acked), std::mem::take(&mut q.new_sent));
+            let room = match s.p.sndbuf_check {
+                SndbufCheck::Acked => acked && s.has_room(),
+                SndbufCheck::Linux => waiting && (acked || sent > 0) && (s.has_room() || sent > tx_unit_segs(s)),
+            };
+            if room {
+                let before = q.sndbuf;
+                q.expand(s.w.smss, s.w.cwnd, cap);
+                grew |= q.sndbuf != before;
             }
             if s.pacer.rate != 0 {
                 s.timers.set(Slot::Pace, (!s.pacer.open(now) && s.has_room()).then_some(s.pacer.next_at));
@@ -427,6 +436,7 @@ impl Endpoint {
         let s = self.subflows[j].as_mut().expect("picked subflow exists");
         s.tx_start(now, self.cc.as_mut());
         let seg = s.send_new(now, len, dsn);
+        self.sfq[j].new_sent += 1;
         // Before the packet enters the host's queue: see `view`'s note on TCP small queues.
         self.refresh_sent(now, j);
         self.push_data_packet(now, j, seg, out);
@@ -525,6 +535,11 @@ impl Endpoint {
             d => Err(d),
         }
     }
+}
+
+/// Segments in one of subflow `s`'s transmit units (Linux `tcp_tso_autosize`).
+fn tx_unit_segs(s: &Subflow) -> u64 {
+    tso::autosize_segs(s.linux_pacing_rate(), s.rtt.min_rtt(), s.w.smss)
 }
 
 #[cfg(test)]

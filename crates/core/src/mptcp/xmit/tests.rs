@@ -221,3 +221,29 @@ fn the_mptcp_timer_interval_counts_whole_jiffies_of_subflows_not_counted_stale()
     h.ep.set_rtx_ival(now);
     assert_eq!(h.ep.rtx_ival, Dur::from_ms(200));
 }
+
+/// Linux ≥ 5.18 `tcp_check_space` after every skb of new data sent (`tcp_event_new_data_sent`),
+/// `tcp.sndbuf_check = "linux"`: one subflow (10 ms, window 20 segments) whose send buffer is
+/// still the 10-segment floor, 2 × 10 × `per_mss` = 46 080 B (`per_mss` at this MSS:
+/// roundup_pow_of_two(1420 + 512) + 256 = 2304 B), nothing in flight, a bulk writer. The push sends the window, 20
+/// segments, in transmit units of 3 segments (`tcp_tso_autosize`: the pacing rate, 2 × 20 ×
+/// 1420 B / 10 ms = 5.68 MB/s, over 1024 is 5546 B, 3 segments): after the first unit the
+/// window is open and the writer waits for space (`SOCK_NOSPACE`), so the buffer grows to
+/// 2 × 20 × 2304 = 92 160 B though the last unit fills the window. Under `"acked"` only an
+/// ACK may grow it: it stays at 46 080 B. A writer that is not waiting (a download that fits
+/// in the buffer) leaves `SOCK_NOSPACE` clear: no growth either.
+#[test]
+fn a_burst_of_several_units_grows_the_send_buffer_while_the_writer_waits() {
+    let grown = |conn: &str| {
+        let mut h = harness(conn, &[sf(10, 20)]);
+        h.ep.sfq[0].sndbuf = 2 * 10 * 2304;
+        h.ep.sync_sndbuf();
+        let sent = h.push();
+        assert_eq!(sent.len(), 20, "the window");
+        h.ep.sfq[0].sndbuf
+    };
+    assert_eq!(grown("tcp = { sndbuf_check = \"linux\" }"), 2 * 20 * 2304);
+    assert_eq!(grown("tcp = { sndbuf_check = \"acked\" }"), 2 * 10 * 2304);
+    let fits = format!("tcp = {{ sndbuf_check = \"linux\" }}\napp = {{ kind = \"download\", size = \"{}B\" }}", 25 * S);
+    assert_eq!(grown(&fits), 2 * 10 * 2304);
+}

@@ -34,7 +34,9 @@ mod send;
 mod timers;
 
 use crate::cc::{PeerView, RateAck, Window};
-use crate::config::{CaCounting, CwndLimited, DelackCount, OooAck, Recovery, SlowStart, SlowStartBound, TsqRule};
+use crate::config::{
+    CaCounting, CwndLimited, DelackCount, OooAck, Recovery, SlowStart, SlowStartBound, SndbufCheck, TsqRule,
+};
 use crate::tcp::pacing::{self, Pacer};
 use crate::tcp::prr::Prr;
 use crate::tcp::receiver::SubflowReceiver;
@@ -78,6 +80,8 @@ pub struct TcpParams {
     pub cwnd_limited: CwndLimited,
     /// Linux's TSO deferral for data sent from the subflow's queue ([`crate::tcp::tso`]).
     pub tso_defer: bool,
+    /// When the subflow's send buffer may grow (`tcp.sndbuf_check`).
+    pub sndbuf_check: SndbufCheck,
     /// RFC 2861 §3 decay of an application-limited window (`tcp.cwv`).
     pub cwv: bool,
     /// TCP small queues (`tcp.tsq`), acting when the path's queue is in this host.

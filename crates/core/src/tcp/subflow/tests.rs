@@ -27,6 +27,7 @@ fn subflow(rule: CwndLimited) -> Subflow {
         ooo_ack: Default::default(),
         cwnd_limited: rule,
         tso_defer: false,
+        sndbuf_check: Default::default(),
         cwv: false,
         tsq: crate::config::TsqRule::Off,
         tx_skb_truesize: None,
