@@ -201,6 +201,8 @@ impl Endpoint {
         // `tcp_check_space`'s `SOCK_NOSPACE` through the push: set by a `send()` that filled
         // the buffer before it pushes (`mptcp_sendmsg`'s `wait_for_memory`), still set where the
         // writer was not woken; so whether the writer waits once the push's writes are done.
+        // Deviation: `nospace` above reads the flag in the out-of-tree order (`tcp_sendmsg`
+        // pushes what it copied before setting it) for RFC 2861's check.
         let waiting = self.snd.app_blocked();
         let cap = self.subflow_sndbuf_cap();
         let mut grew = false;

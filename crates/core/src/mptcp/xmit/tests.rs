@@ -225,11 +225,11 @@ fn the_mptcp_timer_interval_counts_whole_jiffies_of_subflows_not_counted_stale()
 /// Linux ≥ 5.18 `tcp_check_space` after every skb of new data sent (`tcp_event_new_data_sent`),
 /// `tcp.sndbuf_check = "linux"`: one subflow (10 ms, window 20 segments) whose send buffer is
 /// still the 10-segment floor, 2 × 10 × `per_mss` = 46 080 B (`per_mss` at this MSS:
-/// roundup_pow_of_two(1420 + 512) + 256 = 2304 B), nothing in flight, a bulk writer. The push sends the window, 20
-/// segments, in transmit units of 3 segments (`tcp_tso_autosize`: the pacing rate, 2 × 20 ×
-/// 1420 B / 10 ms = 5.68 MB/s, over 1024 is 5546 B, 3 segments): after the first unit the
-/// window is open and the writer waits for space (`SOCK_NOSPACE`), so the buffer grows to
-/// 2 × 20 × 2304 = 92 160 B though the last unit fills the window. Under `"acked"` only an
+/// roundup_pow_of_two(1420 + 512) + 256 = 2304 B), nothing in flight, a bulk writer. The
+/// push sends the window, 20 segments, in transmit units of 3 segments (`tcp_tso_autosize`:
+/// the pacing rate, 2 × 20 × 1420 B / 10 ms = 5.68 MB/s, over 1024 is 5546 B, 3 segments):
+/// after the first unit the window is open and the writer waits for space (`SOCK_NOSPACE`),
+/// so the buffer grows to 2 × 20 × 2304 = 92 160 B though the last unit fills the window. Under `"acked"` only an
 /// ACK may grow it: it stays at 46 080 B. A writer that is not waiting (a download that fits
 /// in the buffer) leaves `SOCK_NOSPACE` clear: no growth either.
 #[test]
