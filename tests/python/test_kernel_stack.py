@@ -288,10 +288,11 @@ def test_window_series_follow_the_kernels_slow_start_and_window_rules() -> None:
     assert 0 <= gap.median() <= 4
 
 
-def test_send_buffer_series_follow_the_kernels_autotuning_rules() -> None:
-    """The sender's send buffers as the socket diagnostics report them (`ss -m`'s `tb`), the
-    subflows' (`sndbuf_bytes`) and the MPTCP socket's (`SO_SNDBUF`, the connection's
-    `sndbuf_bytes`), two paths, 3 s, auto-tuned buffers (`tcp_wmem` = 4096 16384 4194304):
+def test_buffer_series_follow_the_kernels_autotuning_rules() -> None:
+    """The buffers as the socket diagnostics report them (`ss -m`'s `tb` and `rb`), the
+    subflows' (`sndbuf_bytes`, `rcvbuf_bytes`) and the MPTCP socket's (`SO_SNDBUF`,
+    `SO_RCVBUF`, the connection's series), two paths, 3 s, auto-tuned buffers (`tcp_wmem` =
+    4096 16384 4194304, `tcp_rmem` = 4096 131072 33554432):
     - `tcp_sndbuf_expand` sizes a subflow's buffer for 2 × max(10, cwnd) segments of `per_mss`
       = roundup_pow_of_two(MSS 1448 + 512) + 256 = 2304 B, never lowering it: every value is a
       multiple of 4608 B, at least 46 080 B, and no sample is below an earlier one;
@@ -322,3 +323,18 @@ def test_send_buffer_series_follow_the_kernels_autotuning_rules() -> None:
     assert int(conn.iloc[-1]) == 4096 + sum(last.values())
     queued = ts[(ts["entity_kind"] == "subflow") & (ts["metric"] == "wmem_queued_bytes")]
     assert len(queued) >= 40 and (queued["value"] >= 0).all()
+    # The receiving end's buffers (`ss -m`'s `rb`, `SO_RCVBUF`): every socket is created with
+    # `tcp_rmem[1]` = 131 072 B and auto-tuning only grows it (`tcp_rcvbuf_grow`,
+    # `mptcp_rcv_space_adjust`), on the MPTCP socket and on each subflow.
+    for kind, metric in (("connection", "rcvbuf_bytes"), ("subflow", "rcvbuf_bytes")):
+        rb = ts[(ts["entity_kind"] == kind) & (ts["metric"] == metric)]
+        assert len(rb) >= 20, (kind, metric)
+        for entity, g in rb.groupby("entity", observed=True):
+            v = g.sort_values("time_s")["value"]
+            print(f"{kind} {entity} {metric}: {int(v.iloc[0])} .. {int(v.iloc[-1])} B")
+            assert v.iloc[0] >= 131_072 and v.is_monotonic_increasing, (entity, v.unique())
+    # `rcv_ssthresh` and the window offered (`TCP_INFO`): positive, and no more than a header
+    # can carry at RFC 7323's largest window scale, 65535 << 14.
+    for metric in ("rcv_ssthresh_bytes", "rcv_wnd_bytes"):
+        v = ts[(ts["entity_kind"] == "subflow") & (ts["metric"] == metric)]["value"]
+        assert len(v) >= 20 and (v > 0).all() and (v <= 65535 << 14).all(), metric

@@ -6,8 +6,9 @@ is the sender writes a non-repeating byte stream (bulk until a stop time, a give
 of bytes, or a given number of bytes every period from the connection's start, as the
 simulator's ``periodic`` application), the other reads it to the end. Both hash what they send or receive (SHA-256),
 record the receiver's progress, and sample their socket (``TCP_INFO``, or ``MPTCP_INFO``
-and every subflow's ``TCP_INFO``; the socket's ``SO_SNDBUF``; every subflow's send buffer and
-queued memory from the socket diagnostics) at a fixed interval. At the end the process prints one
+and every subflow's ``TCP_INFO``; the socket's ``SO_SNDBUF`` and ``SO_RCVBUF``; every
+subflow's send and receive buffers and queued memory from the socket diagnostics) at a fixed
+interval. At the end the process prints one
 JSON object on stdout. Times are seconds since ``t0``, a ``time.monotonic()`` instant
 shared by every process of the run (namespaces share the monotonic clock).
 """
@@ -49,6 +50,8 @@ class Sampler(threading.Thread):
         #: (t, the socket's ``sk_sndbuf``): for MPTCP the connection's buffer, which Linux
         #: keeps at ``tcp_wmem[0]`` plus the sum of its subflows' (``__mptcp_sync_sndbuf``).
         self.sndbuf: list[tuple[float, int]] = []
+        #: (t, the socket's ``sk_rcvbuf``): for MPTCP the connection's receive buffer.
+        self.rcvbuf: list[tuple[float, int]] = []
         self.stop_event = threading.Event()
         self.lock = threading.Lock()
 
@@ -72,13 +75,15 @@ class Sampler(threading.Thread):
         mem = self.read_diag()
         try:
             sndbuf = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+            rcvbuf = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
         except OSError:
-            sndbuf = None
+            sndbuf = rcvbuf = None
         with self.lock:
             if info:
                 self.mptcp = info
-            if sndbuf is not None:
+            if sndbuf is not None and rcvbuf is not None:
                 self.sndbuf.append((t, sndbuf))
+                self.rcvbuf.append((t, rcvbuf))
             for s in subs:
                 path = self.path_of(s["local"], s["remote"]) if self.spec["kind"] == "mptcp" else self.spec["path"]
                 if path is None:
@@ -89,14 +94,16 @@ class Sampler(threading.Thread):
                 ti = s["info"]
                 self.first_seen.setdefault(path, t)
                 self.last[path] = dataclasses.asdict(ti)
-                sndbuf_sf, wmem_queued = mem.get(path, (None, None))
+                sndbuf_sf, wmem_queued, rcvbuf_sf = mem.get(path, (None, None, None))
                 self.samples.append([t, path, ti.cwnd_bytes, ti.srtt_s, ti.bytes_sent, ti.bytes_acked, ti.bytes_received,
-                                     ti.ssthresh_bytes, ti.in_flight_bytes, sndbuf_sf, wmem_queued])
+                                     ti.ssthresh_bytes, ti.in_flight_bytes, sndbuf_sf, wmem_queued, rcvbuf_sf,
+                                     ti.rcv_ssthresh_bytes, ti.rcv_wnd_bytes])
 
-    def read_diag(self) -> dict[str, tuple[int | None, int | None]]:
+    def read_diag(self) -> dict[str, tuple[int | None, int | None, int | None]]:
         """Each subflow's congestion control (kept in ``cc``: the MPTCP socket's own
         ``TCP_CONGESTION`` is the connection's setting, not necessarily its subflows') and its
-        (``sk_sndbuf``, ``sk_wmem_queued``) by path, from the socket diagnostics."""
+        (``sk_sndbuf``, ``sk_wmem_queued``, ``sk_rcvbuf``) by path, from the socket
+        diagnostics."""
         try:
             socks = sockinfo.diag_sockets(int(self.spec["port"]))
         except OSError:
@@ -107,7 +114,7 @@ class Sampler(threading.Thread):
             if path is not None and s["remote"][1] != 0:
                 with self.lock:
                     self.cc[path] = s["cc"]
-                mem[path] = (s["sndbuf"], s["wmem_queued"])
+                mem[path] = (s["sndbuf"], s["wmem_queued"], s["rcvbuf"])
         return mem
 
     def run(self) -> None:
@@ -327,7 +334,8 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
         _receive(sock, spec, t0, out)
     sampler.finish()
     out.update(samples=sampler.samples, subflows=sampler.last, first_seen=sampler.first_seen, mptcp=sampler.mptcp,
-               subflow_cc=sampler.cc, client_ports=sorted(sampler.client_ports), sndbuf=sampler.sndbuf)
+               subflow_cc=sampler.cc, client_ports=sorted(sampler.client_ports), sndbuf=sampler.sndbuf,
+               rcvbuf=sampler.rcvbuf)
     sock.close()
     return out
 

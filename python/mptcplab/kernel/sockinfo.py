@@ -80,6 +80,10 @@ class TcpInfo:
     rwnd_limited_s: float
     sndbuf_limited_s: float
     busy_s: float
+    # The receiving side: the most the socket lets its window grow to now (``rcv_ssthresh``)
+    # and the window it last offered (``rcv_wnd``, Linux 6.x's ``tcpi_rcv_wnd``).
+    rcv_ssthresh_bytes: int
+    rcv_wnd_bytes: int
 
     @staticmethod
     def parse(raw: bytes) -> TcpInfo:
@@ -105,6 +109,8 @@ class TcpInfo:
             rwnd_limited_s=f["rwnd_limited"] / 1e6,
             sndbuf_limited_s=f["sndbuf_limited"] / 1e6,
             busy_s=f["busy_time"] / 1e6,
+            rcv_ssthresh_bytes=f["rcv_ssthresh"],
+            rcv_wnd_bytes=f["rcv_wnd"],
         )
 
 

@@ -196,9 +196,16 @@ def build_result(
             mem = [s for s in pts if len(s) > 10 and s[9] is not None]
             add_series("subflow", entity, "sndbuf_bytes", [(s[0], float(s[9])) for s in mem])
             add_series("subflow", entity, "wmem_queued_bytes", [(s[0], float(s[10])) for s in mem])
+            # The receiving subflow's buffer (`ss -m`'s `rb`), `rcv_ssthresh` and the window it
+            # last offered (`TCP_INFO`), as the simulator's receiver series.
+            rpts = [s for s in rcv["samples"] if s[1] == p and len(s) > 13]
+            add_series("subflow", entity, "rcvbuf_bytes", [(s[0], float(s[11])) for s in rpts if s[11] is not None])
+            add_series("subflow", entity, "rcv_ssthresh_bytes", [(s[0], float(s[12])) for s in rpts])
+            add_series("subflow", entity, "rcv_wnd_bytes", [(s[0], float(s[13])) for s in rpts])
         add_series("connection", name, "delivered_bytes", [(float(t), float(b)) for t, b in progress])
         if c["kind"] == "mptcp":  # a TCP socket's buffer is its subflow's
             add_series("connection", name, "sndbuf_bytes", [(float(t), float(b)) for t, b in snd.get("sndbuf") or []])
+        add_series("connection", name, "rcvbuf_bytes", [(float(t), float(b)) for t, b in rcv.get("rcvbuf") or []])
         acked = mptcp_info.get("bytes_acked") if c["kind"] == "mptcp" else sum(s["bytes_acked"] for s in snd_subs.values())
         conns_out.append({
             "name": name, "kind": c["kind"], "cc": snd.get("cc", c["cc"]),
