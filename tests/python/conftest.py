@@ -16,6 +16,19 @@ TWO_PATH = HERE / "data" / "two-path.toml"
 CLI = Path(sys.executable).with_name("mptcplab")
 
 
+def buffer_pair() -> dict:
+    """Two paths (20 Mbit/s 10 ms and 5 Mbit/s 40 ms RTT), a bulk MPTCP connection of the
+    `linux` stack with auto-tuned buffers, 3 s sampled every 100 ms: the scenario whose
+    buffer series the simulator's and the kernel's tests check against the same rules."""
+    return {
+        "name": "buffers", "duration": "3s", "output": {"timeseries": "100ms"},
+        "paths": [{"name": "a", "rate": "20Mbit", "delay": "5ms", "queue": "50 packets"},
+                  {"name": "b", "rate": "5Mbit", "delay": "20ms", "queue": "30 packets"}],
+        "connections": [{"name": "mptcp", "kind": "mptcp", "stack": "linux", "paths": ["a", "b"],
+                         "app": {"kind": "bulk"}}],
+    }
+
+
 def mptcplab(*args: str, timeout: float = 300, **kw) -> subprocess.CompletedProcess[str]:
     """Runs the command line as a user would; never raises on a non-zero exit."""
     return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=timeout, **kw)

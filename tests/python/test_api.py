@@ -206,13 +206,9 @@ def test_the_send_buffer_series_follow_linuxs_autotuning_rules():
     value is a multiple of 4608 B and at least 46 080 B and no sample is below an earlier one;
     `__mptcp_sync_sndbuf` keeps the MPTCP socket's at `tcp_wmem[0]` (4096 B) + the sum of its
     subflows', here at every sample (the simulator samples both at one instant)."""
-    sc = {
-        "name": "sndbuf", "duration": "3s", "output": {"timeseries": "100ms"},
-        "paths": [{"name": "a", "rate": "20Mbit", "delay": "5ms", "queue": "50 packets"},
-                  {"name": "b", "rate": "5Mbit", "delay": "20ms", "queue": "30 packets"}],
-        "connections": [{"name": "mptcp", "kind": "mptcp", "stack": "linux", "paths": ["a", "b"],
-                         "app": {"kind": "bulk"}}],
-    }
+    from conftest import buffer_pair
+
+    sc = buffer_pair()
     ts = mptcplab.run(sc).timeseries
     sub = ts[(ts["entity_kind"] == "subflow") & (ts["metric"] == "sndbuf_bytes")]
     per = sub.pivot_table(index="time_s", columns="entity", values="value", observed=True)

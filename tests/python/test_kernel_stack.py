@@ -22,6 +22,7 @@ import pytest
 # Autouse: the kernel environment is checked before every test, and nothing may be left behind
 # after the module.
 from kernel_testing import _kernel_environment, _nothing_left_behind  # noqa: F401
+from conftest import buffer_pair
 from kernel_testing import KERNEL_SCENARIOS, PAYLOAD, _ours, one_path
 from mptcplab.errors import ConfigError
 from mptcplab.kernel import backend
@@ -299,14 +300,7 @@ def test_buffer_series_follow_the_kernels_autotuning_rules() -> None:
     - `__mptcp_sync_sndbuf` keeps the MPTCP socket's buffer at `tcp_wmem[0]` + the sum of its
       subflows' (read at the end, when both are stable; samples are taken at different
       instants)."""
-    sc = {
-        "name": "sndbuf", "duration": "3s", "output": {"timeseries": "100ms"},
-        "paths": [{"name": "a", "rate": "20Mbit", "delay": "5ms", "queue": "50 packets"},
-                  {"name": "b", "rate": "5Mbit", "delay": "20ms", "queue": "30 packets"}],
-        "connections": [{"name": "mptcp", "kind": "mptcp", "stack": "linux", "paths": ["a", "b"],
-                         "app": {"kind": "bulk"}}],
-    }
-    res = run_linux(sc)
+    res = run_linux(buffer_pair())
     ts = res.timeseries
     sub = ts[(ts["entity_kind"] == "subflow") & (ts["metric"] == "sndbuf_bytes")]
     last = {}
