@@ -96,8 +96,7 @@ fn set_sending_fields(v: &mut SchedView, now: Time, s: &Subflow, q: &SubflowQueu
 /// otherwise be loaded at every pass over the views, whichever the charge).
 #[inline(never)]
 fn truesize_queued(s: &Subflow, q: &SubflowQueue, out: u64, max_window: u64) -> u64 {
-    let unit = tso::autosize_segs(s.linux_pacing_rate(), s.rtt.min_rtt(), s.w.smss);
-    wmem_truesize(out, q.bytes(), s.w.smss, unit, q.unsent_buffers(tso::size_goal(max_window, s.w.smss)))
+    wmem_truesize(out, q.bytes(), s.w.smss, s.tx_unit_segs(), q.unsent_buffers(tso::size_goal(max_window, s.w.smss)))
 }
 
 impl Endpoint {

@@ -44,7 +44,7 @@ use crate::mptcp::sched::{LowestRttPick, Pick, SchedCtx, SchedView};
 use crate::mptcp::sendbuf::ConnSender;
 use crate::mptcp::view::set_view_active;
 use crate::net::packet::Packet;
-use crate::tcp::subflow::{CaState, Subflow};
+use crate::tcp::subflow::CaState;
 use crate::tcp::timer::Slot;
 use crate::tcp::tso::{self, Defer, DeferCtx};
 use crate::units::{Dsn, Time};
@@ -217,7 +217,7 @@ impl Endpoint {
             let (acked, sent) = (std::mem::take(&mut q.acked), std::mem::take(&mut q.new_sent));
             let room = match s.p.sndbuf_check {
                 SndbufCheck::Acked => acked && s.has_room(),
-                SndbufCheck::Linux => waiting && (acked || sent > 0) && (s.has_room() || sent > tx_unit_segs(s)),
+                SndbufCheck::Linux => waiting && (acked || sent > 0) && (s.has_room() || sent > s.tx_unit_segs()),
             };
             if room {
                 let before = q.sndbuf;
@@ -537,11 +537,6 @@ impl Endpoint {
             d => Err(d),
         }
     }
-}
-
-/// Segments in one of subflow `s`'s transmit units (Linux `tcp_tso_autosize`).
-fn tx_unit_segs(s: &Subflow) -> u64 {
-    tso::autosize_segs(s.linux_pacing_rate(), s.rtt.min_rtt(), s.w.smss)
 }
 
 #[cfg(test)]

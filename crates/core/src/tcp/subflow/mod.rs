@@ -377,6 +377,12 @@ impl Subflow {
         )
     }
 
+    /// Segments in one of this subflow's transmit units (Linux `tcp_tso_autosize` at
+    /// [`Self::linux_pacing_rate`]).
+    pub fn tx_unit_segs(&self) -> u64 {
+        crate::tcp::tso::autosize_segs(self.linux_pacing_rate(), self.rtt.min_rtt(), self.w.smss)
+    }
+
     /// The truesize TCP small queues charge for a packet of `payload` bytes.
     pub fn tx_truesize(&self, payload: u64) -> u64 {
         self.p.tx_skb_truesize.unwrap_or(payload + TX_SKB_HEAD)
