@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from mptcplab.validation.modes import (
-    agree_within, distribution_agreement, find_modes, nearest_mode_distance, runs_needed,
+    SELF_DRAWS, agree_within, at_least, distribution_agreement, find_modes, kernel_self_agreement,
+    nearest_mode_distance, runs_needed,
 )
 
 
@@ -86,3 +87,36 @@ def test_kernel_runs_scattered_into_small_groups_are_judged_by_their_median() ->
 
 def test_the_distance_to_the_nearest_kernel_mode() -> None:
     assert nearest_mode_distance([4.38] * 7 + [2.99] * 3, [3.1] * 5) == pytest.approx(3.1 / 2.99 - 1)
+
+
+def test_the_kernel_in_the_simulators_place_agrees_as_often_as_the_rule_allows() -> None:
+    # 20 kernel runs in two modes, 1.0 (16 runs, 80 %) and 2.0 (4 runs, 20 %).
+    kernel = [1.0] * 16 + [2.0] * 4
+    # Resampled, 10 draws: X of them are 2.0, X ~ Binomial(10, 0.2). The rule matches both modes
+    # when 2 <= X <= 4 (X = 0: no simulator mode near 2.0; X = 1: 2.0 is an outlier, not a mode;
+    # X >= 5: the 1.0 mode holds <= 50 %, 30 points or more from 80 %): P = 0.30199 + 0.20133 +
+    # 0.08808 = 0.5914. Halves, 10 and 10: Y of the held-out ten are 2.0, Y hypergeometric
+    # (N = 20, K = 4, n = 10). Y = 0: the other half holds all four (a 40 % mode) and the held-out
+    # half none; Y = 1: the held-out 2.0 is an outlier while the other half's three are a mode;
+    # Y = 2: 20 % modes on both sides; Y >= 3: the other half's 2.0 runs are at most one outlier,
+    # a unimodal kernel at 1.0, and the held-out half's median is 1.0. P = 1 - (C(16,10) +
+    # 4 C(16,9)) / C(20,10) = 1 - (8008 + 45760) / 184756 = 0.7090. Each estimate has a standard
+    # error of sqrt(p (1 - p) / 400) < 0.025; allowed: four of them.
+    got = kernel_self_agreement(kernel, 10)
+    assert SELF_DRAWS == 400
+    assert got.resampled == pytest.approx(0.5914, abs=0.1)
+    assert got.halves == pytest.approx(0.7090, abs=0.1)
+    # Deterministic: the same runs give the same draws.
+    assert kernel_self_agreement(kernel, 10) == got
+    # One tight mode: every draw agrees, both ways.
+    one = kernel_self_agreement([5.0, 5.01, 5.02, 4.99, 5.0, 5.03, 4.98, 5.0, 5.01, 5.0], 10)
+    assert (one.resampled, one.halves) == (1.0, 1.0)
+
+
+def test_the_chance_of_meeting_a_count_is_the_poisson_binomial_tail() -> None:
+    # Two fair coins: at least one head 3/4, both 1/4; certain and impossible events count as such.
+    assert at_least([0.5, 0.5], 1) == pytest.approx(0.75)
+    assert at_least([0.5, 0.5], 2) == pytest.approx(0.25)
+    assert at_least([1.0, 1.0, 0.0], 2) == pytest.approx(1.0)
+    assert at_least([1.0, 1.0, 0.0], 3) == pytest.approx(0.0)
+    assert at_least([0.3] * 5, 0) == pytest.approx(1.0)

@@ -162,8 +162,11 @@ def test_an_earlier_kernel_session_is_compared_with_the_current_one(tmp_path: Pa
     write(tmp_path / "kernel-2000-01-01.csv", faster)
     r = _cli("validate", "--grid", str(tmp_path), "--repeat", "1")
     assert r.returncode == 0, r.stderr
-    assert ("kernel against itself: the earlier session kernel-2000-01-01.csv is within 10 % of kernel.csv on 1/2, "
-            "within 25 % on 2/2") in r.stdout, r.stdout
+    # By distribution, its tcp-cubic runs are 20 % off the stored ones' single mode: 1/2 too.
+    assert ("kernel against itself: the earlier session kernel-2000-01-01.csv (10 runs per scenario) agrees with "
+            "kernel.csv by distribution on 1/2; its median is within 10 % on 1/2, within 25 % on 2/2") in r.stdout, r.stdout
+    # Both scenarios' kernels are one tight mode: their own runs in the simulator's place always agree.
+    assert "would agree by distribution on 2.0/2 scenarios in expectation" in r.stdout, r.stdout
 
 
 def test_a_grid_without_kernel_runs_is_refused(tmp_path: Path) -> None:

@@ -28,8 +28,10 @@ from mptcplab.validation.grid import (
 from mptcplab.validation.kernel_runs import load_kernel_csv
 from mptcplab.validation.modes import (
     Modes,
+    at_least,
     distribution_agreement,
     find_modes,
+    kernel_self_agreement,
     nearest_mode_distance,
     runs_needed,
 )
@@ -140,6 +142,7 @@ def validate(
         kmodes, smodes = find_modes(kv), find_modes(sv)
         agreement = distribution_agreement(kv, sv, 1e-6 if metric == "goodput_bps" else 1.0) if sv else None
         nearest = nearest_mode_distance(kv, sv) if sv else None
+        itself = kernel_self_agreement(kv, repeat)
         k = _stats(kv)
         s = _stats([r[metric] for r in sim if r[metric] is not None]) if sim else None
         rel = (s["median"] / k["median"] - 1) if s and k and k["median"] else None
@@ -166,6 +169,7 @@ def validate(
             "agrees": agreement.agrees if agreement else False,
             "agreement": agreement.reason if agreement else (err or "no simulator runs"),
             "nearest_mode_diff": nearest,
+            "kernel_self_resampled": itself.resampled, "kernel_self_halves": itself.halves,
             "kernel_runs_needed": runs_needed(kv),
             "kernel_unreliable": len(unreliable), "kernel_all_unreliable": bool(mine) and not any(r["reliable"] for r in mine),
             "kernel_unreliable_reasons": sorted({r["reason"] for r in unreliable if r["reason"]}),
@@ -189,21 +193,27 @@ def earlier_sessions(grid: str | Path, df: pd.DataFrame) -> list[dict[str, Any]]
     """The kernel's own reproducibility: for each earlier measurement session kept in the
     grid (``kernel-<date>.csv``, same columns as ``kernel.csv``), how many of the scenarios of
     ``df`` it has agree with the current kernel median within the same tolerances the
-    simulator is held to (its median / the current median − 1)."""
+    simulator is held to (its median / the current median − 1), and how many agree by
+    distribution (:func:`~mptcplab.validation.modes.distribution_agreement`, the earlier session
+    in the simulator's place; its reliable runs against the current reliable runs)."""
     out = []
+    current = load_kernel_csv(Path(grid) / KERNEL_CSV)
     for f in sorted(Path(grid).glob("kernel-*.csv")):
         rows = load_kernel_csv(f)
-        n = w10 = w25 = 0
+        n = w10 = w25 = agree = 0
         for name, metric, cur in zip(df["scenario"], df["metric"], df["kernel_median"], strict=True):
-            vals = [r[metric] for r in rows if r["scenario"] == name and r[metric] is not None]
+            vals = [r[metric] for r in rows if r["scenario"] == name and r[metric] is not None and r["reliable"]]
+            now = [r[metric] for r in current if r["scenario"] == name and r[metric] is not None and r["reliable"]]
             if not vals or not cur:
                 continue
             d = abs(statistics.median(vals) / cur - 1)
             n += 1
             w10 += d <= TARGETS["within_10"][0]
             w25 += d <= TARGETS["within_25"][0]
+            agree += distribution_agreement(now, vals).agrees
         if n:
-            out.append({"file": f.name, "scenarios": n, "within_10": w10, "within_25": w25})
+            out.append({"file": f.name, "scenarios": n, "within_10": w10, "within_25": w25, "agree": agree,
+                        "runs": max(sum(1 for r in rows if r["scenario"] == s) for s in df["scenario"])})
     return out
 
 
@@ -220,6 +230,27 @@ def target_counts(df: pd.DataFrame) -> dict[str, tuple[int, int]]:
         "shares": (sum(1 for d in multi if d is not None and not (isinstance(d, float) and math.isnan(d))
                        and d <= TARGETS["shares"][0]), len(multi)),
     }
+
+
+def self_agreement_lines(df: pd.DataFrame) -> list[str]:
+    """What the agreement target can be expected to give: the kernel's runs in the simulator's
+    place (:func:`~mptcplab.validation.modes.kernel_self_agreement`), summed over the scenarios,
+    and the chance that such a simulator meets the target (scenarios taken as independent)."""
+    if "kernel_self_resampled" not in df:
+        return []
+    resampled = [p for p in df["kernel_self_resampled"] if not math.isnan(p)]
+    halves = [p for p in df["kernel_self_halves"] if not math.isnan(p)]
+    if not resampled:
+        return []
+    n, need = len(df), TARGETS["within_10"][1]
+    k = math.ceil(need * n - 1e-9)
+    low = [s for s, p in zip(df["scenario"], df["kernel_self_resampled"], strict=True) if p < 0.5]
+    return [f"a simulator that reproduced the kernel's runs exactly would agree by distribution on {sum(resampled):.1f}/{n} "
+            f"scenarios in expectation ({df.attrs.get('repeat')} runs drawn from the kernel's own, with replacement; "
+            f"optimistic) or {sum(halves):.1f}/{n} (the kernel's runs split in two halves; pessimistic); its chance of "
+            f"meeting the >= {need:.0%} target ({k}/{n}) is {at_least(resampled, k):.0%} or {at_least(halves, k):.0%}",
+            "scenarios where such a simulator agrees in fewer than half of the draws (the rule cannot confirm the kernel "
+            f"against itself there): {', '.join(low) if low else 'none'}"]
 
 
 def summary_lines(df: pd.DataFrame) -> list[str]:
@@ -240,8 +271,10 @@ def summary_lines(df: pd.DataFrame) -> list[str]:
     if refused:
         out.append(f"{len(refused)} scenario(s) the simulator cannot run, counted as misses: {', '.join(refused)}")
     for k in df.attrs.get("kernel_sessions", []):
-        out.append(f"kernel against itself: the earlier session {k['file']} is within 10 % of kernel.csv on "
+        out.append(f"kernel against itself: the earlier session {k['file']} ({k['runs']} runs per scenario) agrees with "
+                   f"kernel.csv by distribution on {k['agree']}/{k['scenarios']}; its median is within 10 % on "
                    f"{k['within_10']}/{k['scenarios']}, within 25 % on {k['within_25']}/{k['scenarios']}")
+    out.extend(self_agreement_lines(df))
     multi_modal = [s for s, m in zip(df["scenario"], df["kernel_modes"], strict=True) if len(m) > 1]
     if multi_modal:
         out.append(f"{len(multi_modal)} scenario(s) multi-modal on the kernel: {', '.join(multi_modal)}")

@@ -178,3 +178,51 @@ def nearest_mode_distance(kernel: Sequence[float], sim: Sequence[float]) -> floa
         return float("inf")
     s = statistics.median(sim)
     return min((_rel(s, k.value) for k in km.modes), key=abs)
+
+
+#: Random draws behind :func:`kernel_self_agreement` (each a full application of the rule).
+SELF_DRAWS = 400
+
+
+@dataclass(frozen=True)
+class SelfAgreement:
+    """How often the kernel's own runs pass the rule in the simulator's place: an estimate of
+    the chance that a simulator reproducing the kernel's distribution exactly agrees."""
+
+    #: ``repeat`` runs drawn with replacement from all the kernel's runs, against all of them.
+    #: Optimistic: the draws share values with what they are judged against.
+    resampled: float
+    #: The runs split at random into ``min(repeat, n // 2)`` and the rest, one against the other.
+    #: Pessimistic: each side holds half the runs, so its modes rest on fewer of them.
+    halves: float
+
+
+def kernel_self_agreement(kernel: Sequence[float], repeat: int, draws: int = SELF_DRAWS) -> SelfAgreement:
+    """The rule of :func:`distribution_agreement` applied to the kernel against itself, two
+    ways (:class:`SelfAgreement`), each the fraction of ``draws`` random draws that agree.
+    Deterministic: the draws come from a generator seeded by the number of runs and ``repeat``."""
+    import random
+
+    v = [float(x) for x in kernel]
+    if len(v) < 2 or repeat < 1:
+        return SelfAgreement(float("nan"), float("nan"))
+    rng = random.Random(f"self-agreement:{len(v)}:{repeat}")
+    hits = 0
+    for _ in range(draws):
+        hits += distribution_agreement(v, [rng.choice(v) for _ in range(repeat)]).agrees
+    resampled = hits / draws
+    half, hits = min(repeat, len(v) // 2), 0
+    for _ in range(draws):
+        order = rng.sample(range(len(v)), len(v))
+        hits += distribution_agreement([v[i] for i in order[half:]], [v[i] for i in order[:half]]).agrees
+    return SelfAgreement(resampled, hits / draws)
+
+
+def at_least(probabilities: Sequence[float], k: int) -> float:
+    """The chance that at least ``k`` of independent events with these ``probabilities``
+    happen (the Poisson-binomial distribution's upper tail, by the exact recursion)."""
+    dist = [1.0]
+    for p in probabilities:
+        dist = [(dist[i] if i < len(dist) else 0.0) * (1 - p) + (dist[i - 1] * p if i > 0 else 0.0)
+                for i in range(len(dist) + 1)]
+    return sum(dist[max(k, 0):])
