@@ -57,6 +57,7 @@ def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
     ("connections.mptcp.tcp.recovery", "rfc6675", "RACK-TLP and PRR"),
     ("connections.mptcp.tcp.prr", False, "RACK-TLP and PRR"),
     ("connections.mptcp.tcp.cwnd_limited", "rounds", "tcp_cwnd_validate"),
+    ("connections.mptcp.tcp.cwnd_unit", "bytes", "tcp_snd_cwnd"),
     ("connections.mptcp.tcp.tso_defer", False, "tcp_tso_should_defer"),
     ("connections.mptcp.tcp.sndbuf_check", "acked", "tcp_check_space"),
     ("connections.mptcp.tcp.quickack", False, "quick-ACK"),

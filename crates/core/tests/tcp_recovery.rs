@@ -298,6 +298,7 @@ fn params(mss: u64, recovery: Recovery, prr: bool) -> TcpParams {
         quickack: false,
         ooo_ack: Default::default(),
         cwnd_limited: Default::default(),
+        cwnd_unit: Default::default(),
         tso_defer: false,
         sndbuf_check: Default::default(),
         cwv: false,

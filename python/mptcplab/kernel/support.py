@@ -38,6 +38,7 @@ LINUX_TCP: dict[str, tuple[Any, str]] = {
                      "its last ACK (__tcp_ack_snd_check)"),
     "ooo_ack": ("compressed", "Linux compresses the ACKs of out-of-order data (SACK compression, since 4.18)"),
     "cwnd_limited": ("linux", "Linux counts the congestion window as used by tcp_cwnd_validate's rule"),
+    "cwnd_unit": ("packets", "Linux counts the congestion window in packets (tcp_snd_cwnd)"),
     "tso_defer": (True, "Linux defers small segmentation-offload units (tcp_tso_should_defer)"),
     "sndbuf_check": ("linux", "Linux grows a send buffer after every skb sent while the writer waits for space "
                      "(tcp_check_space, since 5.18)"),

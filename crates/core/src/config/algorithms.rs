@@ -44,6 +44,24 @@ pub enum CwndLimited {
     Linux,
 }
 
+/// What a subflow's congestion window counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CwndUnit {
+    /// Bytes (RFC 5681 with RFC 3465's byte counting): the window grows by the bytes newly
+    /// acknowledged and admits a segment while the bytes in flight leave room for a full one.
+    /// The classic model.
+    #[default]
+    Bytes,
+    /// Packets, as Linux counts it (`tcp_snd_cwnd`): the window grows by the packets newly
+    /// acknowledged (`tcp_slow_start`, `tcp_cong_avoid_ai`), admits a packet while fewer
+    /// packets than the window are in flight (`tcp_cwnd_test` with `tcp_packets_in_flight`),
+    /// and counts as used against the packets outstanding (`max_packets_out`). A short
+    /// segment counts as a whole packet. Kept in bytes as whole segments (a window of n
+    /// packets is n full segments).
+    Packets,
+}
+
 /// When a subflow's auto-tuned send buffer may grow: Linux `tcp_check_space` → `tcp_new_space`
 /// → `tcp_sndbuf_expand` (2 × max(10, cwnd) segments of `per_mss`), each time only if the
 /// congestion window is not full (`tcp_should_expand_sndbuf`).

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::algorithms::{CaCounting, CwndLimited, Recovery, SlowStart, SlowStartBound, SndbufCheck, TsqRule};
+use super::algorithms::{CaCounting, CwndLimited, CwndUnit, Recovery, SlowStart, SlowStartBound, SndbufCheck, TsqRule};
 use super::window::{DrsRtt, RcvbufWindow, RightEdge, ScalingRatio, WindowRounding, WindowUpdate};
 use super::{BufSize, ByteSize, RouteCfg, Stack};
 use crate::cc::{CcKind, CcParams};
@@ -170,6 +170,9 @@ pub struct TcpCfg {
     /// When the congestion window counts as used and may grow ([`CwndLimited`]).
     #[serde(default)]
     pub cwnd_limited: CwndLimited,
+    /// What the congestion window counts, bytes or packets ([`CwndUnit`]).
+    #[serde(default)]
+    pub cwnd_unit: CwndUnit,
     /// Linux's TSO deferral (`tcp_tso_should_defer`, [`crate::tcp::tso`]): with too little
     /// room for a full transmit unit and an ACK due soon, a sender that queues per subflow
     /// waits for the ACK; off (default): it sends whatever the window admits at once.
@@ -218,6 +221,7 @@ impl Default for TcpCfg {
             quickack: false,
             ooo_ack: OooAck::default(),
             cwnd_limited: CwndLimited::default(),
+            cwnd_unit: CwndUnit::default(),
             tso_defer: false,
             sndbuf_check: SndbufCheck::default(),
             cwv: false,

@@ -8,7 +8,8 @@
 //! - `linux`: every choice as the upstream Linux MPTCP stack makes it (v6.x,
 //!   `net/mptcp/`, `net/ipv4/tcp_*.c`), the stack the kernel backend runs: the `default`
 //!   scheduler, CUBIC with HyStart and idle time taken out of its epoch, RACK-TLP and PRR,
-//!   `tcp_cwnd_validate`'s rule for a used window and TSO deferral (`tcp_tso_should_defer`),
+//!   `tcp_cwnd_validate`'s rule for a used window, a window counted in packets
+//!   (`tcp.cwnd_unit = "packets"`) and TSO deferral (`tcp_tso_should_defer`),
 //!   send buffers that grow after every skb sent while the writer waits (`tcp_check_space`,
 //!   `tcp.sndbuf_check = "linux"`),
 //!   the sysctl default buffer triples
@@ -112,6 +113,7 @@ pub fn linux_profile() -> Value {
             "delack_count": "bytes",
             "ooo_ack": "compressed",
             "cwnd_limited": "linux",
+            "cwnd_unit": "packets",
             "tso_defer": true,
             "sndbuf_check": "linux",
             "tsq": "linux_6",

@@ -143,31 +143,7 @@ impl Endpoint {
         let skb_charge = (mptcp && cfg.buffer_accounting == BufferAccounting::Skb).then(|| {
             (smss, v09x_skb_truesize(smss + mp_len as u64, cfg.max_tcp_header.unwrap_or(V09X_MAX_TCP_HEADER)))
         });
-        let p = TcpParams {
-            smss,
-            iw: t.iw,
-            slow_start: t.slow_start,
-            ca_counting: t.ca_counting,
-            slow_start_bound: t.slow_start_bound,
-            b: t.delack_segments,
-            delack_count: t.delack_count,
-            delack_timeout: t.delack_timeout,
-            idle_restart: t.idle_restart,
-            dupthresh: t.dupthresh,
-            rto_initial: t.rto_initial,
-            rto_min: t.rto_min,
-            rto_max: t.rto_max,
-            recovery: t.recovery,
-            prr: t.prr,
-            quickack: t.quickack,
-            ooo_ack: t.ooo_ack,
-            cwnd_limited: t.cwnd_limited,
-            tso_defer: t.tso_defer,
-            sndbuf_check: t.sndbuf_check,
-            cwv: t.cwv,
-            tsq: t.tsq,
-            tx_skb_truesize: skb_charge.map(|(_, truesize)| truesize),
-        };
+        let p = TcpParams::new(t, smss, skb_charge.map(|(_, truesize)| truesize));
         let start = Time::ZERO + cfg.start;
         let warmup = Time::ZERO + sc.output.warmup;
         let truesize = cfg.buffer_accounting == BufferAccounting::Truesize;

@@ -82,7 +82,7 @@ fn set_sending_fields(v: &mut SchedView, now: Time, s: &Subflow, q: &SubflowQueu
     v.has_room = s.can_send(now);
     v.cwnd = s.w.cwnd;
     v.ssthresh = s.w.ssthresh;
-    v.in_flight = s.sb.in_flight();
+    v.in_flight = s.cwnd_in_flight();
     v.out = out;
     v.smss = s.w.smss;
     v.pacing_rate = s.pacer.rate;

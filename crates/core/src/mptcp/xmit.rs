@@ -524,7 +524,7 @@ impl Endpoint {
             recovering: matches!(s.ca(), CaState::Recovery | CaState::Loss),
             last_xmit: s.lsndtime,
             cwnd: s.w.cwnd,
-            in_flight: s.sb.in_flight(),
+            in_flight: s.cwnd_in_flight(),
             smss,
             max_segs,
             skb_len,

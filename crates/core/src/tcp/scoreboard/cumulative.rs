@@ -27,6 +27,8 @@ struct Dropped {
     sacked_segs: u64,
     lost: u64,
     retrans: u64,
+    lost_segs: u64,
+    retrans_segs: u64,
     /// SACKed segments below the loss-marking cursor (`lost_hint_cnt` counts them).
     below_lost_hint: u64,
     /// The flags and send time of the last of them.
@@ -59,11 +61,14 @@ impl Scoreboard {
                 } else {
                     if s.has(SegFlags::LOST) {
                         t.lost += len;
+                        t.lost_segs += 1;
                         if s.has(SegFlags::RETRANS) {
                             t.retrans += len;
+                            t.retrans_segs += 1;
                         }
                     }
                     r.delivered += len;
+                    r.delivered_segs += 1;
                     if record {
                         record_delivery(rack, rate, tx.get(t.segs as usize), s, now);
                     }
@@ -87,6 +92,8 @@ impl Scoreboard {
             self.sacked_segs -= t.sacked_segs;
             self.lost -= t.lost;
             self.retrans -= t.retrans;
+            self.lost_segs -= t.lost_segs;
+            self.retrans_segs -= t.retrans_segs;
             self.lost_hint_cnt -= t.below_lost_hint;
             self.base += t.segs;
             self.segs.drain(..t.segs as usize);

@@ -40,8 +40,10 @@ pub struct Acked {
     pub rtt: Option<Dur>,
     /// Whether any acknowledged segment had been retransmitted.
     pub had_retrans: bool,
-    /// Bytes delivered by this ACK for the first time (not SACKed before).
+    /// Bytes delivered by this ACK for the first time (not SACKed before), and the whole
+    /// segments among them.
     pub delivered: u64,
+    pub delivered_segs: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -54,6 +56,10 @@ pub struct Scoreboard {
     sacked_segs: u64,
     lost: u64,
     retrans: u64,
+    /// Segments lost and not SACKed, and those of them retransmitted and in flight (the
+    /// byte counters' packet counts, Linux `lost_out` and `retrans_out`).
+    lost_segs: u64,
+    retrans_segs: u64,
     /// `out − sacked − lost + retrans`, kept up to date by every method that changes them
     /// (it is read several times per packet).
     pipe: u64,
@@ -111,6 +117,12 @@ impl Scoreboard {
     pub fn in_flight(&self) -> u64 {
         self.pipe
     }
+    /// Linux `tcp_packets_in_flight`: segments sent and not acknowledged, SACKed or lost,
+    /// plus retransmissions in flight (one segment is one packet).
+    #[inline]
+    pub fn in_flight_segs(&self) -> u64 {
+        self.segs.len() as u64 - self.sacked_segs - self.lost_segs + self.retrans_segs
+    }
 
     /// Recomputes [`Self::in_flight`] after the counters changed.
     #[inline]
@@ -152,10 +164,12 @@ impl Scoreboard {
         if !g.flags.contains(SegFlags::LOST) {
             g.flags.insert(SegFlags::LOST);
             self.lost += len;
+            self.lost_segs += 1;
             self.lost_total += len;
         } else if g.flags.contains(SegFlags::RETRANS) {
             g.flags.remove(SegFlags::RETRANS);
             self.retrans -= len;
+            self.retrans_segs -= 1;
             self.lost_total += len;
         }
         self.update_pipe();
@@ -223,8 +237,10 @@ impl Scoreboard {
                         let len = g.len as u64;
                         if g.flags.contains(SegFlags::LOST) {
                             self.lost -= len;
+                            self.lost_segs -= 1;
                             if g.flags.contains(SegFlags::RETRANS) {
                                 self.retrans -= len;
+                                self.retrans_segs -= 1;
                             }
                         }
                         g.flags.insert(SegFlags::SACKED);
@@ -337,6 +353,7 @@ impl Scoreboard {
             } else if !g.flags.contains(SegFlags::LOST) {
                 g.flags.insert(SegFlags::LOST);
                 self.lost += g.len as u64;
+                self.lost_segs += 1;
                 self.lost_total += g.len as u64;
                 marked = true;
             }
@@ -362,7 +379,9 @@ impl Scoreboard {
             }
         }
         self.lost = self.out - self.sacked;
+        self.lost_segs = self.segs.len() as u64 - self.sacked_segs;
         self.retrans = 0;
+        self.retrans_segs = 0;
         self.update_pipe();
         self.rack.clear_sent();
         self.lost_hint = self.base + self.segs.len() as u64;
@@ -430,6 +449,7 @@ impl Scoreboard {
             *stamp = self.rate.on_sent(now, false);
         }
         self.retrans += g.len as u64;
+        self.retrans_segs += 1;
         self.pipe += g.len as u64;
         let g = *g;
         let abs = self.base + pos as u64;
@@ -462,6 +482,7 @@ impl Scoreboard {
     /// Internal consistency of the counters (used by tests and the end-of-run checks).
     pub fn check(&self) -> Result<(), String> {
         let (mut out, mut sacked, mut lost, mut retrans, mut ns) = (0, 0, 0, 0, 0);
+        let (mut nl, mut nr) = (0, 0);
         for g in &self.segs {
             let l = g.len as u64;
             out += l;
@@ -470,10 +491,18 @@ impl Scoreboard {
                 ns += 1;
             } else if g.has(SegFlags::LOST) {
                 lost += l;
+                nl += 1;
                 if g.has(SegFlags::RETRANS) {
                     retrans += l;
+                    nr += 1;
                 }
             }
+        }
+        if (nl, nr) != (self.lost_segs, self.retrans_segs) {
+            return Err(format!(
+                "scoreboard segment counters (lost {}, retrans {}) differ from its segments ({nl}, {nr})",
+                self.lost_segs, self.retrans_segs
+            ));
         }
         if self.rate.enabled && self.tx.len() != self.segs.len() {
             return Err(format!("{} rate stamps for {} segments", self.tx.len(), self.segs.len()));

@@ -184,3 +184,35 @@ mod rack {
         assert_eq!(b.rack.queued(), 0);
     }
 }
+
+/// The packet counters beside the byte counters (Linux `tcp_packets_in_flight` =
+/// `packets_out − (sacked_out + lost_out) + retrans_out`, each in packets): six segments, the
+/// second a 10-byte one. SACKing segments 2–4 leaves segments 0, 1 and 5 in flight (3 packets,
+/// 100 + 10 + 100 bytes); the three SACKed above segments 0 and 1 mark both lost (1 packet,
+/// 100 B); their retransmissions are in flight again (2 packets, 200 B, then 3, 210 B); the
+/// cumulative ACK of segments 0 and 1 leaves segment 5 (1 packet, 100 B), and a timeout marks
+/// it lost (0 packets).
+#[test]
+fn packets_in_flight_count_segments_whatever_their_size() {
+    let mut b = Scoreboard::default();
+    let mut seq = 0;
+    for len in [100, 10, 100, 100, 100, 100] {
+        b.push(SentSeg { seq: Seq(seq), len, flags: SegFlags::NONE, dsn: Dsn(seq), sent_at: Time(seq) });
+        seq += u64::from(len);
+    }
+    assert_eq!((b.in_flight_segs(), b.in_flight()), (6, 510));
+    b.sack(&[(Seq(110), Seq(410))], Seq(0), Time(500));
+    assert_eq!((b.in_flight_segs(), b.in_flight()), (3, 210));
+    assert!(b.mark_lost(3));
+    assert_eq!((b.in_flight_segs(), b.in_flight()), (1, 100));
+    b.mark_retransmitted(0, Time(600));
+    assert_eq!((b.in_flight_segs(), b.in_flight()), (2, 200));
+    b.mark_retransmitted(1, Time(600));
+    assert_eq!((b.in_flight_segs(), b.in_flight()), (3, 210));
+    let a = b.ack(Seq(110), Time(700));
+    assert_eq!((a.segs, a.delivered_segs, a.bytes, a.delivered), (2, 2, 110, 110));
+    assert_eq!((b.in_flight_segs(), b.in_flight()), (1, 100));
+    b.enter_loss();
+    assert_eq!((b.in_flight_segs(), b.in_flight()), (0, 0));
+    b.check().unwrap();
+}

@@ -4,7 +4,7 @@
 
 use super::{AckOutcome, Subflow};
 use crate::cc::{Ack, CongestionControl, PeerView};
-use crate::config::{CwndLimited, Recovery};
+use crate::config::{CwndLimited, CwndUnit, Recovery};
 use crate::tcp::prr::Prr;
 use crate::tcp::state::{CaState, State};
 use crate::tcp::timer::Slot;
@@ -36,23 +36,35 @@ impl Subflow {
             self.sb.rate.begin_ack(self.sb.in_flight());
         }
         let mut rtt = None;
+        // What the controller is told was acknowledged (`tcp.cwnd_unit`): the bytes, or the
+        // packets as full segments (Linux `tcp_cong_control`'s `acked_sacked` counts packets).
+        let mut acked_for_cc = 0;
         let advanced = ack > self.snd_una;
-        // Bytes delivered for the first time by this ACK (Linux `tp->delivered` delta).
+        // Bytes and segments delivered for the first time by this ACK (Linux `tp->delivered`
+        // delta, which counts packets).
         let mut delivered = 0;
+        let mut delivered_segs = 0;
         if advanced {
             let a = self.sb.ack(ack, now);
             self.snd_una = ack;
             out.acked_bytes = a.bytes;
+            acked_for_cc = match self.p.cwnd_unit {
+                CwndUnit::Bytes => a.bytes,
+                CwndUnit::Packets => a.segs * self.w.smss,
+            };
             delivered += a.delivered;
+            delivered_segs += a.delivered_segs;
             self.stats.bytes_acked += a.bytes;
             // Karn: no sample from a cumulative ACK covering retransmitted data.
             rtt = if a.had_retrans { None } else { a.rtt };
         }
         let mut newly_sacked = 0;
         if !sack.is_empty() {
+            let sacked_before = self.sb.sacked_segs();
             let (n, srtt) = self.sb.sack(sack, self.snd_una, now);
             newly_sacked = n;
             delivered += n;
+            delivered_segs += self.sb.sacked_segs() - sacked_before;
             rtt = rtt.or(srtt);
         }
         if let Some(r) = rtt {
@@ -106,7 +118,12 @@ impl Subflow {
         }
         if self.ca == CaState::Recovery {
             // PRR-SSRB when the ACK advanced snd_una and revealed no new loss, else PRR-CRB.
-            let (pipe, ssthresh, smss) = (self.sb.in_flight(), self.w.ssthresh, self.w.smss);
+            // PRR counts what the window counts (Linux `prr_delivered`: packets).
+            let (pipe, ssthresh, smss) = (self.cwnd_in_flight(), self.w.ssthresh, self.w.smss);
+            let delivered = match self.p.cwnd_unit {
+                CwndUnit::Bytes => delivered,
+                CwndUnit::Packets => delivered_segs * smss,
+            };
             if let Some(cwnd) =
                 self.prr.as_mut().and_then(|p| p.on_ack(delivered, pipe, ssthresh, smss, advanced && newly_lost == 0))
             {
@@ -127,7 +144,7 @@ impl Subflow {
             let ev = Ack {
                 now,
                 sf: self.idx as usize,
-                acked: out.acked_bytes,
+                acked: acked_for_cc,
                 rtt,
                 snd_una: self.snd_una,
                 snd_nxt: self.snd_nxt,

@@ -35,7 +35,8 @@ mod timers;
 
 use crate::cc::{PeerView, RateAck, Window};
 use crate::config::{
-    CaCounting, CwndLimited, DelackCount, OooAck, Recovery, SlowStart, SlowStartBound, SndbufCheck, TsqRule,
+    CaCounting, CwndLimited, CwndUnit, DelackCount, OooAck, Recovery, SlowStart, SlowStartBound, SndbufCheck, TcpCfg,
+    TsqRule,
 };
 use crate::tcp::pacing::{self, Pacer};
 use crate::tcp::prr::Prr;
@@ -78,6 +79,8 @@ pub struct TcpParams {
     /// How out-of-order data is acknowledged (`tcp.ooo_ack`).
     pub ooo_ack: OooAck,
     pub cwnd_limited: CwndLimited,
+    /// What the congestion window counts (`tcp.cwnd_unit`).
+    pub cwnd_unit: CwndUnit,
     /// Linux's TSO deferral for data sent from the subflow's queue ([`crate::tcp::tso`]).
     pub tso_defer: bool,
     /// When the subflow's send buffer may grow (`tcp.sndbuf_check`).
@@ -90,6 +93,39 @@ pub struct TcpParams {
     /// out-of-tree stack's one-MSS skbs, [`crate::mptcp::sendbuf::v09x_skb_truesize`]); none:
     /// payload plus one skb head ([`TX_SKB_HEAD`]).
     pub tx_skb_truesize: Option<u64>,
+}
+
+impl TcpParams {
+    /// The parameters a subflow takes from its connection's `tcp` keys, with its sender MSS
+    /// and the truesize TCP small queues charge per packet if fixed.
+    pub fn new(t: &TcpCfg, smss: u64, tx_skb_truesize: Option<u64>) -> TcpParams {
+        TcpParams {
+            smss,
+            iw: t.iw,
+            slow_start: t.slow_start,
+            ca_counting: t.ca_counting,
+            slow_start_bound: t.slow_start_bound,
+            b: t.delack_segments,
+            delack_count: t.delack_count,
+            delack_timeout: t.delack_timeout,
+            idle_restart: t.idle_restart,
+            dupthresh: t.dupthresh,
+            rto_initial: t.rto_initial,
+            rto_min: t.rto_min,
+            rto_max: t.rto_max,
+            recovery: t.recovery,
+            prr: t.prr,
+            quickack: t.quickack,
+            ooo_ack: t.ooo_ack,
+            cwnd_limited: t.cwnd_limited,
+            cwnd_unit: t.cwnd_unit,
+            tso_defer: t.tso_defer,
+            sndbuf_check: t.sndbuf_check,
+            cwv: t.cwv,
+            tsq: t.tsq,
+            tx_skb_truesize,
+        }
+    }
 }
 
 /// Truesize of a transmit skb's head without payload: `alloc_skb_fclone(MAX_TCP_HEADER)`
@@ -327,7 +363,7 @@ impl Subflow {
             srtt: self.rtt.srtt(),
             min_rtt: self.rtt.min_rtt(),
             latest_rtt: self.rtt.latest(),
-            in_flight: self.sb.in_flight(),
+            in_flight: self.cwnd_in_flight(),
             usable: self.established(),
         }
     }
@@ -342,13 +378,33 @@ impl Subflow {
         p.srtt = self.rtt.srtt();
         p.min_rtt = self.rtt.min_rtt();
         p.latest_rtt = self.rtt.latest();
-        p.in_flight = self.sb.in_flight();
+        p.in_flight = self.cwnd_in_flight();
         p.usable = self.established();
     }
 
     /// Room in the congestion window for one more full segment.
     pub fn has_room(&self) -> bool {
-        self.established() && self.sb.in_flight() + self.w.smss <= self.w.cwnd
+        self.established() && self.cwnd_in_flight() + self.w.smss <= self.w.cwnd
+    }
+
+    /// What the congestion window's test counts in flight (`tcp.cwnd_unit`): the bytes in
+    /// flight, or the packets in flight (Linux `tcp_packets_in_flight`) as full segments.
+    #[inline]
+    pub fn cwnd_in_flight(&self) -> u64 {
+        match self.p.cwnd_unit {
+            CwndUnit::Bytes => self.sb.in_flight(),
+            CwndUnit::Packets => self.sb.in_flight_segs() * self.w.smss,
+        }
+    }
+
+    /// Sent and not cumulatively acknowledged, as the congestion window counts it (Linux
+    /// `packets_out`): bytes, or packets as full segments.
+    #[inline]
+    pub fn cwnd_out(&self) -> u64 {
+        match self.p.cwnd_unit {
+            CwndUnit::Bytes => self.snd_nxt.dist(self.snd_una),
+            CwndUnit::Packets => self.sb.len() as u64 * self.w.smss,
+        }
     }
 
     /// Room in the window, the pacing gate open and TCP small queues not throttling at
@@ -371,7 +427,7 @@ impl Subflow {
             self.pacer.rate,
             self.w.cwnd,
             self.w.ssthresh,
-            self.snd_nxt.dist(self.snd_una),
+            self.cwnd_out(),
             self.rtt.srtt(),
             (pacing::SS_RATIO, pacing::CA_RATIO),
         )

@@ -4,7 +4,7 @@
 
 use super::Subflow;
 use crate::cc::CongestionControl;
-use crate::config::CwndLimited;
+use crate::config::{CwndLimited, CwndUnit};
 use crate::tcp::segment::{SegFlags, SentSeg};
 use crate::tcp::state::CaState;
 use crate::tcp::timer::Slot;
@@ -57,7 +57,7 @@ impl Subflow {
         if self.p.cwnd_limited != CwndLimited::Linux {
             return;
         }
-        let out = self.snd_nxt.dist(self.snd_una);
+        let out = self.cwnd_out();
         if self.snd_una >= self.cwnd_usage_seq || limited || (!self.is_cwnd_limited && out > self.max_out) {
             self.is_cwnd_limited = limited;
             self.max_out = out;
@@ -90,7 +90,7 @@ impl Subflow {
             self.cwnd_stamp = Some(now);
             return;
         }
-        self.cwnd_used = self.cwnd_used.max(self.snd_nxt.dist(self.snd_una));
+        self.cwnd_used = self.cwnd_used.max(self.cwnd_out());
         if !(self.p.cwv && self.p.idle_restart) || now.since(stamp) < self.rtt.rto() {
             return;
         }
@@ -172,7 +172,11 @@ impl Subflow {
     #[inline]
     fn note_sent(&mut self, now: Time, len: u64) {
         if let Some(prr) = self.prr.as_mut() {
-            prr.on_sent(len);
+            // PRR counts what the window counts (Linux `prr_out`: packets).
+            prr.on_sent(match self.p.cwnd_unit {
+                CwndUnit::Bytes => len,
+                CwndUnit::Packets => self.w.smss,
+            });
         }
         self.pacer.on_sent(now, len);
         self.stats.bytes_sent += len;
@@ -193,7 +197,7 @@ impl Subflow {
     /// segment is lost, un-SACKed and not retransmitted, so `next_retransmit` would find none).
     #[inline]
     pub fn retransmit_next(&mut self, now: Time, force: bool) -> Option<SentSeg> {
-        if !force && self.sb.in_flight() + self.w.smss > self.w.cwnd {
+        if !force && self.cwnd_in_flight() + self.w.smss > self.w.cwnd {
             return None;
         }
         if !self.sb.lost_not_retransmitted() {

@@ -26,6 +26,7 @@ fn subflow(rule: CwndLimited) -> Subflow {
         quickack: false,
         ooo_ack: Default::default(),
         cwnd_limited: rule,
+        cwnd_unit: Default::default(),
         tso_defer: false,
         sndbuf_check: Default::default(),
         cwv: false,
@@ -306,4 +307,29 @@ fn without_a_trace_nothing_is_recorded() {
     s.on_rto(Time::ZERO + Dur::from_ms(1000), &mut Halving, &[]);
     assert_eq!(s.ca(), CaState::Loss);
     assert!(s.trace().is_empty());
+}
+
+/// Linux counts the congestion window in packets (`tcp.cwnd_unit = "packets"`):
+/// `tcp_cwnd_test` lets a segment leave while fewer packets than cwnd are in flight, whatever
+/// their size, and `tcp_slow_start` adds the packets an ACK acknowledged. With 500-byte
+/// segments (a writer's short pieces) and an initial window of 10 packets of 1000 B: 10
+/// segments leave, and their ACK grows the window to 20 packets (20 000 B). Counted in bytes
+/// (RFC 5681 with byte counting), 19 leave (the 19th while 9 000 + 1 000 <= 10 000 B) and
+/// their ACK adds their 9 500 bytes (19 500 B).
+#[test]
+fn a_window_counted_in_packets_admits_and_grows_by_segments() {
+    for (unit, sent, cwnd) in [(CwndUnit::Packets, 10, 20_000), (CwndUnit::Bytes, 19, 19_500)] {
+        let mut s = subflow(CwndLimited::Linux);
+        s.p.cwnd_unit = unit;
+        let mut n = 0;
+        while s.has_room() {
+            let dsn = Dsn(s.snd_nxt.0);
+            s.send_new(Time::ZERO, 500, dsn);
+            n += 1;
+        }
+        assert_eq!(n, sent, "{unit:?}");
+        let t = Time::ZERO + Dur::from_ms(100);
+        s.on_ack(t, s.snd_nxt, &[], &mut crate::cc::reno::Reno, &[]);
+        assert_eq!(s.w.cwnd, cwnd, "{unit:?}");
+    }
 }

@@ -52,7 +52,7 @@ impl Subflow {
             if marked > 0 && matches!(self.ca, CaState::Open | CaState::Disorder) {
                 self.enter_recovery(now, cc, peers);
                 // Linux: `tcp_cwnd_reduction(sk, 1, 0, 0)`, room for the fast retransmit.
-                let (pipe, ssthresh, smss) = (self.sb.in_flight(), self.w.ssthresh, self.w.smss);
+                let (pipe, ssthresh, smss) = (self.cwnd_in_flight(), self.w.ssthresh, self.w.smss);
                 if let Some(cwnd) = self.prr.as_mut().and_then(|p| p.on_ack(smss, pipe, ssthresh, smss, false)) {
                     self.w.cwnd = cwnd;
                 }
