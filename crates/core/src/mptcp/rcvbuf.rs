@@ -471,6 +471,16 @@ impl RcvSpace {
     pub fn subflow_window(&self, rcvbuf: u64, held: u64, ratio: u64) -> u64 {
         win_at(rcvbuf.saturating_sub(self.charge(held)), ratio)
     }
+
+    /// [`Self::subflow_window`] with the segment of `len` payload bytes just queued on the
+    /// subflow besides: `tcp_queue_rcv` charged its skb, whose truesize does not follow its
+    /// payload (UML 7.3.4, `trace_printk` in `tcp_grow_window`: 2304 B for a 1240-byte segment
+    /// as for a 1424-byte one), so it takes one [`RX_SKB_TRUESIZE`] (its bytes with payload
+    /// accounting).
+    pub fn subflow_window_queued(&self, rcvbuf: u64, held: u64, len: u64, ratio: u64) -> u64 {
+        let seg = if self.ratio == 256 { len } else { RX_SKB_TRUESIZE };
+        win_at(rcvbuf.saturating_sub(self.charge(held) + seg), ratio)
+    }
 }
 
 /// `tcp_win_from_space` at `ratio`: payload that `space` bytes of buffer hold.

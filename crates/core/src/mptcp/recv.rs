@@ -125,8 +125,12 @@ impl Endpoint {
             // 65536 - 2304 B at ratio 158). A TCP connection's buffer is the connection's.
             if new_data && s.rcv.quickack {
                 let clamp = if s.rcv.rcvbuf > 0 {
-                    let queued = if s.rcv.ooo_bytes() > ooo_before { 0 } else { pkt.payload as u64 };
-                    self.rcv.space.subflow_window(s.rcv.rcvbuf, s.rcv.ooo_bytes() + queued, sf_ratio(&s.rcv))
+                    let (ooo, ratio) = (s.rcv.ooo_bytes(), sf_ratio(&s.rcv));
+                    if ooo > ooo_before {
+                        self.rcv.space.subflow_window(s.rcv.rcvbuf, ooo, ratio)
+                    } else {
+                        self.rcv.space.subflow_window_queued(s.rcv.rcvbuf, ooo, pkt.payload as u64, ratio)
+                    }
                 } else {
                     self.rcv.space.window_for(0)
                 };

@@ -256,3 +256,24 @@ fn without_a_scale_windows_are_whole_segments_unless_the_last_is_within_one() {
     assert_eq!(s.select(31_000, cap, u64::MAX, 28_480, 1424), 29_904);
     assert_eq!(s.on_wire(29_904), 29_904);
 }
+
+/// The segment a subflow just queued takes its skb's truesize whatever its payload: UML 7.3.4
+/// (`trace_printk` in `tcp_grow_window` on `rcvbuf-fixed-256kb-ratio20`'s cellular subflow)
+/// showed `skb->truesize` 2304 for a 1240-byte segment as for the 1424-byte ones, and the same
+/// room (0) above `rcv_ssthresh`, so the short segment did not enter quick-ACK mode. A 512 000 B
+/// buffer at ratio 158: (512000 − 2304) · 158 / 256 = 314 578 B for either segment, where
+/// charging the payload's share of a truesize (1240 · 2304 / 1424 = 2006 B) left 298 B more
+/// buffer, 183 B more window: room above `rcv_ssthresh`, and a quick ACK the kernel did not send.
+/// With payload accounting (ratio 256) a segment takes its bytes.
+#[test]
+fn a_queued_segment_takes_a_whole_skb_whatever_its_payload() {
+    let mut s = RcvSpace::new(BufSize::Fixed(ByteSize(256_000)), BufferAccounting::Truesize, 1448);
+    s.on_segment(1424);
+    assert_eq!(s.ratio, 158);
+    let full = s.subflow_window_queued(512_000, 0, 1424, s.ratio);
+    assert_eq!(full, (512_000 - 2304) * 158 / 256);
+    assert_eq!(s.subflow_window_queued(512_000, 0, 1240, s.ratio), full);
+    assert_eq!(s.subflow_window(512_000, 1240, s.ratio) - full, (2304 - 1240 * 2304 / 1424) * 158 / 256);
+    let p = RcvSpace::new(BufSize::Fixed(ByteSize(256_000)), BufferAccounting::Payload, 1448);
+    assert_eq!(p.subflow_window_queued(512_000, 0, 1240, p.ratio), p.subflow_window(512_000, 1240, p.ratio));
+}
