@@ -37,6 +37,7 @@ it, a continuous spread is one mode, and one run far off is an outlier, not a mo
 from __future__ import annotations
 
 import itertools
+import random
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -201,8 +202,6 @@ def kernel_self_agreement(kernel: Sequence[float], repeat: int, draws: int = SEL
     """The rule of :func:`distribution_agreement` applied to the kernel against itself, two
     ways (:class:`SelfAgreement`), each the fraction of ``draws`` random draws that agree.
     Deterministic: the draws come from a generator seeded by the number of runs and ``repeat``."""
-    import random
-
     v = [float(x) for x in kernel]
     if len(v) < 2 or repeat < 1:
         return SelfAgreement(float("nan"), float("nan"))
