@@ -133,10 +133,14 @@ pub fn should_defer(c: &DeferCtx) -> Defer {
     if cong_win >= c.cwnd / TSO_WIN_DIVISOR {
         return Defer::Send;
     }
-    // The next ACK is not due within half an RTT of the oldest transmission.
+    // The next ACK, the oldest transmission's, expected an SRTT after it, is due in more than
+    // min(SRTT/2, 1 ms): do not defer ("tcp: fix tcp_tso_should_defer() vs large RTT", in
+    // 6.18 and the stable kernels; before it the test was the head being less than half an
+    // SRTT old, which on a 200 ms path deferred for 100 ms of every round trip).
     let Some(head) = c.head_sent_at else { return Defer::Send };
-    let half_srtt = c.srtt.map_or(Dur::ZERO, |s| Dur(s.0 / 2));
-    if c.now.since(head) < half_srtt {
+    let srtt = c.srtt.unwrap_or(Dur::ZERO);
+    let threshold = Dur(srtt.0 / 2).min(Dur::from_ms(1));
+    if head + srtt > c.now + threshold {
         return Defer::Send;
     }
     if cong_win <= c.skb_len {
@@ -199,8 +203,12 @@ mod tests {
 
     #[test]
     fn a_small_room_is_kept_for_a_bigger_unit_when_an_ack_is_due() {
-        // Room 4 segments: less than a unit (5) and less than a third of the window (20).
+        // Room 4 segments: less than a unit (5) and less than a third of the window (20); the
+        // oldest transmission's ACK is due now (80 ms + SRTT 20 ms), within min(10, 1) ms.
         assert_eq!(should_defer(&ctx()), Defer::CwndLimited);
+        // Due in 0.5 ms, within the 1 ms threshold: still worth waiting for.
+        let soon = DeferCtx { head_sent_at: Some(Time::ZERO + Dur::from_us(80_500)), ..ctx() };
+        assert_eq!(should_defer(&soon), Defer::CwndLimited);
         // The head buffer fits in the room: wait for more data.
         assert_eq!(should_defer(&DeferCtx { skb_len: 3 * MSS, ..ctx() }), Defer::MoreData);
     }
@@ -217,7 +225,10 @@ mod tests {
         send(DeferCtx { skb_len: 4 * MSS, more_after: true, ..ctx() });
         // A third of the window free (cwnd 12: 4 segments is a third), with 8-segment units.
         send(DeferCtx { cwnd: 12 * MSS, in_flight: 8 * MSS, max_segs: 8, ..ctx() });
-        // The oldest transmission is less than half an SRTT old: the ACK is not due yet.
+        // The oldest transmission's ACK (sent at 85 ms, SRTT 20: due at 105 ms) is 5 ms away, more
+        // than min(SRTT/2, 1 ms): no deferral. (Before 6.18's fix the head, 15 ms old, was
+        // older than half an SRTT and the unit waited.)
+        send(DeferCtx { head_sent_at: Some(Time::ZERO + Dur::from_ms(85)), ..ctx() });
         send(DeferCtx { head_sent_at: Some(Time::ZERO + Dur::from_ms(91)), ..ctx() });
         // Nothing in flight.
         send(DeferCtx { head_sent_at: None, ..ctx() });
