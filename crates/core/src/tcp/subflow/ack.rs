@@ -4,7 +4,7 @@
 
 use super::{AckOutcome, Subflow};
 use crate::cc::{Ack, CongestionControl, PeerView};
-use crate::config::{CwndLimited, CwndUnit, Recovery};
+use crate::config::{CwndLimited, Recovery};
 use crate::tcp::prr::Prr;
 use crate::tcp::state::{CaState, State};
 use crate::tcp::timer::Slot;
@@ -48,10 +48,7 @@ impl Subflow {
             let a = self.sb.ack(ack, now);
             self.snd_una = ack;
             out.acked_bytes = a.bytes;
-            acked_for_cc = match self.p.cwnd_unit {
-                CwndUnit::Bytes => a.bytes,
-                CwndUnit::Packets => a.segs * self.w.smss,
-            };
+            acked_for_cc = self.in_cwnd_units(a.bytes, a.segs);
             delivered += a.delivered;
             delivered_segs += a.delivered_segs;
             self.stats.bytes_acked += a.bytes;
@@ -120,10 +117,7 @@ impl Subflow {
             // PRR-SSRB when the ACK advanced snd_una and revealed no new loss, else PRR-CRB.
             // PRR counts what the window counts (Linux `prr_delivered`: packets).
             let (pipe, ssthresh, smss) = (self.cwnd_in_flight(), self.w.ssthresh, self.w.smss);
-            let delivered = match self.p.cwnd_unit {
-                CwndUnit::Bytes => delivered,
-                CwndUnit::Packets => delivered_segs * smss,
-            };
+            let delivered = self.in_cwnd_units(delivered, delivered_segs);
             if let Some(cwnd) =
                 self.prr.as_mut().and_then(|p| p.on_ack(delivered, pipe, ssthresh, smss, advanced && newly_lost == 0))
             {

@@ -387,24 +387,28 @@ impl Subflow {
         self.established() && self.cwnd_in_flight() + self.w.smss <= self.w.cwnd
     }
 
-    /// What the congestion window's test counts in flight (`tcp.cwnd_unit`): the bytes in
-    /// flight, or the packets in flight (Linux `tcp_packets_in_flight`) as full segments.
+    /// `bytes` in `segs` segments as the congestion window counts them (`tcp.cwnd_unit`): the
+    /// bytes, or the segments as full ones (Linux counts packets).
     #[inline]
-    pub fn cwnd_in_flight(&self) -> u64 {
+    pub(super) fn in_cwnd_units(&self, bytes: u64, segs: u64) -> u64 {
         match self.p.cwnd_unit {
-            CwndUnit::Bytes => self.sb.in_flight(),
-            CwndUnit::Packets => self.sb.in_flight_segs() * self.w.smss,
+            CwndUnit::Bytes => bytes,
+            CwndUnit::Packets => segs * self.w.smss,
         }
     }
 
+    /// What the congestion window's test counts in flight: the bytes in flight, or the packets
+    /// in flight (Linux `tcp_packets_in_flight`).
+    #[inline]
+    pub fn cwnd_in_flight(&self) -> u64 {
+        self.in_cwnd_units(self.sb.in_flight(), self.sb.in_flight_segs())
+    }
+
     /// Sent and not cumulatively acknowledged, as the congestion window counts it (Linux
-    /// `packets_out`): bytes, or packets as full segments.
+    /// `packets_out`).
     #[inline]
     pub fn cwnd_out(&self) -> u64 {
-        match self.p.cwnd_unit {
-            CwndUnit::Bytes => self.snd_nxt.dist(self.snd_una),
-            CwndUnit::Packets => self.sb.len() as u64 * self.w.smss,
-        }
+        self.in_cwnd_units(self.snd_nxt.dist(self.snd_una), self.sb.len() as u64)
     }
 
     /// Room in the window, the pacing gate open and TCP small queues not throttling at

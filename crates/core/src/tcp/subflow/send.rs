@@ -4,7 +4,7 @@
 
 use super::Subflow;
 use crate::cc::CongestionControl;
-use crate::config::{CwndLimited, CwndUnit};
+use crate::config::CwndLimited;
 use crate::tcp::segment::{SegFlags, SentSeg};
 use crate::tcp::state::CaState;
 use crate::tcp::timer::Slot;
@@ -171,12 +171,10 @@ impl Subflow {
 
     #[inline]
     fn note_sent(&mut self, now: Time, len: u64) {
+        // PRR counts what the window counts (Linux `prr_out`: packets).
+        let sent = self.in_cwnd_units(len, 1);
         if let Some(prr) = self.prr.as_mut() {
-            // PRR counts what the window counts (Linux `prr_out`: packets).
-            prr.on_sent(match self.p.cwnd_unit {
-                CwndUnit::Bytes => len,
-                CwndUnit::Packets => self.w.smss,
-            });
+            prr.on_sent(sent);
         }
         self.pacer.on_sent(now, len);
         self.stats.bytes_sent += len;
