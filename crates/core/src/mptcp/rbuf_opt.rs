@@ -103,7 +103,7 @@ impl Endpoint {
             return false;
         };
         let n = (seg.dsn + seg.len as u64).dist(una).min(smss);
-        self.send_on(now, sf, una, n, out);
+        self.send_on(now, sf, una, n, false, out);
         self.snd.opportunistic_retransmissions += 1;
         self.snd.m1_copies.push((una, sf as u8));
         true

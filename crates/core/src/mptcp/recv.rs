@@ -10,7 +10,7 @@
 use crate::config::{DrsRtt, RightEdge, WindowUpdate};
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::rcvbuf::{RcvSpace, DEFAULT_SCALING_RATIO};
-use crate::net::packet::Packet;
+use crate::net::packet::{flags, Packet};
 use crate::tcp::receiver::{AckNeed, Arriving, SubflowReceiver};
 use crate::tcp::sack_compress::comp_sack_delay;
 use crate::tcp::timer::Slot;
@@ -87,7 +87,7 @@ impl Endpoint {
             let dsn = if self.mptcp { pkt.dsn } else { Dsn(pkt.seq.0) };
             let full = pkt.payload as u64 >= s.p.smss;
             self.chunks.clear();
-            let seg = Arriving { seq: pkt.seq, len: pkt.payload as u64, dsn, full_size: full };
+            let seg = Arriving { seq: pkt.seq, len: pkt.payload as u64, dsn, full_size: full, psh: pkt.is(flags::PSH) };
             let new_data = pkt.seq.0 + pkt.payload as u64 > s.rcv.rcv_nxt.0;
             let ooo_before = s.rcv.ooo_bytes();
             need = s.rcv.on_segment(seg, s.p.b, now, &mut self.chunks);

@@ -36,6 +36,19 @@ struct Run {
     dsn: Dsn,
     len: u64,
     frags: u8,
+    /// A push marked this buffer (PSH on its last segment, [`SubflowQueue::mark_push`]).
+    psh: bool,
+}
+
+/// One segment's worth of queued data ([`SubflowQueue::pop`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub dsn: Dsn,
+    pub len: u64,
+    /// It ends its run (with `skbs`, its write-queue buffer: a transmit unit ends there too).
+    pub ends: bool,
+    /// It ends a buffer a push marked (Linux `tcp_fragment` leaves PSH on a buffer's tail).
+    pub psh: bool,
 }
 
 /// Data assigned to one subflow and not sent yet, and the subflow's send buffer.
@@ -59,6 +72,8 @@ pub struct SubflowQueue {
     pub locked: bool,
     /// What one MSS costs the send buffer (bytes, `per_mss`).
     per_mss: u64,
+    /// Data was appended in the current push ([`Self::end_push`] marks the last buffer).
+    appended: bool,
 }
 
 pub use crate::tcp::subflow::TX_SKB_HEAD;
@@ -142,7 +157,7 @@ impl SubflowQueue {
                 return;
             }
         }
-        self.runs.push_back(Run { dsn, len, frags: 1 });
+        self.runs.push_back(Run { dsn, len, frags: 1, psh: false });
     }
 
     /// Appends `[dsn, dsn + len)` as Linux `mptcp_sendmsg_frag` puts data into a subflow's
@@ -154,11 +169,14 @@ impl SubflowQueue {
     /// appended to it again, as to any buffer that is not the last.
     pub fn push_skb(&mut self, dsn: Dsn, len: u64, size_goal: u64, new_frag: bool) {
         self.bytes += len;
+        self.appended = true;
         let (mut dsn, mut len) = (dsn, len);
         if let Some(t) = self.runs.back_mut() {
             let fits = !new_frag || t.frags < MAX_SKB_FRAGS;
             if t.len < size_goal && t.dsn + t.len == dsn && fits {
                 let n = (size_goal - t.len).min(len);
+                // `mptcp_sendmsg_frag` reusing the buffer clears its PSH (the next push marks it).
+                t.psh = false;
                 t.len += n;
                 t.frags += new_frag as u8;
                 dsn += n;
@@ -168,7 +186,7 @@ impl SubflowQueue {
         // Each new buffer starts with one page fragment (this data's).
         while len > 0 {
             let n = len.min(size_goal.max(1));
-            self.runs.push_back(Run { dsn, len: n, frags: 1 });
+            self.runs.push_back(Run { dsn, len: n, frags: 1, psh: false });
             dsn += n;
             len -= n;
         }
@@ -195,19 +213,31 @@ impl SubflowQueue {
         self.runs.len()
     }
 
+    /// The end of a push that appended data (Linux `mptcp_push_release` → `tcp_push` →
+    /// `tcp_mark_push`): the last buffer is marked, and its last segment carries PSH, however
+    /// much data is appended to that buffer before it leaves. Only with write-queue buffers.
+    pub fn end_push(&mut self) {
+        if std::mem::take(&mut self.appended) {
+            if let Some(t) = self.runs.back_mut() {
+                t.psh = true;
+            }
+        }
+    }
+
     /// Takes the oldest queued data for one segment: at most `max_len` bytes, contiguous, and
     /// never beyond the end of a run (a write-queue buffer's last segment may be short).
-    pub fn pop(&mut self, max_len: u64) -> Option<(Dsn, u64)> {
+    pub fn pop(&mut self, max_len: u64) -> Option<Piece> {
         let front = self.runs.front_mut()?;
-        let (dsn, n) = (front.dsn, front.len.min(max_len));
-        if n == front.len {
+        let (dsn, len) = (front.dsn, front.len.min(max_len));
+        let (ends, psh) = (len == front.len, front.psh);
+        if ends {
             self.runs.pop_front();
         } else {
-            front.dsn += n;
-            front.len -= n;
+            front.dsn += len;
+            front.len -= len;
         }
-        self.bytes -= n;
-        Some((dsn, n))
+        self.bytes -= len;
+        Some(Piece { dsn, len, ends, psh: ends && psh })
     }
 
     /// Empties the queue into `out` as (dsn, len) runs.
@@ -221,6 +251,11 @@ impl SubflowQueue {
 mod tests {
     use super::*;
 
+    /// The next segment's data sequence and length.
+    fn take(q: &mut SubflowQueue, max_len: u64) -> Option<(u64, u64)> {
+        q.pop(max_len).map(|p| (p.dsn.0, p.len))
+    }
+
     #[test]
     fn runs_merge_when_contiguous_and_segments_never_cross_a_gap() {
         let mut q = SubflowQueue::default();
@@ -228,10 +263,10 @@ mod tests {
         q.push(Dsn(1000), 1000, 0);
         q.push(Dsn(5000), 500, 0);
         assert_eq!(q.bytes(), 2500);
-        assert_eq!(q.pop(1448), Some((Dsn(0), 1448)));
-        assert_eq!(q.pop(1448), Some((Dsn(1448), 552)));
-        assert_eq!(q.pop(1448), Some((Dsn(5000), 500)));
-        assert_eq!(q.pop(1448), None);
+        assert_eq!(take(&mut q, 1448), Some((0, 1448)));
+        assert_eq!(take(&mut q, 1448), Some((1448, 552)));
+        assert_eq!(take(&mut q, 1448), Some((5000, 500)));
+        assert_eq!(take(&mut q, 1448), None);
         assert!(q.is_empty());
     }
 
@@ -249,26 +284,55 @@ mod tests {
         q.push_skb(Dsn(32_728), 32_728, goal, true);
         assert_eq!((q.runs(), q.head_len(), q.bytes()), (2, 64_080, 65_456));
         for k in 0..45 {
-            assert_eq!(q.pop(1424), Some((Dsn(k * 1424), 1424)));
+            assert_eq!(take(&mut q, 1424), Some((k * 1424, 1424)));
         }
-        assert_eq!(q.pop(1424), Some((Dsn(64_080), 1376)));
+        assert_eq!(take(&mut q, 1424), Some((64_080, 1376)));
         assert!(q.is_empty());
         // A gap: a buffer of its own, and 500 B more continue it.
         q.push_skb(Dsn(0), 3000, goal, true);
         q.push_skb(Dsn(90_000), 1000, goal, true);
         q.push_skb(Dsn(91_000), 500, goal, false);
         assert_eq!((q.runs(), q.head_len()), (2, 3000));
-        assert_eq!(q.pop(1424), Some((Dsn(0), 1424)));
-        assert_eq!(q.pop(1424), Some((Dsn(1424), 1424)));
-        assert_eq!(q.pop(1424), Some((Dsn(2848), 152)));
-        assert_eq!(q.pop(1424), Some((Dsn(90_000), 1424)));
-        assert_eq!(q.pop(1424), Some((Dsn(91_424), 76)));
+        assert_eq!(take(&mut q, 1424), Some((0, 1424)));
+        assert_eq!(take(&mut q, 1424), Some((1424, 1424)));
+        assert_eq!(take(&mut q, 1424), Some((2848, 152)));
+        assert_eq!(take(&mut q, 1424), Some((90_000, 1424)));
+        assert_eq!(take(&mut q, 1424), Some((91_424, 76)));
         // Without buffers the same data is one run, cut into full segments.
         let mut r = SubflowQueue::default();
         r.push(Dsn(0), 32_728, goal);
         r.push(Dsn(32_728), 32_728, goal);
         assert_eq!(r.unsent_buffers(goal), 2);
         assert_eq!((r.runs(), r.head_len()), (1, 65_456));
+    }
+
+    /// PSH on the write queue (Linux `tcp_push` → `tcp_mark_push`, `mptcp_sendmsg_frag`): the
+    /// end of a push that appended data marks the last buffer, and only that buffer's last
+    /// segment carries it; data appended to the marked buffer by a later push clears the mark
+    /// (the skb is reused), which that push's end sets again; a push that appended nothing
+    /// marks nothing.
+    #[test]
+    fn a_push_marks_its_last_buffer_and_reusing_the_buffer_clears_the_mark() {
+        let mut q = SubflowQueue { skbs: true, ..SubflowQueue::default() };
+        q.push_skb(Dsn(0), 3000, 64_080, true);
+        q.end_push();
+        let psh = |q: &mut SubflowQueue| q.pop(1424).map(|p| (p.len, p.ends, p.psh));
+        assert_eq!(psh(&mut q), Some((1424, false, false)));
+        q.push_skb(Dsn(3000), 1000, 64_080, true);
+        q.push_skb(Dsn(4000), 500, 64_080, false);
+        assert_eq!(psh(&mut q), Some((1424, false, false)));
+        assert_eq!(psh(&mut q), Some((1424, false, false)));
+        assert_eq!(psh(&mut q), Some((228, true, false)), "reused: unmarked until its push ends");
+        q.push_skb(Dsn(4500), 2000, 64_080, true);
+        q.end_push();
+        q.end_push();
+        assert_eq!(psh(&mut q), Some((1424, false, false)));
+        assert_eq!(psh(&mut q), Some((576, true, true)));
+        q.push_skb(Dsn(10_000), 100, 64_080, true);
+        q.end_push();
+        q.push_skb(Dsn(20_000), 100, 64_080, true);
+        assert_eq!(psh(&mut q), Some((100, true, true)));
+        assert_eq!(psh(&mut q), Some((100, true, false)), "no push has ended since");
     }
 
     /// An skb holds at most `MAX_SKB_FRAGS` = 17 page fragments: 18 small fragments in a row,

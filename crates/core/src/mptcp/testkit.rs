@@ -109,7 +109,7 @@ impl Harness {
         for _ in 0..n {
             let (dsn, len) = self.ep.snd.next_new(0, self.smss).expect("data to send");
             self.ep.snd.mark_sent(dsn, len);
-            self.ep.send_on(self.now, j, dsn, len, &mut out);
+            self.ep.send_on(self.now, j, dsn, len, false, &mut out);
         }
     }
 

@@ -117,7 +117,7 @@ impl Endpoint {
             Some((dsn, len)) => {
                 self.snd.mark_sent(dsn, len);
                 self.sched_views(now);
-                self.send_on(now, i, dsn, len, out);
+                self.send_on(now, i, dsn, len, false, out);
                 self.sched.on_sent(i, dsn, len);
                 false
             }

@@ -96,14 +96,15 @@ impl Endpoint {
     }
 
     pub(crate) fn data_packet(&mut self, now: Time, sf: usize, seg: SentSeg, out: &mut Vec<Packet>) {
-        self.push_data_packet(now, sf, seg, out);
+        self.push_data_packet(now, sf, seg, false, out);
     }
 
     /// [`Endpoint::data_packet`], inlined into the transmission of new data (`send_on`).
     #[inline(always)]
-    pub(super) fn push_data_packet(&mut self, now: Time, sf: usize, seg: SentSeg, out: &mut Vec<Packet>) {
+    pub(super) fn push_data_packet(&mut self, now: Time, sf: usize, seg: SentSeg, psh: bool, out: &mut Vec<Packet>) {
         let c = Carries { seq: seg.seq, payload: seg.len, dsn: seg.dsn, ..Carries::default() };
-        let p = self.build(now, sf, flags::ACK, MpOption::Dss, c);
+        let fl = if psh { flags::ACK | flags::PSH } else { flags::ACK };
+        let p = self.build(now, sf, fl, MpOption::Dss, c);
         if self.host_queue[sf] {
             let s = self.subflows[sf].as_mut().expect("sending subflow exists");
             let truesize = s.tx_truesize(seg.len as u64);

@@ -42,8 +42,9 @@ use crate::config::SndbufCheck;
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::sched::{LowestRttPick, Pick, SchedCtx, SchedView};
 use crate::mptcp::sendbuf::ConnSender;
+use crate::mptcp::sfqueue::SubflowQueue;
 use crate::mptcp::view::set_view_active;
-use crate::net::packet::Packet;
+use crate::net::packet::{flags, Packet};
 use crate::tcp::subflow::CaState;
 use crate::tcp::timer::Slot;
 use crate::tcp::tso::{self, Defer, DeferCtx};
@@ -168,6 +169,10 @@ impl Endpoint {
                 self.set_rtx_ival(now);
             }
             let none_had_room = self.assign(now, &mut plan, out);
+            if queues && self.mptcp {
+                // `mptcp_push_release` → `tcp_push` on each subflow the push handed data to.
+                self.sfq.iter_mut().for_each(SubflowQueue::end_push);
+            }
             if self.tso_defer {
                 self.flush_queues(now, queues, out);
             }
@@ -283,7 +288,7 @@ impl Endpoint {
                         self.snd.reinject.push_front((start + n, end.dist(start) - n, from));
                     }
                     self.note_handoff(now, j, start, n, true);
-                    self.send_on(now, j, start, n, out);
+                    self.send_on(now, j, start, n, false, out);
                     self.snd.reinjected_bytes += n;
                     continue;
                 }
@@ -350,7 +355,7 @@ impl Endpoint {
                     match self.snd.take_new(skip, self.params[sf].smss) {
                         Some((dsn, len)) => {
                             self.note_handoff(now, sf, dsn, len, false);
-                            self.send_on(now, sf, dsn, len, out);
+                            self.send_on(now, sf, dsn, len, false, out);
                             if notified {
                                 self.sched.on_sent(sf, dsn, len);
                             }
@@ -375,7 +380,7 @@ impl Endpoint {
                     if end > start {
                         let n = end.dist(start).min(self.params[sf].smss);
                         self.note_handoff(now, sf, start, n, true);
-                        self.send_on(now, sf, start, n, out);
+                        self.send_on(now, sf, start, n, false, out);
                         self.sched.on_sent(sf, start, n);
                     } else {
                         self.sched.on_sent(sf, dsn, len);
@@ -429,8 +434,8 @@ impl Endpoint {
         any
     }
 
-    /// Sends `[dsn, dsn + len)` as a new segment of subflow `j`.
-    pub(super) fn send_on(&mut self, now: Time, j: usize, dsn: Dsn, len: u64, out: &mut Vec<Packet>) {
+    /// Sends `[dsn, dsn + len)` as a new segment of subflow `j`, with PSH if `psh`.
+    pub(super) fn send_on(&mut self, now: Time, j: usize, dsn: Dsn, len: u64, psh: bool, out: &mut Vec<Packet>) {
         let s = self.subflows[j].as_mut().expect("picked subflow exists");
         if s.maybe_idle_restart(now) {
             self.cc.on_idle_restart(now, j);
@@ -441,7 +446,7 @@ impl Endpoint {
         self.sfq[j].new_sent += 1;
         // Before the packet enters the host's queue: see `view`'s note on TCP small queues.
         self.refresh_sent(now, j);
-        self.push_data_packet(now, j, seg, out);
+        self.push_data_packet(now, j, seg, psh, out);
     }
 
     /// Sends every subflow's queued data (every subflow's when the scheduler queues, else only
@@ -457,11 +462,22 @@ impl Endpoint {
     /// Sends subflow `j`'s queued data as far as its congestion window allows, in transmit
     /// units that Linux's TSO deferral may hold back ([`crate::tcp::tso`], with
     /// `tcp.tso_defer`).
+    ///
+    /// With write-queue buffers, PSH as Linux sets it: on the last segment of a buffer a push
+    /// marked ([`SubflowQueue::end_push`]), and on the last segment of every transmission of
+    /// more than one segment at once (`__tcp_transmit_skb`: "Force a PSH flag on all (GSO)
+    /// packets to expedite GRO flush at receiver"), a transmission ending with its unit, its
+    /// buffer or the window. Retransmissions carry no PSH (a deviation: Linux resends the
+    /// skb's flags).
     pub(super) fn flush_queue(&mut self, now: Time, j: usize, out: &mut Vec<Packet>) {
         // Segments left in the current transmit unit: the deferral test runs where a unit
         // would start (Linux `tcp_write_xmit` tests every skb it is about to send).
         let mut unit_left = 0;
         let mut cwnd_limited = false;
+        // The current transmission (one GSO skb): its segments so far and where its last
+        // packet is in `out`.
+        let gso = self.sfq[j].skbs;
+        let mut burst = (0u32, 0usize);
         while self.subflows[j].as_ref().is_some_and(|s| s.can_send(now)) {
             if self.tso_defer && unit_left == 0 && !self.sfq[j].is_empty() {
                 match self.tso_unit(now, j) {
@@ -487,12 +503,19 @@ impl Endpoint {
                     break;
                 }
             }
-            let Some((dsn, len)) = self.sfq[j].pop(self.params[j].smss) else {
+            let Some(piece) = self.sfq[j].pop(self.params[j].smss) else {
                 break;
             };
             unit_left = unit_left.saturating_sub(1);
-            self.send_on(now, j, dsn, len, out);
+            self.send_on(now, j, piece.dsn, piece.len, piece.psh, out);
+            if gso {
+                burst = (burst.0 + 1, out.len() - 1);
+                if piece.ends || unit_left == 0 {
+                    gso_push(out, std::mem::take(&mut burst));
+                }
+            }
         }
+        gso_push(out, burst);
         // Data left waiting behind a full window: Linux `tcp_write_xmit` stops at
         // `tcp_cwnd_test` (or a deferral for want of window) and records the window as used
         // (`tcp_cwnd_validate`).
@@ -536,6 +559,14 @@ impl Endpoint {
             Defer::Send => Ok(max_segs),
             d => Err(d),
         }
+    }
+}
+
+/// `__tcp_transmit_skb`'s PSH on a transmission of `segs` segments at once, on its last
+/// packet (`out[last]`); a single segment is left as it is.
+fn gso_push(out: &mut [Packet], (segs, last): (u32, usize)) {
+    if segs > 1 {
+        out[last].flags |= flags::PSH;
     }
 }
 

@@ -14,6 +14,9 @@ pub mod flags {
     pub const ACK: u8 = 2;
     /// A zero-window probe: elicits an immediate ACK (on the wire: a segment at snd_una − 1).
     pub const PROBE: u8 = 4;
+    /// PSH: the last segment of a write-queue buffer that a push marked (Linux `tcp_push` →
+    /// `tcp_mark_push` on the tail skb; `tcp_fragment` and GSO keep it on the last piece).
+    pub const PSH: u8 = 8;
 }
 
 /// Up to four SACK blocks `[start, end)` in subflow sequence space, most recent first.

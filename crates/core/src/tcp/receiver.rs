@@ -41,14 +41,16 @@ struct OooSeg {
     arrival: Time,
 }
 
-/// A data segment as it arrives: subflow sequence, payload length, mapping, and whether it
-/// is full-sized (only full-sized segments count towards the delayed-ACK ratio).
+/// A data segment as it arrives: subflow sequence, payload length, mapping, whether it is
+/// full-sized (only full-sized segments count towards the delayed-ACK ratio) and whether it
+/// carries PSH.
 #[derive(Clone, Copy, Debug)]
 pub struct Arriving {
     pub seq: Seq,
     pub len: u64,
     pub dsn: Dsn,
     pub full_size: bool,
+    pub psh: bool,
 }
 
 /// Whether the caller must acknowledge right away.
@@ -245,18 +247,20 @@ impl SubflowReceiver {
         self.rcv_mss = self.rcv_mss.max(seg.len);
         up.push(Chunk { dsn: seg.dsn, len: seg.len, arrival: now });
         self.rcv_nxt = seg.seq + seg.len;
-        self.delayed_ack(seg.len, seg.full_size, b)
+        self.delayed_ack(seg.len, seg.full_size, seg.psh, b)
     }
 
     /// Counts `len` in-order bytes towards the delayed ACK and says whether one is owed now,
     /// acknowledging every `b`-th segment: `b` full-sized segments, or with
     /// [`Self::count_bytes`] Linux's rule, more than `b - 1` times the peer's segment size
     /// (`__tcp_ack_snd_check`: `rcv_nxt - rcv_wup > rcv_mss` at b = 2). A short segment marks
-    /// `pushed`.
+    /// `pushed`, and so does a full-sized one with PSH (Linux `tcp_measure_rcv_mss`: "the end
+    /// of an application write", so that a read that empties the queue acknowledges it).
     #[inline]
-    fn delayed_ack(&mut self, len: u64, full_size: bool, b: u64) -> AckNeed {
+    fn delayed_ack(&mut self, len: u64, full_size: bool, psh: bool, b: u64) -> AckNeed {
         if full_size {
             self.unacked_segs += 1;
+            self.pushed |= psh;
         } else {
             self.pushed = true;
         }
@@ -271,7 +275,7 @@ impl SubflowReceiver {
 
     #[inline(never)]
     fn on_segment_inner(&mut self, seg: Arriving, b: u64, now: Time, up: &mut Vec<Chunk>) -> AckNeed {
-        let Arriving { seq, len, dsn, full_size } = seg;
+        let Arriving { seq, len, dsn, full_size, psh } = seg;
         self.rcv_mss = self.rcv_mss.max(len);
         let (mut s, e) = (seq.0, seq.0 + len);
         let mut dsn = dsn;
@@ -290,7 +294,7 @@ impl SubflowReceiver {
                 self.pull(up);
                 return AckNeed::Now; // filled (part of) a hole
             }
-            return self.delayed_ack(e - s, full_size, b);
+            return self.delayed_ack(e - s, full_size, psh, b);
         }
         self.insert_ooo(s, e, dsn, now);
         self.ooo_ack()

@@ -247,3 +247,22 @@ fn a_burst_of_several_units_grows_the_send_buffer_while_the_writer_waits() {
     let fits = format!("tcp = {{ sndbuf_check = \"linux\" }}\napp = {{ kind = \"download\", size = \"{}B\" }}", 25 * S);
     assert_eq!(grown(&fits), 2 * 10 * 2304);
 }
+
+/// PSH as Linux sets it on a subflow's segments (`stack = "linux"`: write-queue buffers,
+/// TSO deferral). A download of 5 full segments is one `send()`, one push: one write-queue
+/// buffer, which the push marks (`mptcp_push_release` → `tcp_push` → `tcp_mark_push`). One
+/// subflow, 10 ms, window 10 segments: transmit units of 2 segments (`tcp_tso_autosize`: the
+/// pacing rate 2 × 10 × 1424 B / 10 ms = 2.848 MB/s over 1024 is 2781 B, one segment, raised
+/// to `tcp_min_tso_segs` = 2). Each 2-segment transmission ends with PSH
+/// (`__tcp_transmit_skb` forces it on every GSO packet), and the fifth segment, sent alone,
+/// carries the marked buffer's PSH: PSH on the 2nd, 4th and 5th.
+#[test]
+fn psh_ends_every_multi_segment_transmission_and_every_pushed_buffer() {
+    use crate::net::packet::flags;
+    let mut h = Harness::new("stack = \"linux\"\napp = { kind = \"download\", size = \"7120B\" }", &[sf(10, 10)]);
+    assert_eq!(h.smss, 1424, "a full segment with Linux's option sizes");
+    let mut out = Vec::new();
+    h.ep.xmit(h.now, &mut out);
+    let psh: Vec<bool> = out.iter().filter(|p| p.payload > 0).map(|p| p.is(flags::PSH)).collect();
+    assert_eq!(psh, [false, true, false, true, true]);
+}

@@ -55,7 +55,7 @@ fn a_rising_ratio_lifts_rcv_ssthresh_to_the_offered_window() {
 
 #[test]
 fn quick_ack_mode_acks_the_first_16_segments_and_after_out_of_order_data() {
-    let seg = |i: u64| Arriving { seq: Seq(i * 1000), len: 1000, dsn: Dsn(i * 1000), full_size: true };
+    let seg = |i: u64| Arriving { seq: Seq(i * 1000), len: 1000, dsn: Dsn(i * 1000), full_size: true, psh: false };
     let mut up = Vec::new();
     let mut r = SubflowReceiver { quickack: true, ..Default::default() };
     // TCP_MAX_QUICKACKS = 16: segments 0..16 are each acknowledged at once.
@@ -84,7 +84,7 @@ fn out_of_order_acks_are_compressed_after_three_as_linux_since_4_18() {
     // `__tcp_ack_snd_check`: segment 1 lost, 2..=50 arrive out of order. The first three
     // (TCP_FASTRETRANS_THRESH) for rcv_nxt 1000 are acknowledged at once, the next ones
     // counted into one compressed ACK; no quick-ACK mode is entered.
-    let seg = |i: u64| Arriving { seq: Seq(i * 1000), len: 1000, dsn: Dsn(i * 1000), full_size: true };
+    let seg = |i: u64| Arriving { seq: Seq(i * 1000), len: 1000, dsn: Dsn(i * 1000), full_size: true, psh: false };
     let mut up = Vec::new();
     let mut r = SubflowReceiver::default();
     (r.quickack, r.compressed) = (true, Some(SackCompression::default()));
@@ -116,22 +116,28 @@ fn out_of_order_acks_are_compressed_after_three_as_linux_since_4_18() {
 }
 
 #[test]
-fn a_short_segment_waits_for_the_delayed_ack_and_is_marked_pushed() {
+fn a_short_segment_or_a_full_one_with_psh_waits_for_the_delayed_ack_and_is_marked_pushed() {
     // Linux `tcp_measure_rcv_mss`: a segment shorter than the peer's MSS sets
     // ICSK_ACK_PUSHED; alone (rcv_nxt - rcv_wup <= rcv_mss) it is acknowledged by the
     // delayed-ACK timer or by a read (`tcp_cleanup_rbuf`). The ACK clears the mark.
     let mut up = Vec::new();
     let mut r = SubflowReceiver::default();
-    let short = Arriving { seq: Seq(0), len: 124, dsn: Dsn(0), full_size: false };
+    let short = Arriving { seq: Seq(0), len: 124, dsn: Dsn(0), full_size: false, psh: false };
     assert_eq!(r.on_segment(short, 2, Time(0), &mut up), AckNeed::Delayed);
     assert!(r.pushed);
     r.on_ack_sent();
     assert!(!r.pushed);
-    let full = Arriving { seq: Seq(124), len: 1000, dsn: Dsn(124), full_size: true };
+    let full = Arriving { seq: Seq(124), len: 1000, dsn: Dsn(124), full_size: true, psh: false };
     assert_eq!(r.on_segment(full, 2, Time(1), &mut up), AckNeed::Delayed);
     assert!(!r.pushed);
     // The peer's segment size is what arrives (1000 B here), whatever this end's own is.
     assert_eq!(r.rcv_mss, 1000);
+    // A full-sized segment with PSH ("likely the end of an application write", Linux 6.18
+    // `tcp_measure_rcv_mss`) is marked too, so a read that empties the queue acknowledges it.
+    r.on_ack_sent();
+    let pushed = Arriving { seq: Seq(1124), len: 1000, dsn: Dsn(1124), full_size: true, psh: true };
+    assert_eq!(r.on_segment(pushed, 2, Time(2), &mut up), AckNeed::Delayed);
+    assert!(r.pushed);
 }
 
 #[test]
@@ -141,7 +147,7 @@ fn quick_ack_mode_grants_as_many_acks_as_the_last_window_holds_segment_pairs() {
     // buffer's first window, 32768 B, and 1424-byte MPTCP segments: 32768 / 2848 = 11
     // immediate ACKs (a 6.18 kernel in virtual time acknowledges the first 11 segments
     // one by one, then every second one). A 2000-byte window: 0 pairs, 2 quick ACKs.
-    let seg = |i: u64| Arriving { seq: Seq(i * 1424), len: 1424, dsn: Dsn(i * 1424), full_size: true };
+    let seg = |i: u64| Arriving { seq: Seq(i * 1424), len: 1424, dsn: Dsn(i * 1424), full_size: true, psh: false };
     for (wnd, grant) in [(32_768, 11), (2_000, 2), (1_000_000, 16), (0, 16)] {
         let mut r = SubflowReceiver { quickack: true, rcv_wnd: wnd, rcv_mss: 536, ..Default::default() };
         let mut up = Vec::new();
@@ -158,11 +164,16 @@ fn in_order_segments_are_acked_every_second_one() {
     let mut r = SubflowReceiver::default();
     let mut up = Vec::new();
     assert_eq!(
-        r.on_segment(Arriving { seq: Seq(0), len: 100, dsn: Dsn(0), full_size: true }, 2, Time(1), &mut up),
+        r.on_segment(Arriving { seq: Seq(0), len: 100, dsn: Dsn(0), full_size: true, psh: false }, 2, Time(1), &mut up),
         AckNeed::Delayed
     );
     assert_eq!(
-        r.on_segment(Arriving { seq: Seq(100), len: 100, dsn: Dsn(100), full_size: true }, 2, Time(2), &mut up),
+        r.on_segment(
+            Arriving { seq: Seq(100), len: 100, dsn: Dsn(100), full_size: true, psh: false },
+            2,
+            Time(2),
+            &mut up
+        ),
         AckNeed::Every
     );
     assert_eq!(up.len(), 2);
@@ -173,19 +184,39 @@ fn in_order_segments_are_acked_every_second_one() {
 fn holes_are_sacked_then_filled_in_order() {
     let mut r = SubflowReceiver::default();
     let mut up = Vec::new();
-    r.on_segment(Arriving { seq: Seq(0), len: 100, dsn: Dsn(1000), full_size: true }, 2, Time(1), &mut up);
+    r.on_segment(Arriving { seq: Seq(0), len: 100, dsn: Dsn(1000), full_size: true, psh: false }, 2, Time(1), &mut up);
     assert_eq!(
-        r.on_segment(Arriving { seq: Seq(200), len: 100, dsn: Dsn(1200), full_size: true }, 2, Time(2), &mut up),
+        r.on_segment(
+            Arriving { seq: Seq(200), len: 100, dsn: Dsn(1200), full_size: true, psh: false },
+            2,
+            Time(2),
+            &mut up
+        ),
         AckNeed::Now
     );
-    r.on_segment(Arriving { seq: Seq(400), len: 100, dsn: Dsn(1400), full_size: true }, 2, Time(3), &mut up);
-    r.on_segment(Arriving { seq: Seq(300), len: 100, dsn: Dsn(1300), full_size: true }, 2, Time(4), &mut up);
+    r.on_segment(
+        Arriving { seq: Seq(400), len: 100, dsn: Dsn(1400), full_size: true, psh: false },
+        2,
+        Time(3),
+        &mut up,
+    );
+    r.on_segment(
+        Arriving { seq: Seq(300), len: 100, dsn: Dsn(1300), full_size: true, psh: false },
+        2,
+        Time(4),
+        &mut up,
+    );
     let blocks: Vec<_> = r.sack_blocks(4).collect();
     assert_eq!(blocks, vec![(Seq(200), Seq(500))]);
     assert_eq!(r.ooo_bytes(), 300);
     up.clear();
     assert_eq!(
-        r.on_segment(Arriving { seq: Seq(100), len: 100, dsn: Dsn(1100), full_size: true }, 2, Time(5), &mut up),
+        r.on_segment(
+            Arriving { seq: Seq(100), len: 100, dsn: Dsn(1100), full_size: true, psh: false },
+            2,
+            Time(5),
+            &mut up
+        ),
         AckNeed::Now
     );
     assert_eq!(r.rcv_nxt, Seq(500));
@@ -199,10 +230,10 @@ fn holes_are_sacked_then_filled_in_order() {
 fn duplicates_ask_for_an_immediate_ack_and_deliver_nothing() {
     let mut r = SubflowReceiver::default();
     let mut up = Vec::new();
-    r.on_segment(Arriving { seq: Seq(0), len: 100, dsn: Dsn(0), full_size: true }, 2, Time(1), &mut up);
+    r.on_segment(Arriving { seq: Seq(0), len: 100, dsn: Dsn(0), full_size: true, psh: false }, 2, Time(1), &mut up);
     up.clear();
     assert_eq!(
-        r.on_segment(Arriving { seq: Seq(0), len: 100, dsn: Dsn(0), full_size: true }, 2, Time(2), &mut up),
+        r.on_segment(Arriving { seq: Seq(0), len: 100, dsn: Dsn(0), full_size: true, psh: false }, 2, Time(2), &mut up),
         AckNeed::Now
     );
     assert!(up.is_empty());
@@ -223,7 +254,7 @@ fn bytes_count_a_short_segment_after_a_full_one_as_linux_does() {
     let mut up = Vec::new();
     let mut at = 0;
     let mut seg = |len: u64| {
-        let s = Arriving { seq: Seq(at), len, dsn: Dsn(at), full_size: len >= 1424 };
+        let s = Arriving { seq: Seq(at), len, dsn: Dsn(at), full_size: len >= 1424, psh: false };
         at += len;
         s
     };

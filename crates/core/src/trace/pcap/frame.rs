@@ -299,8 +299,8 @@ impl Framer {
         if ack_flag {
             fl |= 0x10;
         }
-        if p.payload > 0 {
-            fl |= 0x08; // PSH
+        if p.is(flags::PSH) {
+            fl |= 0x08;
         }
         f.extend_from_slice(&[((tcp_len / 4) as u8) << 4, fl]);
         let wnd = if syn { p.wnd.min(65_535) } else { p.wnd.div_ceil(1 << WSCALE).min(65_535) };
