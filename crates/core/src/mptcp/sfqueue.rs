@@ -36,7 +36,7 @@ struct Run {
     dsn: Dsn,
     len: u64,
     frags: u8,
-    /// A push marked this buffer (PSH on its last segment, [`SubflowQueue::mark_push`]).
+    /// A push marked this buffer (PSH on its last segment, [`SubflowQueue::end_push`]).
     psh: bool,
 }
 

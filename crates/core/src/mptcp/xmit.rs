@@ -467,8 +467,9 @@ impl Endpoint {
     /// marked ([`SubflowQueue::end_push`]), and on the last segment of every transmission of
     /// more than one segment at once (`__tcp_transmit_skb`: "Force a PSH flag on all (GSO)
     /// packets to expedite GRO flush at receiver"), a transmission ending with its unit, its
-    /// buffer or the window. Retransmissions carry no PSH (a deviation: Linux resends the
-    /// skb's flags).
+    /// buffer or the window. Deviations: retransmissions carry no PSH (Linux resends the skb's
+    /// flags), and without `tcp.tso_defer` a segment leaves as it is queued, before its push
+    /// ends and marks it (Linux transmits at the push's end, `tcp_push`).
     pub(super) fn flush_queue(&mut self, now: Time, j: usize, out: &mut Vec<Packet>) {
         // Segments left in the current transmit unit: the deferral test runs where a unit
         // would start (Linux `tcp_write_xmit` tests every skb it is about to send).
