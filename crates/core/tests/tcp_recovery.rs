@@ -281,6 +281,7 @@ fn reordering_within_the_rack_window_causes_no_spurious_retransmissions() {
 fn params(mss: u64, recovery: Recovery, prr: bool) -> TcpParams {
     TcpParams {
         smss: mss,
+        mss_cache: mss,
         iw: 100,
         slow_start: SlowStart::Linux,
         ca_counting: CaCounting::Bytes,

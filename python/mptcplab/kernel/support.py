@@ -43,6 +43,8 @@ LINUX_TCP: dict[str, tuple[Any, str]] = {
     "sndbuf_check": ("linux", "Linux grows a send buffer after every skb sent while the writer waits for space "
                      "(tcp_check_space, since 5.18)"),
     "cwv": (True, "Linux decays an application-limited window (tcp_cwnd_application_limited)"),
+    "pacing_mss": ("mss_cache", "Linux scales the pacing rate by mss_cache, the MSS without per-segment options "
+                   "(tcp_update_pacing_rate)"),
     "slow_start_bound": ("below", "Linux stays in slow start while cwnd < ssthresh (tcp_in_slow_start)"),
 }
 #: Connection keys of the stack model with the one value this kernel has, and why. A key

@@ -62,6 +62,22 @@ pub enum CwndUnit {
     Packets,
 }
 
+/// Which MSS turns a window of packets into the pacing rate that sizes a subflow's transmit
+/// units, its TCP-small-queues limit and the `default` scheduler's choice
+/// (`tcp_update_pacing_rate`: ratio × `mss_cache` × max(cwnd, `packets_out`) / SRTT).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PacingMss {
+    /// The sender MSS, the payload of a full segment (the classic model).
+    #[default]
+    Payload,
+    /// Linux's `tp->mss_cache` (`tcp_sync_mss`): the MSS without the options that vary per
+    /// segment, which `tcp_current_mss` subtracts for each segment. On an MPTCP subflow the
+    /// DSS option is one of those, so the rate is 1448/1424 of the payload rate at MTU 1500
+    /// with timestamps; on a TCP connection both MSS are the same.
+    MssCache,
+}
+
 /// When a subflow's auto-tuned send buffer may grow: Linux `tcp_check_space` → `tcp_new_space`
 /// → `tcp_sndbuf_expand` (2 × max(10, cwnd) segments of `per_mss`), each time only if the
 /// congestion window is not full (`tcp_should_expand_sndbuf`).

@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::algorithms::{CaCounting, CwndLimited, CwndUnit, Recovery, SlowStart, SlowStartBound, SndbufCheck, TsqRule};
+use super::algorithms::{
+    CaCounting, CwndLimited, CwndUnit, PacingMss, Recovery, SlowStart, SlowStartBound, SndbufCheck, TsqRule,
+};
 use super::window::{DrsRtt, RcvbufWindow, RightEdge, ScalingRatio, WindowRounding, WindowUpdate};
 use super::{BufSize, ByteSize, RouteCfg, Stack};
 use crate::cc::{CcKind, CcParams};
@@ -181,6 +183,9 @@ pub struct TcpCfg {
     /// When a subflow's auto-tuned send buffer may grow ([`SndbufCheck`]).
     #[serde(default)]
     pub sndbuf_check: SndbufCheck,
+    /// Which MSS scales the pacing rate ([`PacingMss`]).
+    #[serde(default)]
+    pub pacing_mss: PacingMss,
     /// RFC 2861 §3 as Linux `tcp_cwnd_application_limited`: a window neither filled nor
     /// acknowledged for an RTO (`tcp_cwnd_validate`'s "network starves"; every ACK of new
     /// data restarts the clock, `tcp_cong_avoid`) decays halfway to the most it used, with
@@ -224,6 +229,7 @@ impl Default for TcpCfg {
             cwnd_unit: CwndUnit::default(),
             tso_defer: false,
             sndbuf_check: SndbufCheck::default(),
+            pacing_mss: PacingMss::default(),
             cwv: false,
             tsq: TsqRule::default(),
             metrics: MetricsSave::default(),

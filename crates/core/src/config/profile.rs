@@ -116,6 +116,7 @@ pub fn linux_profile() -> Value {
             "cwnd_unit": "packets",
             "tso_defer": true,
             "sndbuf_check": "linux",
+            "pacing_mss": "mss_cache",
             "tsq": "linux_6",
             "cwv": true,
             "metrics": "no_ssthresh",

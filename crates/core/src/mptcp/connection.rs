@@ -22,8 +22,8 @@
 use crate::app::App;
 use crate::cc::{self, CongestionControl, PeerView};
 use crate::config::{
-    BufSize, BufferAccounting, ConnCfg, ConnKind, DataFrags, Direction, DrsRtt, OptionSizes, PenalisationRule, PerMss,
-    RcvbufWindow, RightEdge, Scenario, WindowTail, WindowUpdate,
+    BufSize, BufferAccounting, ConnCfg, ConnKind, DataFrags, Direction, DrsRtt, OptionSizes, PacingMss,
+    PenalisationRule, PerMss, RcvbufWindow, RightEdge, Scenario, WindowTail, WindowUpdate,
 };
 use crate::mptcp::pm::{PathManager, PmAction};
 use crate::mptcp::rcvbuf::{RcvRtt, RcvSpace};
@@ -143,7 +143,10 @@ impl Endpoint {
         let skb_charge = (mptcp && cfg.buffer_accounting == BufferAccounting::Skb).then(|| {
             (smss, v09x_skb_truesize(smss + mp_len as u64, cfg.max_tcp_header.unwrap_or(V09X_MAX_TCP_HEADER)))
         });
-        let p = TcpParams::new(t, smss, skb_charge.map(|(_, truesize)| truesize));
+        let mut p = TcpParams::new(t, smss, skb_charge.map(|(_, truesize)| truesize));
+        if t.pacing_mss == PacingMss::MssCache {
+            p.mss_cache = smss + mp_len as u64;
+        }
         let start = Time::ZERO + cfg.start;
         let warmup = Time::ZERO + sc.output.warmup;
         let truesize = cfg.buffer_accounting == BufferAccounting::Truesize;

@@ -85,6 +85,7 @@ fn set_sending_fields(v: &mut SchedView, now: Time, s: &Subflow, q: &SubflowQueu
     v.in_flight = s.cwnd_in_flight();
     v.out = out;
     v.smss = s.w.smss;
+    v.mss_cache = s.p.mss_cache;
     v.pacing_rate = s.pacer.rate;
     v.queued = match charge {
         Charge::Payload => out + q.bytes(),

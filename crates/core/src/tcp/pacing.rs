@@ -27,13 +27,28 @@ pub const CA_RATIO: f64 = 1.2;
 /// everything sent and not cumulatively acknowledged (`packets_out`, in bytes), so during a
 /// recovery, where SACKed data leaves the pipe but not `packets_out`, the rate stays at the
 /// flight the subflow had.
-pub fn linux_rate(controller: u64, cwnd: u64, ssthresh: u64, out: u64, srtt: Option<Dur>, ratios: (f64, f64)) -> f64 {
+///
+/// `cwnd` and `out` count segments of `mss.0` payload bytes (the sender MSS, `tcp_current_mss`);
+/// Linux counts them in packets and multiplies by `mss.1`, `tp->mss_cache`, the MSS without
+/// the options that vary per segment (`tcp_sync_mss`): on an MPTCP subflow the DSS option
+/// is in the first and not in the second (1424 against 1448 payload bytes at MTU 1500 with
+/// timestamps), so the kernel's rate is 1448/1424 of the payload rate the window carries.
+pub fn linux_rate(
+    controller: u64,
+    cwnd: u64,
+    ssthresh: u64,
+    out: u64,
+    srtt: Option<Dur>,
+    ratios: (f64, f64),
+    mss: (u64, u64),
+) -> f64 {
     if controller > 0 {
         return controller as f64;
     }
     let srtt = srtt.map_or(1.0, |d| d.secs_f64()).max(1e-9);
     let ratio = if cwnd < ssthresh / 2 { ratios.0 } else { ratios.1 };
-    ratio * cwnd.max(out).max(1) as f64 / srtt
+    let per_segment = mss.1 as f64 / mss.0.max(1) as f64;
+    ratio * cwnd.max(out).max(1) as f64 * per_segment / srtt
 }
 
 /// Segments a socket sends before pacing applies (Linux `tcp_update_skb_after_send`:
@@ -130,6 +145,27 @@ mod tests {
         assert_eq!(p.next_at, Time(2_000_000));
         p.on_sent(Time(7_000_000), 1000);
         assert_eq!(p.next_at, Time(7_500_000));
+    }
+
+    /// `tcp_update_pacing_rate` on an MPTCP subflow multiplies the window in packets by
+    /// `mss_cache`, the MSS without the DSS option (1448 B at MTU 1500 with timestamps), not by
+    /// the 1424 B its segments carry. Measured on UML 7.3.4 (`rcvbuf-fixed-256kb-ratio20`, seed 1,
+    /// the server's first WiFi push after the handshake): cwnd 19, `packets_out` 17, SRTT
+    /// 12.5069 ms (`tcp_probe`: 12506 µs, in 1/8 µs 100 055), and `mptcp_subflow_get_send`
+    /// read `sk_pacing_rate` = 4 399 500 B/s = 2 × 19 × 1448 × 8·10⁶ / 100 055 (with 1424 B:
+    /// 4 326 580). `tcp_tso_autosize` then cuts units of 4399500 >> 10 = 4296 B, 3 segments
+    /// of 1424 B; 1424-based it would be 4225 B, 2 segments: the kernel's 3-segment unit did
+    /// not fit the 2 segments of room, and it deferred.
+    #[test]
+    fn the_pacing_rate_counts_the_mss_without_the_dss_option() {
+        let srtt = Some(Dur(100_055 * 1000 / 8));
+        let rate = |mss| linux_rate(0, 19 * 1424, u64::MAX, 17 * 1424, srtt, (SS_RATIO, CA_RATIO), mss);
+        let kernel = rate((1424, 1448));
+        assert!((kernel - 4_399_500.0).abs() < 1.0, "{kernel}");
+        assert_eq!(crate::tcp::tso::autosize_segs(kernel, Some(Dur::from_ms(10)), 1424), 3);
+        let payload = rate((1424, 1424));
+        assert!((payload - 4_326_580.0).abs() < 1.0, "{payload}");
+        assert_eq!(crate::tcp::tso::autosize_segs(payload, Some(Dur::from_ms(10)), 1424), 2);
     }
 
     #[test]

@@ -50,6 +50,9 @@ pub struct SchedView {
     pub out: u64,
     /// Payload bytes of a full segment.
     pub smss: u64,
+    /// Linux `tp->mss_cache`: the MSS without the options that vary per segment (on an MPTCP
+    /// subflow `smss` plus the DSS option), which scales the pacing rate.
+    pub mss_cache: u64,
     /// In fast recovery or loss recovery (Linux `icsk_ca_state` beyond Disorder).
     pub recovering: bool,
     /// Bytes handed to the subflow and not yet acknowledged on it: sent and outstanding plus
@@ -77,6 +80,7 @@ impl SchedView {
             self.out,
             self.srtt,
             (ss_ratio, ca_ratio),
+            (self.smss, self.mss_cache),
         )
     }
 
@@ -377,6 +381,7 @@ pub(crate) mod harness {
             in_flight: in_flight_segs * 1000,
             out: in_flight_segs * 1000,
             smss: 1000,
+            mss_cache: 1000,
             recovering: false,
             queued: in_flight_segs * 1000,
             sndbuf: u64::MAX,

@@ -58,6 +58,10 @@ use crate::units::{Dsn, Dur, Seq, Time};
 pub struct TcpParams {
     /// Sender MSS: payload bytes of a full data segment on this subflow.
     pub smss: u64,
+    /// Linux `tp->mss_cache` (`tcp_sync_mss`): the MSS without the options that vary per
+    /// segment; on an MPTCP subflow `smss` plus the DSS option, else `smss`. It scales the
+    /// pacing rate ([`crate::tcp::pacing::linux_rate`]).
+    pub mss_cache: u64,
     pub iw: u64,
     pub slow_start: SlowStart,
     pub ca_counting: CaCounting,
@@ -101,6 +105,7 @@ impl TcpParams {
     pub fn new(t: &TcpCfg, smss: u64, tx_skb_truesize: Option<u64>) -> TcpParams {
         TcpParams {
             smss,
+            mss_cache: smss,
             iw: t.iw,
             slow_start: t.slow_start,
             ca_counting: t.ca_counting,
@@ -434,6 +439,7 @@ impl Subflow {
             self.cwnd_out(),
             self.rtt.srtt(),
             (pacing::SS_RATIO, pacing::CA_RATIO),
+            (self.w.smss, self.p.mss_cache),
         )
     }
 

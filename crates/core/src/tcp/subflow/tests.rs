@@ -9,6 +9,7 @@ use crate::units::Dur;
 fn subflow(rule: CwndLimited) -> Subflow {
     let p = TcpParams {
         smss: 1000,
+        mss_cache: 1000,
         iw: 10,
         slow_start: SlowStart::Linux,
         ca_counting: CaCounting::Bytes,
