@@ -315,6 +315,12 @@ impl ConnSender {
         self.app_blocked_since.is_some()
     }
 
+    /// The writer sleeps for space and the buffer now wakes it (`sk_stream_write_space`).
+    pub fn woken(&self) -> bool {
+        let charged = self.charged();
+        self.app_blocked() && writeable(self.sndbuf.saturating_sub(charged), charged)
+    }
+
     /// Lets the application write what it wants and the buffer takes (with [`Frags`], one
     /// `send()` call's worth); returns whether it wrote anything. The usual case, a writer
     /// still blocked, answers inline.

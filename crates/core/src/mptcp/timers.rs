@@ -237,6 +237,7 @@ impl Endpoint {
 
     /// Fires every timer due at `now`.
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let due = self.something_due(now);
         let act = self.pm.on_timeout(now);
         self.pm_act(now, act, out);
         for i in 0..self.subflows.len() {
@@ -313,9 +314,20 @@ impl Endpoint {
                 out.push(p);
             }
         }
-        if self.is_sender {
+        if self.is_sender && due {
             self.xmit(now, out);
         }
+    }
+
+    /// Whether a wake-up at `now` has anything to do: a timer due, a subflow holding packets
+    /// in its host (TCP small queues), or a writer with data to write and not asleep. The
+    /// driver may wake an endpoint at a deadline that has moved since (a timer re-armed
+    /// later); such a wake-up is no event of the stack's and pushes nothing.
+    fn something_due(&self, now: Time) -> bool {
+        let expired = |d: Option<Time>| d.is_some_and(|t| t <= now);
+        self.own_timers().into_iter().any(expired)
+            || self.subflows.iter().flatten().any(|s| s.timers.earliest_ns() <= now.0 || !s.tsq.is_empty())
+            || (self.app_started && !self.snd.app_blocked() && self.snd.app.wants(now, self.snd.write_seq.0) > 0)
     }
 }
 

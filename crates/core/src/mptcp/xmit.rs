@@ -256,6 +256,11 @@ impl Endpoint {
             self.persist_backoff = 0;
         }
         self.push_free = None;
+        // `tcp_new_space` → `subflow_write_space` → `mptcp_write_space`: a send buffer that
+        // grew wakes the writer asleep for space, whose `send()` pushes again at once.
+        if grew && self.params[0].sndbuf_check == SndbufCheck::Linux && self.snd.woken() {
+            self.xmit(now, out);
+        }
     }
 
     /// One push's scheduling decisions: reinjections, then new data, each where the scheduler
