@@ -492,11 +492,20 @@ impl Endpoint {
             MpOption::Dss => self.is_client && i == 0 && !self.pm.joins_opened,
             _ => true,
         };
-        if self.mptcp && pm_event {
+        // The client's first DSS makes the connection fully established; Linux opens the joins
+        // from the MPTCP worker (`mptcp_pm_nl_work`), after the reader the same data woke, whose
+        // read takes the connection's scaling ratio from the subflows there are (a joining one
+        // counts at its default ratio). Deviation: `linux-v0.9x`, without that ratio, opens
+        // them before the read.
+        let after_read = pm_event && self.is_client && pkt.mp == MpOption::Dss && self.rcv.space.follows_subflows();
+        if self.mptcp && pm_event && !after_read {
             self.pm_on_packet(now, i, pkt, out);
         }
         if pkt.payload > 0 || pkt.is(flags::PROBE) {
             self.on_data(now, i, pkt, out);
+        }
+        if self.mptcp && after_read {
+            self.pm_on_packet(now, i, pkt, out);
         }
         if self.is_sender {
             self.on_ack(now, i, pkt, out);

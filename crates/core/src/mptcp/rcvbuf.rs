@@ -359,9 +359,12 @@ impl RcvSpace {
     /// measurement): unless the interval that began at the last measurement is shorter than
     /// the RTT the last refresh stored, the connection's ratio becomes `min_ratio` (the
     /// smallest of its subflows' own) and the stored RTT `max_rtt` (the largest subflow
-    /// receiver RTT estimate, None while no subflow has one).
+    /// receiver RTT estimate, None while no subflow has one). Linux measures only past that
+    /// refresh, in the same function: a read that ends a measurement ([`Self::on_read`], whose
+    /// interval is the engine's `drs_rtt` rule) refreshes whatever the stored RTT says.
     pub fn refresh_ratio(&mut self, now: Time, min_ratio: u64, max_rtt: Option<Dur>) {
-        if !self.from_subflows || self.ratio_rtt.is_some_and(|r| now.since(self.since) < r) {
+        let gated = self.ratio_rtt.is_some_and(|r| now.since(self.since) < r);
+        if !self.from_subflows || gated && self.rtt.is_none_or(|r| now.since(self.since) < r) {
             return;
         }
         self.ratio = min_ratio;

@@ -186,6 +186,11 @@ impl Endpoint {
         }
         self.rcv.unread = 0;
         if read > 0 {
+            match drs_rtt(self.drs_rtt, self.rcv_rtt[i].est, self.rcv_rtt.iter().map(|r| r.est)) {
+                Some((rtt, DrsRtt::Smallest)) => self.rcv.space.on_rtt(rtt),
+                Some((rtt, DrsRtt::Largest)) => self.rcv.space.set_rtt(rtt),
+                None => {}
+            }
             if self.rcv.space.follows_subflows() {
                 // Linux 6.18 `mptcp_rcv_space_adjust`: the subflows' smallest ratio, and the
                 // largest receiver RTT as the gate of the next refresh.
@@ -193,11 +198,6 @@ impl Endpoint {
                     self.subflows.iter().flatten().map(|s| sf_ratio(&s.rcv)).min().unwrap_or(DEFAULT_SCALING_RATIO);
                 let max_rtt = self.rcv_rtt.iter().filter_map(|r| r.est).max();
                 self.rcv.space.refresh_ratio(now, min_ratio, max_rtt);
-            }
-            match drs_rtt(self.drs_rtt, self.rcv_rtt[i].est, self.rcv_rtt.iter().map(|r| r.est)) {
-                Some((rtt, DrsRtt::Smallest)) => self.rcv.space.on_rtt(rtt),
-                Some((rtt, DrsRtt::Largest)) => self.rcv.space.set_rtt(rtt),
-                None => {}
             }
             let span = self.rcv.ooo_span();
             if let Some(copied) = self.rcv.space.on_read(now, read, span) {

@@ -90,6 +90,18 @@ impl Harness {
         Harness { ep, now: Time::ZERO, smss }
     }
 
+    /// The client of a download with `n` paths of which only the initial subflow is
+    /// established, the connection not yet fully established for its path manager (the
+    /// joins open at the first DSS under `join = "fully_established"`).
+    pub fn client_before_joins(conn: &str, n: usize) -> Harness {
+        let mut ep = endpoint(conn, &vec![sf(1, 1); n], true);
+        ep.new_subflow(0, State::Established);
+        ep.subflows[0].as_mut().expect("new subflow").stats.established_at = Some(Time::ZERO);
+        ep.mp_established = true;
+        let smss = ep.params[0].smss;
+        Harness { ep, now: Time::ZERO, smss }
+    }
+
     /// A full data segment from the peer arriving at `at` on subflow `j`: subflow sequence
     /// `seq`, data sequence `dsn` (bytes). Returns every packet sent in reply.
     pub fn deliver(&mut self, at: Time, j: usize, seq: u64, dsn: u64) -> Vec<Packet> {

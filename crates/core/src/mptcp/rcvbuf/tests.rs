@@ -175,6 +175,16 @@ fn the_subflows_ratio_is_taken_at_most_once_per_stored_rtt() {
     assert_eq!(s.ratio, 158);
     s.refresh_ratio(Time::ZERO + Dur::from_ms(100), 128, Some(Dur::from_ms(100)));
     assert_eq!(s.ratio, 128);
+    // A read that ends a measurement refreshes although the stored RTT (100 ms) has not
+    // passed: Linux measures only past the refresh. The measurement's interval here is 40 ms
+    // (`on_rtt`); at 130 ms, 30 ms into it, the refresh is refused; at 140 ms it is taken.
+    s.on_rtt(Dur::from_ms(40));
+    s.on_read(Time::ZERO + Dur::from_ms(100), 0, 0);
+    s.on_rtt(Dur::from_ms(40));
+    s.refresh_ratio(Time::ZERO + Dur::from_ms(130), 158, Some(Dur::from_ms(100)));
+    assert_eq!(s.ratio, 128);
+    s.refresh_ratio(Time::ZERO + Dur::from_ms(140), 158, Some(Dur::from_ms(100)));
+    assert_eq!(s.ratio, 158);
     // Payload accounting has no ratio to follow.
     let mut p = RcvSpace::new(BufSize::Fixed(ByteSize(65_536)), BufferAccounting::Payload, 1448);
     p.ratio_from_subflows();

@@ -162,6 +162,24 @@ fn the_connections_ratio_is_the_subflows_smallest_from_the_first_read_after_each
 }
 
 #[test]
+fn the_first_read_takes_the_ratio_before_the_join_it_triggers_exists() {
+    // The first DSS makes the client's connection fully established: its path manager opens
+    // the join from the MPTCP worker (`mptcp_pm_nl_work` → `__mptcp_subflow_connect`), which
+    // runs after the reader the same segment woke. That read's `mptcp_rcv_space_adjust` (no
+    // stored RTT: it refreshes) takes the smallest ratio over the subflows there are, the
+    // initial one's 158 (1424 × 256 / 2304); the joining subflow, at its default 128, joins
+    // the minimum only at a later refresh. Measured on the host (6.18.44, `download-2mb`,
+    // seed 1): the client's window grows from 64 512 B at the third segment, to 79 872 B =
+    // 131 072 × 156 / 256, while the join's SYN is out; it falls to 65 536 B = 131 072 ×
+    // 128 / 256 one receiver RTT later.
+    let mut h = Harness::client_before_joins("stack = \"linux\"", 2);
+    h.smss = 1424;
+    let out = h.deliver(ms(1), 0, 0, 0);
+    assert!(out.iter().any(|p| p.subflow == 1 && p.is(crate::net::packet::flags::SYN)), "the join opened");
+    assert_eq!(h.ep.rcv.space.ratio, 158);
+}
+
+#[test]
 fn a_second_segments_ack_waits_for_the_read_unless_nothing_is_readable() {
     // Linux 6.18, out of quick-ACK mode, the ACK owed after two full segments:
     // - in-order data the application can read: `__tcp_ack_snd_check` sends it at once
