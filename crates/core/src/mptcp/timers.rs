@@ -13,6 +13,7 @@
 //! ([`crate::mptcp::stale`], `__mptcp_retransmit_pending_data`) have everything not DATA_ACKed
 //! reinjected.
 
+use crate::config::SndbufCheck;
 use crate::mptcp::connection::Endpoint;
 use crate::net::packet::{flags, MpOption, Packet};
 use crate::tcp::subflow::State;
@@ -322,8 +323,13 @@ impl Endpoint {
     /// Whether a wake-up at `now` has anything to do: a timer due, a subflow holding packets
     /// in its host (TCP small queues), or a writer with data to write and not asleep. The
     /// driver may wake an endpoint at a deadline that has moved since (a timer re-armed
-    /// later); such a wake-up is no event of the stack's and pushes nothing.
+    /// later); such a wake-up is no event of the stack's and pushes nothing. Deviation: only
+    /// with `tcp.sndbuf_check = "linux"` (the `linux` profile); the classic and `linux-v0.9x`
+    /// models, whose seed reproductions were measured with it, still push at every wake-up.
     fn something_due(&self, now: Time) -> bool {
+        if self.params[0].sndbuf_check != SndbufCheck::Linux {
+            return true;
+        }
         let expired = |d: Option<Time>| d.is_some_and(|t| t <= now);
         self.own_timers().into_iter().any(expired)
             || self.subflows.iter().flatten().any(|s| s.timers.earliest_ns() <= now.0 || !s.tsq.is_empty())

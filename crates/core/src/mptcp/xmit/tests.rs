@@ -293,15 +293,19 @@ fn a_send_buffer_that_grows_wakes_the_writer_whose_send_pushes_at_once() {
 }
 
 /// The simulation may wake an endpoint at a deadline that has since moved (a timer re-armed
-/// later): Linux has no event then, and nothing is pushed. The window of a subflow whose
-/// data is all sent opens without an ACK (set here by hand): a wake-up with no timer due sends
-/// nothing; the pacing timer due at that instant lets the push send the window's room.
+/// later): Linux has no event then, and nothing is pushed (`tcp.sndbuf_check = "linux"`, the
+/// `linux` profile's). The window of a subflow whose data is all sent opens without an ACK
+/// (set here by hand): a wake-up with no timer due sends nothing; the pacing timer due at that
+/// instant lets the push send the window's room. The classic model pushes at any wake-up.
 #[test]
 fn a_wake_up_with_nothing_due_pushes_nothing() {
-    let mut h = harness("", &[sf(10, 4)]);
-    assert_eq!(h.push().len(), 4);
-    h.ep.subflows[0].as_mut().expect("subflow 0").w.cwnd = 6 * S;
-    assert_eq!(h.fire(ms(1)), Vec::new());
-    h.ep.subflows[0].as_mut().expect("subflow 0").timers.arm(Slot::Pace, ms(2));
-    assert_eq!(h.fire(ms(2)), run(0, 4 * S, 2, S));
+    for (conn, stale) in [("tcp = { sndbuf_check = \"linux\" }", 0u64), ("", 2)] {
+        let mut h = harness(conn, &[sf(10, 4)]);
+        assert_eq!(h.push().len(), 4);
+        h.ep.subflows[0].as_mut().expect("subflow 0").w.cwnd = 6 * S;
+        assert_eq!(h.fire(ms(1)).len() as u64, stale, "{conn}");
+        h.ep.subflows[0].as_mut().expect("subflow 0").w.cwnd = 8 * S;
+        h.ep.subflows[0].as_mut().expect("subflow 0").timers.arm(Slot::Pace, ms(2));
+        assert_eq!(h.fire(ms(2)), run(0, (4 + stale) * S, 4 - stale, S), "{conn}");
+    }
 }
