@@ -150,7 +150,7 @@ mod tests {
     /// `tcp_update_pacing_rate` on an MPTCP subflow multiplies the window in packets by
     /// `mss_cache`, the MSS without the DSS option (1448 B at MTU 1500 with timestamps), not by
     /// the 1424 B its segments carry. Measured on UML 7.3.4 (`rcvbuf-fixed-256kb-ratio20`, seed 1,
-    /// the server's first WiFi push after the handshake): cwnd 19, `packets_out` 17, SRTT
+    /// the server's second WiFi push, after the first ACKs): cwnd 19, `packets_out` 17, SRTT
     /// 12.5069 ms (`tcp_probe`: 12506 µs, in 1/8 µs 100 055), and `mptcp_subflow_get_send`
     /// read `sk_pacing_rate` = 4 399 500 B/s = 2 × 19 × 1448 × 8·10⁶ / 100 055 (with 1424 B:
     /// 4 326 580). `tcp_tso_autosize` then cuts units of 4399500 >> 10 = 4296 B, 3 segments
