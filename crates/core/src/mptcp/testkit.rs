@@ -80,26 +80,14 @@ impl Harness {
     /// The receiving end (the client of a download) of the same connection, its `n` subflows
     /// established from time 0 with nothing received yet; [`Harness::deliver`] feeds it data.
     pub fn receiver(conn: &str, n: usize) -> Harness {
-        let mut ep = endpoint(conn, &vec![sf(1, 1); n], true);
-        for i in 0..n {
-            ep.new_subflow(i, State::Established);
-            ep.subflows[i].as_mut().expect("new subflow").stats.established_at = Some(Time::ZERO);
-        }
-        ep.mp_established = true;
-        let smss = ep.params[0].smss;
-        Harness { ep, now: Time::ZERO, smss }
+        client(conn, n, n)
     }
 
     /// The client of a download with `n` paths of which only the initial subflow is
     /// established, the connection not yet fully established for its path manager (the
     /// joins open at the first DSS under `join = "fully_established"`).
     pub fn client_before_joins(conn: &str, n: usize) -> Harness {
-        let mut ep = endpoint(conn, &vec![sf(1, 1); n], true);
-        ep.new_subflow(0, State::Established);
-        ep.subflows[0].as_mut().expect("new subflow").stats.established_at = Some(Time::ZERO);
-        ep.mp_established = true;
-        let smss = ep.params[0].smss;
-        Harness { ep, now: Time::ZERO, smss }
+        client(conn, n, 1)
     }
 
     /// A full data segment from the peer arriving at `at` on subflow `j`: subflow sequence
@@ -154,6 +142,19 @@ impl Harness {
 
 /// The endpoint of an MPTCP connection over one 10 Mbit/s path per subflow, `conn` adding keys
 /// to the connection's table: the server (`is_client` false) or the client of a download.
+/// The client of a download over `n` paths, its first `established` subflows established
+/// from time 0 with nothing received yet.
+fn client(conn: &str, n: usize, established: usize) -> Harness {
+    let mut ep = endpoint(conn, &vec![sf(1, 1); n], true);
+    for i in 0..established {
+        ep.new_subflow(i, State::Established);
+        ep.subflows[i].as_mut().expect("new subflow").stats.established_at = Some(Time::ZERO);
+    }
+    ep.mp_established = true;
+    let smss = ep.params[0].smss;
+    Harness { ep, now: Time::ZERO, smss }
+}
+
 fn endpoint(conn: &str, subflows: &[Sf], is_client: bool) -> Endpoint {
     let mut toml = String::from("duration = \"10s\"\n");
     for i in 0..subflows.len() {
