@@ -519,6 +519,11 @@ impl Endpoint {
                 if piece.ends || unit_left == 0 {
                     gso_push(out, std::mem::take(&mut burst));
                 }
+                // `tcp_write_xmit` takes the write queue one buffer at a time: the next
+                // buffer is tested for deferral and starts a unit of its own.
+                if piece.ends {
+                    unit_left = 0;
+                }
             }
         }
         gso_push(out, burst);

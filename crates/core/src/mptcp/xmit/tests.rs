@@ -309,3 +309,27 @@ fn a_wake_up_with_nothing_due_pushes_nothing() {
         assert_eq!(h.fire(ms(2)), run(0, (4 + stale) * S, 4 - stale, S), "{conn}");
     }
 }
+
+/// Linux `tcp_write_xmit` takes the write queue one buffer (skb) at a time: each buffer of
+/// more than one segment is tested by `tcp_tso_should_defer` before it leaves, so a transmit
+/// unit never runs on into the next buffer. Seen on UML 7.3.4 (`rcvbuf-fixed-256kb-ratio20`,
+/// 40.6 ms): an ACK opened 4 segments of room, the head buffer's last 3 segments left, and the
+/// next buffer was deferred with one segment of room. Here (`stack = "linux"`): one subflow,
+/// SRTT 10 ms, the peer's window 1 MB, a download of 100 segments in write-queue buffers of
+/// 45 (64 080 B, `tcp_xmit_size_goal`); a window of 42 sends 42 at time 0, leaving 3 in the
+/// first buffer. At 9.5 ms the window is 46: the first buffer's 3 segments leave (a buffer
+/// followed by another, whose rest fits the room: "full sendable already"); the next buffer
+/// has one segment of room, less than a unit (2 × 46 × 1448 B / 10 ms over 1024 is 13 009 B,
+/// 9 segments) and less than a third of the window, the oldest segment's ACK is due at 10 ms,
+/// within min(SRTT/2, 1 ms) of now, and the last transmission is this instant's: deferred.
+#[test]
+fn each_write_queue_buffer_is_tested_for_deferral_before_it_leaves() {
+    let mut h = Harness::new("stack = \"linux\"\napp = { kind = \"download\", size = \"142400B\" }", &[sf(10, 42)]);
+    assert_eq!(h.smss, 1424, "a full segment with Linux's option sizes");
+    (h.ep.snd.max_window, h.ep.snd.rwnd_right) = (1 << 20, crate::units::Dsn(1 << 20));
+    assert_eq!(h.push().len(), 42);
+    assert_eq!(h.ep.sfq[0].head_len(), 3 * 1424, "the first buffer's rest");
+    h.ep.subflows[0].as_mut().expect("subflow 0").w.cwnd = 46 * 1424;
+    h.now = Time::ZERO + Dur::from_us(9_500);
+    assert_eq!(h.push(), run(0, 42 * 1424, 3, 1424));
+}
