@@ -61,6 +61,7 @@ def test_two_path_mptcp_transfer_arrives_intact_over_both_subflows() -> None:
     ("connections.mptcp.tcp.tso_defer", False, "tcp_tso_should_defer"),
     ("connections.mptcp.tcp.sndbuf_check", "acked", "tcp_check_space"),
     ("connections.mptcp.tcp.pacing_mss", "payload", "tcp_update_pacing_rate"),
+    ("connections.mptcp.tcp.rtt_sample", "last", "first_ackt"),
     ("connections.mptcp.tcp.quickack", False, "quick-ACK"),
     ("connections.mptcp.tcp.delack_count", "segments", "__tcp_ack_snd_check"),
     ("connections.mptcp.tcp.cwv", False, "tcp_cwnd_application_limited"),

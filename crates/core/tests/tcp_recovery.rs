@@ -302,6 +302,7 @@ fn params(mss: u64, recovery: Recovery, prr: bool) -> TcpParams {
         cwnd_unit: Default::default(),
         tso_defer: false,
         sndbuf_check: Default::default(),
+        rtt_sample: Default::default(),
         cwv: false,
         tsq: mptcplab_core::config::TsqRule::Off,
         tx_skb_truesize: None,

@@ -46,6 +46,8 @@ LINUX_TCP: dict[str, tuple[Any, str]] = {
     "pacing_mss": ("mss_cache", "Linux scales the pacing rate by mss_cache, the MSS without per-segment options "
                    "(tcp_update_pacing_rate)"),
     "slow_start_bound": ("below", "Linux stays in slow start while cwnd < ssthresh (tcp_in_slow_start)"),
+    "rtt_sample": ("first", "Linux samples the smoothed RTT from the first segment an ACK covers "
+                   "(tcp_clean_rtx_queue's first_ackt)"),
 }
 #: Connection keys of the stack model with the one value this kernel has, and why. A key
 #: absent from the resolved scenario (a schema without it) is not checked.

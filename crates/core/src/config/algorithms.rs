@@ -78,6 +78,24 @@ pub enum PacingMss {
     MssCache,
 }
 
+/// Which segment an ACK's RTT sample for the smoothed RTT is taken from (RFC 6298 leaves it
+/// open). The minimum RTT and the congestion controller's sample are the last segment's in
+/// both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RttSample {
+    /// The last segment the ACK covers, the one ending at the new `snd_una` (the classic
+    /// model), or the most recently sent newly SACKed one.
+    #[default]
+    Last,
+    /// The first segment the ACK covers that was not SACKed before, or the first newly SACKed
+    /// one in sequence order: Linux `tcp_clean_rtx_queue`'s `first_ackt` and `tcp_sacktag_one`'s
+    /// `first_sackt` feed `tcp_rtt_estimator` (`seq_rtt_us`, `sack_rtt_us`), the last ones
+    /// (`ca_rtt_us`) `tcp_update_rtt_min` and the controller. Where an ACK covers segments of
+    /// two transmissions (delayed ACKs across a transmit-unit boundary) the first is older.
+    First,
+}
+
 /// When a subflow's auto-tuned send buffer may grow: Linux `tcp_check_space` → `tcp_new_space`
 /// → `tcp_sndbuf_expand` (2 × max(10, cwnd) segments of `per_mss`), each time only if the
 /// congestion window is not full (`tcp_should_expand_sndbuf`).

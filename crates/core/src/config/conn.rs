@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::algorithms::{
-    CaCounting, CwndLimited, CwndUnit, PacingMss, Recovery, SlowStart, SlowStartBound, SndbufCheck, TsqRule,
+    CaCounting, CwndLimited, CwndUnit, PacingMss, Recovery, RttSample, SlowStart, SlowStartBound, SndbufCheck, TsqRule,
 };
 use super::window::{DrsRtt, RcvbufWindow, RightEdge, ScalingRatio, WindowRounding, WindowUpdate};
 use super::{BufSize, ByteSize, RouteCfg, Stack};
@@ -186,6 +186,9 @@ pub struct TcpCfg {
     /// Which MSS scales the pacing rate ([`PacingMss`]).
     #[serde(default)]
     pub pacing_mss: PacingMss,
+    /// Which segment gives the smoothed RTT its sample ([`RttSample`]).
+    #[serde(default)]
+    pub rtt_sample: RttSample,
     /// RFC 2861 §3 as Linux `tcp_cwnd_application_limited`: a window neither filled nor
     /// acknowledged for an RTO (`tcp_cwnd_validate`'s "network starves"; every ACK of new
     /// data restarts the clock, `tcp_cong_avoid`) decays halfway to the most it used, with
@@ -230,6 +233,7 @@ impl Default for TcpCfg {
             tso_defer: false,
             sndbuf_check: SndbufCheck::default(),
             pacing_mss: PacingMss::default(),
+            rtt_sample: RttSample::default(),
             cwv: false,
             tsq: TsqRule::default(),
             metrics: MetricsSave::default(),

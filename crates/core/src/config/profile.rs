@@ -117,6 +117,7 @@ pub fn linux_profile() -> Value {
             "tso_defer": true,
             "sndbuf_check": "linux",
             "pacing_mss": "mss_cache",
+            "rtt_sample": "first",
             "tsq": "linux_6",
             "cwv": true,
             "metrics": "no_ssthresh",

@@ -79,19 +79,26 @@ pub struct SubflowQueue {
 pub use crate::tcp::subflow::TX_SKB_HEAD;
 
 /// `sk_wmem_queued` of a subflow, as Linux charges it with `buffer_accounting = "truesize"`:
-/// the payload plus one skb head per skb. Data in flight left in transmit units of
-/// `unit_segs` segments (`tcp_tso_autosize`, [`crate::tcp::tso::autosize_segs`]), each its own
-/// skb; data not sent yet waits in `unsent_buffers` write-queue buffers
-/// ([`SubflowQueue::unsent_buffers`]). Measured on 6.18 with `ss -tmi`
+/// the payload plus one skb head per skb. Data in flight sits in `in_flight_skbs` skbs: with
+/// write-queue buffers one per transmission, counted as the subflow sent them (`tso_fragment`
+/// cuts each transmission off its buffer: [`crate::tcp::scoreboard::Scoreboard::skbs`]),
+/// otherwise estimated ([`in_flight_units`]); data not sent yet waits in `unsent_buffers`
+/// write-queue buffers ([`SubflowQueue::unsent_buffers`]). Measured on 6.18 with `ss -tmi`
 /// on a 30 Mbit/s subflow in congestion avoidance (2-segment units, 65 160-byte buffers):
 /// 32 segments in flight and 202 448 B unsent gave `w` = 276 304 B (this rule: 266 704,
 /// −3.5 %; one head per 2-segment skb for all of it: 325 840, +18 %), 32 in flight and
 /// 140 632 B unsent 206 168 B (203 992, −1.1 %; 245 208, +19 %); earlier, with little
 /// unsent, 1.07 × the send queue on a 50 Mbit/s subflow (5-segment units: 12 % predicted)
 /// and 1.31 × on a 10 Mbit/s one (2-segment units: 31 %).
-pub fn wmem_truesize(in_flight: u64, unsent: u64, smss: u64, unit_segs: u64, unsent_buffers: u64) -> u64 {
-    let unit = unit_segs.max(1) * smss.max(1);
-    in_flight + in_flight.div_ceil(unit) * TX_SKB_HEAD + unsent + unsent_buffers * TX_SKB_HEAD
+pub fn wmem_truesize(in_flight: u64, in_flight_skbs: u64, unsent: u64, unsent_buffers: u64) -> u64 {
+    in_flight + in_flight_skbs * TX_SKB_HEAD + unsent + unsent_buffers * TX_SKB_HEAD
+}
+
+/// The skbs holding `in_flight` bytes estimated as transmit units of `unit_segs` segments of
+/// `smss` bytes (`tcp_tso_autosize`, [`crate::tcp::tso::autosize_segs`]), for subflows without
+/// write-queue buffers.
+pub fn in_flight_units(in_flight: u64, smss: u64, unit_segs: u64) -> u64 {
+    in_flight.div_ceil(unit_segs.max(1) * smss.max(1))
 }
 
 /// Memory of one MSS-sized segment (Linux `tcp_sndbuf_expand`'s `per_mss`).
@@ -353,12 +360,13 @@ mod tests {
     fn transmit_memory_counts_one_skb_head_per_unit_in_flight_and_per_buffer_unsent() {
         // The measured case of the documentation: 32 segments of 1448 B in flight in
         // 2-segment units (16 heads), 202 448 B unsent in 65 160-byte buffers (4 heads).
-        assert_eq!(wmem_truesize(32 * 1448, 202_448, 1448, 2, 4), 32 * 1448 + 16 * 896 + 202_448 + 4 * 896);
+        let skbs = in_flight_units(32 * 1448, 1448, 2);
+        assert_eq!(wmem_truesize(32 * 1448, skbs, 202_448, 4), 32 * 1448 + 16 * 896 + 202_448 + 4 * 896);
         let q = SubflowQueue { bytes: 202_448, ..SubflowQueue::default() };
         assert_eq!(q.unsent_buffers(65_160), 4);
         // 28 960 B in flight in 5-segment units: 4 heads.
-        assert_eq!(wmem_truesize(28_960, 0, 1448, 5, 0), 28_960 + 4 * 896);
-        assert_eq!(wmem_truesize(0, 0, 1448, 2, 0), 0);
+        assert_eq!(in_flight_units(28_960, 1448, 5), 4);
+        assert_eq!(in_flight_units(0, 1448, 2), 0);
     }
 
     #[test]

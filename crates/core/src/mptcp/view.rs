@@ -24,7 +24,7 @@
 
 use crate::mptcp::connection::Endpoint;
 use crate::mptcp::sched::SchedView;
-use crate::mptcp::sfqueue::{wmem_truesize, SubflowQueue};
+use crate::mptcp::sfqueue::{in_flight_units, wmem_truesize, SubflowQueue};
 use crate::mptcp::stale;
 use crate::tcp::subflow::{CaState, Subflow};
 use crate::tcp::tso;
@@ -97,7 +97,8 @@ fn set_sending_fields(v: &mut SchedView, now: Time, s: &Subflow, q: &SubflowQueu
 /// otherwise be loaded at every pass over the views, whichever the charge).
 #[inline(never)]
 fn truesize_queued(s: &Subflow, q: &SubflowQueue, out: u64, max_window: u64) -> u64 {
-    wmem_truesize(out, q.bytes(), s.w.smss, s.tx_unit_segs(), q.unsent_buffers(tso::size_goal(max_window, s.w.smss)))
+    let skbs = if q.skbs { s.sb.skbs() } else { in_flight_units(out, s.w.smss, s.tx_unit_segs()) };
+    wmem_truesize(out, skbs, q.bytes(), q.unsent_buffers(tso::size_goal(max_window, s.w.smss)))
 }
 
 impl Endpoint {

@@ -518,6 +518,7 @@ impl Endpoint {
                 burst = (burst.0 + 1, out.len() - 1);
                 if piece.ends || unit_left == 0 {
                     gso_push(out, std::mem::take(&mut burst));
+                    self.end_skb(j);
                 }
                 // `tcp_write_xmit` takes the write queue one buffer at a time: the next
                 // buffer is tested for deferral and starts a unit of its own.
@@ -527,6 +528,9 @@ impl Endpoint {
             }
         }
         gso_push(out, burst);
+        if burst.0 > 0 {
+            self.end_skb(j);
+        }
         // Data left waiting behind a full window: Linux `tcp_write_xmit` stops at
         // `tcp_cwnd_test` (or a deferral for want of window) and records the window as used
         // (`tcp_cwnd_validate`).
@@ -534,6 +538,13 @@ impl Endpoint {
             if let Some(s) = self.subflows[j].as_mut().filter(|s| s.established() && (cwnd_limited || !s.has_room())) {
                 s.cwnd_validate(true);
             }
+        }
+    }
+
+    /// The transmission subflow `j` just made is one skb of its retransmission queue.
+    fn end_skb(&mut self, j: usize) {
+        if let Some(s) = self.subflows[j].as_mut() {
+            s.sb.end_skb();
         }
     }
 

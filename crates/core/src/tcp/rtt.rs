@@ -51,12 +51,19 @@ impl RttEstimator {
 
     /// Folds in one RTT measurement.
     pub fn on_sample(&mut self, r: Dur) {
-        let r = Dur(r.0.max(1));
+        self.on_samples(r, r);
+    }
+
+    /// Folds in one ACK's two measurements (Linux `tcp_ack_update_rtt`): `seq` into the
+    /// smoothed RTT and its variance (`tcp_rtt_estimator`), `last` into the latest and the
+    /// minimum RTT (`tcp_update_rtt_min`, `ca_rtt_us`). See [`crate::config::RttSample`].
+    pub fn on_samples(&mut self, seq: Dur, last: Dur) {
+        let (r, last) = (Dur(seq.0.max(1)), Dur(last.0.max(1)));
         self.seeded_rto = None;
         self.samples += 1;
         self.sum_ns += r.0 as u128;
-        self.latest = Some(r);
-        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        self.latest = Some(last);
+        self.min_rtt = Some(self.min_rtt.map_or(last, |m| m.min(last)));
         match self.srtt {
             None => {
                 // RFC 6298 (2.2): SRTT = R, RTTVAR = R/2.
@@ -126,6 +133,16 @@ mod tests {
         assert_eq!(e.rttvar(), Dur::from_ms(50));
         // RTO = 100 + max(4 * 50, 200) = 300 ms.
         assert_eq!(e.rto(), Dur::from_ms(300));
+    }
+
+    /// `tcp_ack_update_rtt`: the smoothed RTT folds in `seq_rtt_us`, the minimum and latest
+    /// RTT take `ca_rtt_us`. First ACK: seq 30 ms, last 20 ms: SRTT 30 ms, RTTVAR 15, min 20.
+    #[test]
+    fn the_smoothed_rtt_and_the_minimum_take_their_own_samples() {
+        let mut e = est();
+        e.on_samples(Dur::from_ms(30), Dur::from_ms(20));
+        assert_eq!((e.srtt(), e.rttvar()), (Some(Dur::from_ms(30)), Dur::from_ms(15)));
+        assert_eq!((e.min_rtt(), e.latest()), (Some(Dur::from_ms(20)), Some(Dur::from_ms(20))));
     }
 
     #[test]

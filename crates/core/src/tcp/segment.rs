@@ -29,13 +29,18 @@ impl SegFlags {
     /// Already handed to the MPTCP connection level for reinjection on another subflow
     /// (the out-of-tree stack's `path_mask`).
     pub const REINJECTED: SegFlags = SegFlags(16);
+    /// The last segment of one transmission of new data: with write-queue buffers the end
+    /// of a transmit skb, which Linux's retransmission queue frees whole once its last byte
+    /// is acknowledged (`tcp_clean_rtx_queue`).
+    pub const SKB_END: SegFlags = SegFlags(32);
 
-    const NAMES: [(SegFlags, &'static str); 5] = [
+    const NAMES: [(SegFlags, &'static str); 6] = [
         (SegFlags::SACKED, "SACKED"),
         (SegFlags::LOST, "LOST"),
         (SegFlags::RETRANS, "RETRANS"),
         (SegFlags::EVER_RETRANS, "EVER_RETRANS"),
         (SegFlags::REINJECTED, "REINJECTED"),
+        (SegFlags::SKB_END, "SKB_END"),
     ];
 
     /// Every flag of `other` is set.

@@ -317,7 +317,8 @@ fn a_wake_up_with_nothing_due_pushes_nothing() {
 /// next buffer was deferred with one segment of room. Here (`stack = "linux"`): one subflow,
 /// SRTT 10 ms, the peer's window 1 MB, a download of 100 segments in write-queue buffers of
 /// 45 (64 080 B, `tcp_xmit_size_goal`); a window of 42 sends 42 at time 0, leaving 3 in the
-/// first buffer. At 9.5 ms the window is 46: the first buffer's 3 segments leave (a buffer
+/// first buffer, in transmissions of 8 segments (2 × 42 × 1448 B / 10 ms over 1024 is
+/// 11 878 B): 8, 8, 8, 8, 8 and 2, six skbs in the retransmission queue. At 9.5 ms the window is 46: the first buffer's 3 segments leave (a buffer
 /// followed by another, whose rest fits the room: "full sendable already"); the next buffer
 /// has one segment of room, less than a unit (2 × 46 × 1448 B / 10 ms over 1024 is 13 009 B,
 /// 9 segments) and less than a third of the window, the oldest segment's ACK is due at 10 ms,
@@ -329,6 +330,7 @@ fn each_write_queue_buffer_is_tested_for_deferral_before_it_leaves() {
     (h.ep.snd.max_window, h.ep.snd.rwnd_right) = (1 << 20, crate::units::Dsn(1 << 20));
     assert_eq!(h.push().len(), 42);
     assert_eq!(h.ep.sfq[0].head_len(), 3 * 1424, "the first buffer's rest");
+    assert_eq!(h.ep.subflows[0].as_ref().expect("subflow 0").sb.skbs(), 6);
     h.ep.subflows[0].as_mut().expect("subflow 0").w.cwnd = 46 * 1424;
     h.now = Time::ZERO + Dur::from_us(9_500);
     assert_eq!(h.push(), run(0, 42 * 1424, 3, 1424));

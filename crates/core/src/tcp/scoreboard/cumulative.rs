@@ -22,6 +22,7 @@ fn record_delivery(rack: &mut Rack, rate: &mut RateEstimator, stamp: Option<&TxS
 #[derive(Default)]
 struct Dropped {
     segs: u64,
+    skb_ends: u64,
     bytes: u64,
     sacked: u64,
     sacked_segs: u64,
@@ -33,6 +34,8 @@ struct Dropped {
     below_lost_hint: u64,
     /// The flags and send time of the last of them.
     last: (SegFlags, Time),
+    /// The send times of the first and the last of them not SACKed before.
+    unsacked: Option<(Time, Time)>,
 }
 
 impl Scoreboard {
@@ -59,6 +62,7 @@ impl Scoreboard {
                         t.below_lost_hint += 1;
                     }
                 } else {
+                    t.unsacked = Some((t.unsacked.map_or(s.sent_at, |(f, _)| f), s.sent_at));
                     if s.has(SegFlags::LOST) {
                         t.lost += len;
                         t.lost_segs += 1;
@@ -75,6 +79,7 @@ impl Scoreboard {
                 }
                 t.bytes += len;
                 t.segs += 1;
+                t.skb_ends += s.has(SegFlags::SKB_END) as u64;
                 r.had_retrans |= s.has(SegFlags::EVER_RETRANS);
                 t.last = (s.flags, s.sent_at);
                 Ok(())
@@ -87,6 +92,7 @@ impl Scoreboard {
             // The RTT of the segment ending at the new snd_una, if never retransmitted.
             let (flags, sent_at) = t.last;
             r.rtt = (!flags.intersects(SegFlags::EVER_RETRANS | SegFlags::SACKED)).then(|| now.since(sent_at));
+            r.rtt_first_last = t.unsacked.map(|(f, l)| (now.since(f), now.since(l)));
             self.out -= t.bytes;
             self.sacked -= t.sacked;
             self.sacked_segs -= t.sacked_segs;
@@ -95,6 +101,7 @@ impl Scoreboard {
             self.lost_segs -= t.lost_segs;
             self.retrans_segs -= t.retrans_segs;
             self.lost_hint_cnt -= t.below_lost_hint;
+            self.skb_ends -= t.skb_ends;
             self.base += t.segs;
             self.segs.drain(..t.segs as usize);
             if !self.tx.is_empty() {

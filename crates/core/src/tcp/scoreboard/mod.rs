@@ -38,12 +38,28 @@ pub struct Acked {
     pub segs: u64,
     /// RTT of the segment ending at the new snd_una, if it was never retransmitted.
     pub rtt: Option<Dur>,
+    /// RTTs of the first and the last segment the ACK covers that were not SACKed before
+    /// (Linux `tcp_clean_rtx_queue`'s `seq_rtt_us` from `first_ackt` and `ca_rtt_us` from
+    /// `last_ackt`); the caller applies Karn's rule (`had_retrans`).
+    pub rtt_first_last: Option<(Dur, Dur)>,
     /// Whether any acknowledged segment had been retransmitted.
     pub had_retrans: bool,
     /// Bytes delivered by this ACK for the first time (not SACKed before), and the whole
     /// segments among them.
     pub delivered: u64,
     pub delivered_segs: u64,
+}
+
+/// What one ACK's SACK blocks changed ([`Scoreboard::sack`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sacked {
+    /// Bytes SACKed for the first time.
+    pub bytes: u64,
+    /// RTT of the most recently sent newly SACKed segment never retransmitted.
+    pub rtt: Option<Dur>,
+    /// RTT of the newly SACKed segment never retransmitted that comes first in sequence
+    /// (Linux `tcp_sacktag_one`'s `first_sackt`, the blocks walked in sequence order).
+    pub rtt_first: Option<Dur>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -85,6 +101,8 @@ pub struct Scoreboard {
     /// Each segment's delivery state at its last (re)transmission (Linux `tcp_skb_cb.tx`),
     /// parallel to `segs` (same index) while rate estimation is on, empty otherwise.
     tx: VecDeque<TxStamp>,
+    /// Outstanding segments marked [`SegFlags::SKB_END`].
+    skb_ends: u64,
 }
 
 impl Scoreboard {
@@ -134,6 +152,22 @@ impl Scoreboard {
     }
     pub fn iter(&self) -> impl Iterator<Item = &SentSeg> {
         self.segs.iter()
+    }
+
+    /// Marks the last segment sent as the end of its transmit skb ([`SegFlags::SKB_END`]).
+    pub fn end_skb(&mut self) {
+        if let Some(b) = self.segs.back_mut().filter(|b| !b.has(SegFlags::SKB_END)) {
+            b.flags.insert(SegFlags::SKB_END);
+            self.skb_ends += 1;
+        }
+    }
+
+    /// Transmit skbs holding data not cumulatively acknowledged: those whose last segment is
+    /// marked, and one more if the last segment sent is not (a transmission still going on).
+    /// Deviation: Linux also splits skbs to retransmit part of one or to SACK part of one, and
+    /// merges SACKed ones (`tcp_fragment`, `tcp_shift_skb_data`); the count ignores both.
+    pub fn skbs(&self) -> u64 {
+        self.skb_ends + self.segs.back().is_some_and(|b| !b.has(SegFlags::SKB_END)) as u64
     }
 
     /// Records a newly transmitted segment (must follow the previous one in sequence).
@@ -195,11 +229,11 @@ impl Scoreboard {
         Some(g)
     }
 
-    /// Applies SACK blocks; returns newly SACKed bytes and an RTT sample from the most
-    /// recently sent newly SACKed segment that was never retransmitted.
-    pub fn sack(&mut self, blocks: &[(Seq, Seq)], snd_una: Seq, now: Time) -> (u64, Option<Dur>) {
+    /// Applies SACK blocks: the newly SACKed bytes and their RTT samples ([`Sacked`]).
+    pub fn sack(&mut self, blocks: &[(Seq, Seq)], snd_una: Seq, now: Time) -> Sacked {
         let mut newly = 0;
         let mut rtt: Option<(Time, Dur)> = None;
+        let mut first: Option<(Seq, Dur)> = None;
         for &(s, e) in blocks {
             let (s, e) = (s.0.max(snd_una.0), e.0);
             if s >= e {
@@ -251,8 +285,13 @@ impl Scoreboard {
                         if abs < self.lost_hint {
                             self.lost_hint_cnt += 1;
                         }
-                        if !g.flags.contains(SegFlags::EVER_RETRANS) && rtt.is_none_or(|(t, _)| g.sent_at > t) {
-                            rtt = Some((g.sent_at, now.since(g.sent_at)));
+                        if !g.flags.contains(SegFlags::EVER_RETRANS) {
+                            if rtt.is_none_or(|(t, _)| g.sent_at > t) {
+                                rtt = Some((g.sent_at, now.since(g.sent_at)));
+                            }
+                            if first.is_none_or(|(s, _)| g.seq < s) {
+                                first = Some((g.seq, now.since(g.sent_at)));
+                            }
                         }
                         let g = *g;
                         self.rack.on_delivered(g.seq, g.end(), g.sent_at, g.flags, now);
@@ -268,7 +307,7 @@ impl Scoreboard {
             self.insert_range(s, e);
         }
         self.update_pipe();
-        (newly, rtt.map(|(_, d)| d))
+        Sacked { bytes: newly, rtt: rtt.map(|(_, d)| d), rtt_first: first.map(|(_, d)| d) }
     }
 
     /// The position of the first segment starting at or after `seq`: the SACK hint when it

@@ -50,8 +50,8 @@ fn several_holes_are_all_marked_and_repaired_in_order() {
 #[test]
 fn repeated_sack_blocks_are_not_reprocessed() {
     let mut b = board(10);
-    let (n1, _) = b.sack(&[(Seq(100), Seq(500))], Seq(0), Time(10));
-    let (n2, _) = b.sack(&[(Seq(100), Seq(600))], Seq(0), Time(11));
+    let n1 = b.sack(&[(Seq(100), Seq(500))], Seq(0), Time(10)).bytes;
+    let n2 = b.sack(&[(Seq(100), Seq(600))], Seq(0), Time(11)).bytes;
     assert_eq!((n1, n2), (400, 100));
     b.check().unwrap();
 }
@@ -63,16 +63,16 @@ fn blocks_in_any_order_sack_exactly_the_segments_they_cover() {
     let mut b = board(20);
     let mut total = 0;
     for (s, e, want) in [(500, 600, 100), (500, 700, 100), (500, 750, 0), (200, 300, 100), (150, 900, 300)] {
-        let (n, _) = b.sack(&[(Seq(s), Seq(e))], Seq(0), Time(30));
+        let n = b.sack(&[(Seq(s), Seq(e))], Seq(0), Time(30)).bytes;
         assert_eq!(n, want, "block [{s}, {e})");
         total += n;
         b.check().unwrap();
     }
     assert_eq!(b.sacked_bytes(), total);
     b.ack(Seq(1000), Time(40));
-    let (n, _) = b.sack(&[(Seq(1200), Seq(1400))], Seq(1000), Time(41));
+    let n = b.sack(&[(Seq(1200), Seq(1400))], Seq(1000), Time(41)).bytes;
     assert_eq!(n, 200);
-    let (n, _) = b.sack(&[(Seq(1100), Seq(1500))], Seq(1000), Time(42));
+    let n = b.sack(&[(Seq(1100), Seq(1500))], Seq(1000), Time(42)).bytes;
     assert_eq!(n, 200);
     assert_eq!(b.sacked_bytes(), 400);
     b.check().unwrap();
@@ -215,4 +215,48 @@ fn packets_in_flight_count_segments_whatever_their_size() {
     b.enter_loss();
     assert_eq!((b.in_flight_segs(), b.in_flight()), (0, 0));
     b.check().unwrap();
+}
+
+/// One skb per transmission (`tcp_write_xmit` → `tso_fragment`), freed whole when its last
+/// byte is acknowledged (`tcp_clean_rtx_queue`): segments 0–2 sent as one, 3–4 as another,
+/// 5 still being sent (its transmission not ended): 3 skbs. An ACK of segment 0 and half of
+/// segment 1 frees none (the first skb is trimmed, not freed); an ACK to the end of segment 2
+/// frees it; an ACK to the end of segment 5 frees the rest.
+#[test]
+fn skbs_count_transmissions_until_their_last_byte_is_acknowledged() {
+    let mut b = board(6);
+    assert_eq!(b.skbs(), 1, "nothing marked: one transmission going on");
+    b.segs.get_mut(2).expect("seg 2").flags.insert(SegFlags::SKB_END);
+    b.skb_ends += 1;
+    b.segs.get_mut(4).expect("seg 4").flags.insert(SegFlags::SKB_END);
+    b.skb_ends += 1;
+    assert_eq!(b.skbs(), 3);
+    b.ack(Seq(150), Time(10));
+    assert_eq!(b.skbs(), 3);
+    b.ack(Seq(300), Time(11));
+    assert_eq!(b.skbs(), 2);
+    b.end_skb();
+    b.end_skb();
+    assert_eq!(b.skbs(), 2, "the last segment marked once");
+    b.ack(Seq(600), Time(12));
+    assert_eq!(b.skbs(), 0);
+}
+
+/// Linux `tcp_clean_rtx_queue`: an ACK's `seq_rtt_us` is the first segment's it covers that
+/// was not SACKed before (`first_ackt`), `ca_rtt_us` the last one's (`last_ackt`). Segments
+/// sent at 0..5 ns; segment 1 SACKed at 20 ns. An ACK at 30 ns to the end of segment 3: first
+/// not SACKed is segment 0 (30 ns), last is segment 3 (27 ns); the segment ending at the new
+/// `snd_una` is segment 3 (`rtt`, 27 ns). A SACK of segments 4 and 5 in one block, then
+/// (in a second call) nothing new: `first_sackt` is segment 4's (36 − 4 = 32 ns), the most
+/// recently sent is segment 5's (31 ns).
+#[test]
+fn an_ack_samples_the_first_and_the_last_segment_it_covers() {
+    let mut b = board(6);
+    b.sack(&[(Seq(100), Seq(200))], Seq(0), Time(20));
+    let a = b.ack(Seq(400), Time(30));
+    assert_eq!(a.rtt_first_last, Some((Dur(30), Dur(27))));
+    assert_eq!(a.rtt, Some(Dur(27)));
+    let s = b.sack(&[(Seq(400), Seq(600))], Seq(400), Time(36));
+    assert_eq!((s.bytes, s.rtt, s.rtt_first), (200, Some(Dur(31)), Some(Dur(32))));
+    assert_eq!(b.sack(&[(Seq(400), Seq(600))], Seq(400), Time(37)), Sacked::default());
 }

@@ -4,7 +4,7 @@
 
 use super::{AckOutcome, Subflow};
 use crate::cc::{Ack, CongestionControl, PeerView};
-use crate::config::{CwndLimited, Recovery};
+use crate::config::{CwndLimited, Recovery, RttSample};
 use crate::tcp::prr::Prr;
 use crate::tcp::state::{CaState, State};
 use crate::tcp::timer::Slot;
@@ -35,7 +35,9 @@ impl Subflow {
         if self.rate_based {
             self.sb.rate.begin_ack(self.sb.in_flight());
         }
-        let mut rtt = None;
+        // The ACK's RTT sample and the smoothed RTT's (`tcp.rtt_sample`).
+        let (mut rtt, mut rtt_srtt) = (None, None);
+        let first = self.p.rtt_sample == RttSample::First;
         // What the controller is told was acknowledged (`tcp.cwnd_unit`): the bytes, or the
         // packets as full segments (Linux `tcp_cong_control`'s `acked_sacked` counts packets).
         let mut acked_for_cc = 0;
@@ -53,19 +55,28 @@ impl Subflow {
             delivered_segs += a.delivered_segs;
             self.stats.bytes_acked += a.bytes;
             // Karn: no sample from a cumulative ACK covering retransmitted data.
-            rtt = if a.had_retrans { None } else { a.rtt };
+            if !a.had_retrans {
+                (rtt_srtt, rtt) = if first { a.rtt_first_last.unzip() } else { (a.rtt, a.rtt) };
+            }
         }
         let mut newly_sacked = 0;
         if !sack.is_empty() {
             let sacked_before = self.sb.sacked_segs();
-            let (n, srtt) = self.sb.sack(sack, self.snd_una, now);
-            newly_sacked = n;
-            delivered += n;
+            let s = self.sb.sack(sack, self.snd_una, now);
+            newly_sacked = s.bytes;
+            delivered += s.bytes;
             delivered_segs += self.sb.sacked_segs() - sacked_before;
-            rtt = rtt.or(srtt);
+            if first {
+                // `tcp_clean_rtx_queue`: `sack_rtt_us` stands in for a missing `seq_rtt_us`,
+                // and `ca_rtt_us` is the SACK's when it has one.
+                rtt_srtt = rtt_srtt.or(s.rtt_first);
+                rtt = s.rtt.or(rtt);
+            } else if rtt.is_none() {
+                (rtt, rtt_srtt) = (s.rtt, s.rtt);
+            }
         }
         if let Some(r) = rtt {
-            self.rtt.on_sample(r);
+            self.rtt.on_samples(rtt_srtt.unwrap_or(r), r);
             self.rtt.backoff = 0;
         }
         if self.p.cwnd_limited == CwndLimited::Rounds && self.snd_una >= self.round_end {

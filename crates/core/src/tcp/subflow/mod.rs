@@ -35,8 +35,8 @@ mod timers;
 
 use crate::cc::{PeerView, RateAck, Window};
 use crate::config::{
-    CaCounting, CwndLimited, CwndUnit, DelackCount, OooAck, Recovery, SlowStart, SlowStartBound, SndbufCheck, TcpCfg,
-    TsqRule,
+    CaCounting, CwndLimited, CwndUnit, DelackCount, OooAck, Recovery, RttSample, SlowStart, SlowStartBound,
+    SndbufCheck, TcpCfg, TsqRule,
 };
 use crate::tcp::pacing::{self, Pacer};
 use crate::tcp::prr::Prr;
@@ -89,6 +89,8 @@ pub struct TcpParams {
     pub tso_defer: bool,
     /// When the subflow's send buffer may grow (`tcp.sndbuf_check`).
     pub sndbuf_check: SndbufCheck,
+    /// Which segment an ACK samples the smoothed RTT from (`tcp.rtt_sample`).
+    pub rtt_sample: RttSample,
     /// RFC 2861 §3 decay of an application-limited window (`tcp.cwv`).
     pub cwv: bool,
     /// TCP small queues (`tcp.tsq`), acting when the path's queue is in this host.
@@ -126,6 +128,7 @@ impl TcpParams {
             cwnd_unit: t.cwnd_unit,
             tso_defer: t.tso_defer,
             sndbuf_check: t.sndbuf_check,
+            rtt_sample: t.rtt_sample,
             cwv: t.cwv,
             tsq: t.tsq,
             tx_skb_truesize,

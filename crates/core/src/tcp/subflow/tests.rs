@@ -30,6 +30,7 @@ fn subflow(rule: CwndLimited) -> Subflow {
         cwnd_unit: Default::default(),
         tso_defer: false,
         sndbuf_check: Default::default(),
+        rtt_sample: Default::default(),
         cwv: false,
         tsq: crate::config::TsqRule::Off,
         tx_skb_truesize: None,
