@@ -122,12 +122,14 @@ impl Endpoint {
             // it holds: out of order, and an in-order segment itself, which `tcp_queue_rcv`
             // charged to it before (it moves to the connection only at `tcp_data_ready`; with
             // a 64 KiB buffer a 6.18 subflow's `rcv_ssthresh` stops at 39026 B, the window of
-            // 65536 - 2304 B at ratio 158). A TCP connection's buffer is the connection's.
+            // 65536 - 2304 B at ratio 158). A segment queued out of order is not charged yet:
+            // `tcp_data_queue_ofo` grows the window before `skb_set_owner_r`. A TCP
+            // connection's buffer is the connection's.
             if new_data && s.rcv.quickack {
                 let clamp = if s.rcv.rcvbuf > 0 {
                     let (ooo, ratio) = (s.rcv.ooo_bytes(), sf_ratio(&s.rcv));
                     if ooo > ooo_before {
-                        self.rcv.space.subflow_window(s.rcv.rcvbuf, ooo, ratio)
+                        self.rcv.space.subflow_window(s.rcv.rcvbuf, ooo_before, ratio)
                     } else {
                         self.rcv.space.subflow_window_queued(s.rcv.rcvbuf, ooo, pkt.payload as u64, ratio)
                     }
@@ -135,6 +137,9 @@ impl Endpoint {
                     self.rcv.space.window_for(0)
                 };
                 if s.rcv.grow_window(pkt.payload as u64, clamp, s.rcv.rcv_mss) {
+                    if s.rcv.ooo_bytes() > ooo_before {
+                        s.rcv.grew_out_of_order();
+                    }
                     need = AckNeed::Now;
                 }
             }

@@ -155,6 +155,15 @@ impl SubflowReceiver {
         }
     }
 
+    /// `tcp_grow_window` put an out-of-order segment just received in quick-ACK mode
+    /// (`tcp_data_queue_ofo` grows the window before the ACK is decided): its immediate ACK
+    /// is not one of SACK compression's counted duplicates.
+    pub fn grew_out_of_order(&mut self) {
+        if let Some(c) = self.compressed.as_mut() {
+            c.uncount();
+        }
+    }
+
     /// An ACK left: it clears the delayed-ACK count, uses one quick ACK and carries every
     /// compressed one (`tcp_event_ack_sent`: `compressed_ack` = 0).
     pub fn on_ack_sent(&mut self) {
@@ -168,8 +177,12 @@ impl SubflowReceiver {
     }
 
     /// An out-of-order segment's ACK: at once (entering quick-ACK mode where modelled), or as
-    /// SACK compression decides.
+    /// SACK compression decides, after quick-ACK mode (`__tcp_ack_snd_check` tests
+    /// `tcp_in_quickack_mode` before it counts duplicates).
     fn ooo_ack(&mut self) -> AckNeed {
+        if self.quick > 0 && self.compressed.is_some() {
+            return AckNeed::Now;
+        }
         let rcv_nxt = self.rcv_nxt;
         match self.compressed.as_mut().map(|c| c.on_out_of_order(rcv_nxt)) {
             Some(true) => AckNeed::Now,

@@ -279,3 +279,23 @@ fn bytes_count_a_short_segment_after_a_full_one_as_linux_does() {
         assert_eq!((b_last, s_last), (with_bytes, with_segments), "{lens:?}");
     }
 }
+
+/// `__tcp_ack_snd_check` sends at once in quick-ACK mode before SACK compression counts its
+/// three duplicates: with one quick ACK left, a segment beyond a hole is acknowledged
+/// without being counted, and three more are acknowledged at once before the fifth waits.
+#[test]
+fn quick_ack_mode_goes_before_the_counted_duplicates() {
+    let seg = |i: u64| Arriving { seq: Seq(i * 1000), len: 1000, dsn: Dsn(i * 1000), full_size: true, psh: false };
+    let mut up = Vec::new();
+    let mut r = SubflowReceiver::default();
+    (r.quickack, r.compressed) = (true, Some(SackCompression::default()));
+    r.on_segment(seg(0), 2, Time(0), &mut up);
+    r.quick = 1;
+    r.on_ack_sent();
+    r.quick = 1;
+    for i in 2..6 {
+        assert_eq!(r.on_segment(seg(i), 2, Time(i), &mut up), AckNeed::Now, "segment {i}");
+        r.on_ack_sent();
+    }
+    assert_eq!(r.on_segment(seg(6), 2, Time(6), &mut up), AckNeed::Compressed);
+}
