@@ -318,8 +318,9 @@ fn a_wake_up_with_nothing_due_pushes_nothing() {
 /// SRTT 10 ms, the peer's window 1 MB, a download of 100 segments in write-queue buffers of
 /// 45 (64 080 B, `tcp_xmit_size_goal`); a window of 42 sends 42 at time 0, leaving 3 in the
 /// first buffer, in transmissions of 8 segments (2 × 42 × 1448 B / 10 ms over 1024 is
-/// 11 878 B): 8, 8, 8, 8, 8 and 2, six skbs in the retransmission queue. At 9.5 ms the window is 46: the first buffer's 3 segments leave (a buffer
-/// followed by another, whose rest fits the room: "full sendable already"); the next buffer
+/// 11 878 B): 8, 8, 8, 8, 8 and 2, six skbs in the retransmission queue. At 9.5 ms the
+/// window is 46: the first buffer's 3 segments leave (a buffer followed by another, whose
+/// rest fits the room: "full sendable already"); the next buffer
 /// has one segment of room, less than a unit (2 × 46 × 1448 B / 10 ms over 1024 is 13 009 B,
 /// 9 segments) and less than a third of the window, the oldest segment's ACK is due at 10 ms,
 /// within min(SRTT/2, 1 ms) of now, and the last transmission is this instant's: deferred.
