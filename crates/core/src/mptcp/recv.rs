@@ -126,9 +126,11 @@ impl Endpoint {
             // `tcp_data_queue_ofo` grows the window before `skb_set_owner_r`. A TCP
             // connection's buffer is the connection's.
             if new_data && s.rcv.quickack {
+                let ooo = s.rcv.ooo_bytes();
+                let beyond_hole = ooo > ooo_before;
                 let clamp = if s.rcv.rcvbuf > 0 {
-                    let (ooo, ratio) = (s.rcv.ooo_bytes(), sf_ratio(&s.rcv));
-                    if ooo > ooo_before {
+                    let ratio = sf_ratio(&s.rcv);
+                    if beyond_hole {
                         self.rcv.space.subflow_window(s.rcv.rcvbuf, ooo_before, ratio)
                     } else {
                         self.rcv.space.subflow_window_queued(s.rcv.rcvbuf, ooo, pkt.payload as u64, ratio)
@@ -137,7 +139,7 @@ impl Endpoint {
                     self.rcv.space.window_for(0)
                 };
                 if s.rcv.grow_window(pkt.payload as u64, clamp, s.rcv.rcv_mss) {
-                    if s.rcv.ooo_bytes() > ooo_before {
+                    if beyond_hole {
                         s.rcv.grew_out_of_order();
                     }
                     need = AckNeed::Now;
